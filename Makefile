@@ -1,0 +1,57 @@
+# cape: the entry point. It drives CMake; every target works on a fresh Debian 12 machine
+# (missing packages are installed by scripts/install-deps.sh when run as root).
+#
+#   make                 build everything into $(BUILD)
+#   make check           build and run the tests (ctest)        SAN=address|undefined for sanitizers
+#   make demo            the papers' matrix product on a local 3-node cape cluster vs native OpenMP
+#   make bench           benchmarks (Release build in build-bench), ratios measured in one run
+#   make fuzz            libFuzzer on the checkpoint reader for FUZZ_SECONDS (default 60)
+#   make install PREFIX=/opt/cape
+#   make clean
+
+SAN ?=
+BUILD ?= $(if $(SAN),build-san-$(SAN),build)
+BUILD_TYPE ?= RelWithDebInfo
+PREFIX ?= /usr/local
+JOBS ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
+CTEST_ARGS ?=
+
+.PHONY: all deps configure build check demo bench fuzz install clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+configure: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCAPE_SANITIZE=$(SAN) \
+	  -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+check: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 600 $(CTEST_ARGS)
+
+demo: build
+	scripts/demo.sh $(BUILD)
+
+bench: deps
+	@cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DCAPE_BENCH=ON >/dev/null
+	cmake --build build-bench -j$(JOBS)
+	scripts/bench.sh build-bench
+
+fuzz: deps
+	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAPE_FUZZ=ON \
+	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+	cmake --build build-fuzz -j$(JOBS) --target cape_fuzz_ckpt_reader
+	mkdir -p build-fuzz/corpus
+	build-fuzz/tests/fuzz/cape_fuzz_ckpt_reader -max_total_time=$(FUZZ_SECONDS) \
+	  build-fuzz/corpus tests/fuzz/seeds
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+clean:
+	rm -rf build build-*

@@ -1,0 +1,81 @@
+// Operations on checkpoints: plain functions over in-memory Checkpoints, no processes.
+//
+//   diff(old, new)   -> delta      runs of changed 8-byte words (CAPE-1's diff, and the
+//                                  core of every DICKPT create(): 003_45ed75503520c8f4.txt)
+//   apply(delta, image)            writes a delta into a complete image
+//   merge(a, b)      -> merged     the operator of 002_2c61c2cb27f62a9a.txt Def. 4.2-4.4
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+
+namespace cape::ckpt {
+
+inline constexpr size_t kWordSize = 8;
+
+// Appends to `out` the runs where `cur` differs from `old`, both describing memory at
+// `address` (the spans have the same length). Changes are found per 8-byte word (aligned
+// to the address) and a run's first and last byte are trimmed to the bytes that really
+// changed, so two nodes writing neighbouring bytes of one word do not overlap. Bytes
+// inside a run that did not change are carried too (word granularity).
+// Runs must be appended in address order (call it region by region, page by page).
+void diff_into(Checkpoint& out, uint64_t address, std::span<const uint8_t> old,
+               std::span<const uint8_t> cur, uint64_t timestamp = 0);
+
+// Same, against zeros: memory that did not exist before (mapped after start()).
+void diff_against_zero(Checkpoint& out, uint64_t address, std::span<const uint8_t> cur,
+                       uint64_t timestamp = 0);
+
+// The delta from one complete image to another. Regions are matched by address: a region
+// of `newer` that `older` lacks is compared against zeros; a region `older` has alone is
+// left out (unmapped memory cannot be written back).
+Checkpoint diff(const Checkpoint& older, const Checkpoint& newer);
+
+// Writes `delta` into the complete image `image`. A plain run replaces bytes; a reduction
+// run combines with them by its operator (memory is the earlier value, Def. 4.2). Throws
+// Error, before writing anything, when a run falls outside the image's regions.
+void apply(const Checkpoint& delta, Checkpoint& image);
+
+// Combines `n` elements of `dst` with `src` by `r` (dst = dst op src). Throws Error on
+// invalid pairs.
+void reduce(Reduction r, std::span<uint8_t> dst, std::span<const uint8_t> src);
+
+struct Conflict {
+  uint64_t address = 0;
+  uint64_t length = 0;
+  bool operator==(const Conflict&) const = default;
+};
+
+enum class OnConflict {
+  keep_second,  // report it and keep the second checkpoint's bytes
+  fail,         // throw Error naming the first conflicting address
+};
+
+struct MergeOptions {
+  OnConflict on_conflict = OnConflict::keep_second;
+  // Optional: reads the common base memory that both checkpoints were made from
+  // (address, out). When the same-timestamp bytes differ and one side still holds the base
+  // value, the other side's write wins and it is no conflict (a three-way merge). Without
+  // it every differing same-timestamp byte is a conflict.
+  std::function<void(uint64_t address, std::span<uint8_t> out)> read_base;
+  size_t max_conflicts = 1000;  // at most this many are listed; `conflict_bytes` counts all
+};
+
+struct MergeResult {
+  Checkpoint merged;
+  std::vector<Conflict> conflicts;  // Bernstein violations: same timestamp, different values
+  uint64_t conflict_bytes = 0;
+};
+
+// C = a (+) b (Def. 4.4). For an address held by both: the later timestamp wins (Def. 4.2,
+// eq. 2); reduction runs with the same operator and type combine element by element and
+// take the later timestamp (eq. 1); same timestamp and different bytes without a reduction
+// is a conflict. Registers come from the checkpoint with the later header timestamp (`b`
+// on a tie). The result is kind `merged`, with the node, sequence and name of `a`.
+MergeResult merge(const Checkpoint& a, const Checkpoint& b, const MergeOptions& options = {});
+
+}  // namespace cape::ckpt

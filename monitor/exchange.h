@@ -1,0 +1,42 @@
+// The network as the monitor sees it: the seam between monitor/ and net/.
+//
+// The monitor serves the program's runtime calls; send, receive, broadcast and wait_for
+// (001_3036025dc34c4021.txt Sect. III.B; 004_9e6a480351e099dd.txt 3.2) go through this
+// interface. net/ provides the TCP implementation and cli/ plugs it in (`cape node`);
+// `cape monitor` runs alone with no Exchange (it is the master; send/receive are errors).
+// Every call blocks; a dead or silent peer makes it throw (a cape::UserError whose
+// message names the node), which ends the job.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "ckpt/checkpoint.h"
+
+namespace cape::monitor {
+
+class Exchange {
+ public:
+  virtual ~Exchange() = default;
+
+  virtual int rank() const = 0;  // 0 = master
+  virtual int size() const = 0;  // number of nodes
+
+  // Sends `ck` (its name is ck.name) to `node`.
+  virtual void send(const ckpt::Checkpoint& ck, int node) = 0;
+  // Blocks until a checkpoint named `name` has arrived from any node and returns it.
+  // Checkpoints that arrive before they are asked for wait in a queue per name.
+  virtual ckpt::Checkpoint receive(const std::string& name) = 0;
+  // Master only: sends `ck` to every slave.
+  virtual void broadcast(const ckpt::Checkpoint& ck) = 0;
+  // Master only: receives one checkpoint named `name` from every slave, handing each to
+  // `on_part` as it arrives (the monitor merges them, per 004's wait_for).
+  virtual void wait_for(const std::string& name,
+                        const std::function<void(ckpt::Checkpoint&& part, int from)>& on_part) = 0;
+  // The program ended with `status` (a wait status); tells the peers, so they stop too.
+  virtual void program_exited(int wait_status) = 0;
+  // What the node is doing now, for failure messages ("parallel region at prog.c:12").
+  virtual void set_region(const std::string& where) = 0;
+};
+
+}  // namespace cape::monitor

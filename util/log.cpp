@@ -1,0 +1,84 @@
+#include "util/log.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <mutex>
+#include <string>
+
+namespace cape::util {
+namespace {
+
+struct LogConfig {
+  LogLevel fallback = LogLevel::warn;
+  std::map<std::string, LogLevel, std::less<>> modules;
+};
+
+std::optional<LogLevel> parse_level(std::string_view s) {
+  if (s == "error") return LogLevel::error;
+  if (s == "warn") return LogLevel::warn;
+  if (s == "info") return LogLevel::info;
+  if (s == "debug") return LogLevel::debug;
+  return std::nullopt;
+}
+
+const LogConfig& config() {
+  static const LogConfig cfg = [] {
+    LogConfig c;
+    const char* env = std::getenv("CAPE_LOG");
+    std::string_view spec = env ? env : "";
+    while (!spec.empty()) {
+      size_t comma = spec.find(',');
+      std::string_view item = spec.substr(0, comma);
+      spec = comma == std::string_view::npos ? "" : spec.substr(comma + 1);
+      size_t colon = item.find(':');
+      if (colon == std::string_view::npos) {
+        if (auto l = parse_level(item)) c.fallback = *l;
+      } else if (auto l = parse_level(item.substr(colon + 1))) {
+        c.modules.emplace(std::string(item.substr(0, colon)), *l);
+      }
+    }
+    return c;
+  }();
+  return cfg;
+}
+
+int g_rank = -1;
+
+const char* level_name(LogLevel l) {
+  switch (l) {
+    case LogLevel::error: return "error";
+    case LogLevel::warn: return "warn";
+    case LogLevel::info: return "info";
+    case LogLevel::debug: return "debug";
+  }
+  return "?";
+}
+
+}  // namespace
+
+LogLevel log_level(std::string_view module) {
+  const LogConfig& c = config();
+  auto it = c.modules.find(module);
+  return it == c.modules.end() ? c.fallback : it->second;
+}
+
+void set_log_rank(int rank) { g_rank = rank; }
+
+LogLine::LogLine(LogLevel level, std::string_view module) {
+  out_ << "[cape " << module;
+  if (g_rank >= 0) out_ << " rank " << g_rank;
+  out_ << " pid " << getpid() << "] " << level_name(level) << ": ";
+}
+
+LogLine::~LogLine() {
+  out_ << '\n';
+  std::string s = out_.str();
+  // One write so that lines of several processes sharing stderr do not interleave.
+  ssize_t ignored = ::write(STDERR_FILENO, s.data(), s.size());
+  (void)ignored;
+}
+
+}  // namespace cape::util

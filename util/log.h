@@ -1,0 +1,40 @@
+// Levelled logging per module: CAPE_LOG=monitor:debug,net:info (or CAPE_LOG=debug for all).
+// Lines go to stderr prefixed with "[cape <module> rank pid]". No printf in the parts.
+//
+//   CAPE_LOG_AT(debug, "monitor") << "stopped at " << std::hex << rip;
+#pragma once
+
+#include <sstream>
+#include <string_view>
+
+namespace cape::util {
+
+enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
+
+// The level in force for `module` (parsed once from CAPE_LOG; default warn).
+LogLevel log_level(std::string_view module);
+// The rank shown in every line once the node knows it (-1 = none).
+void set_log_rank(int rank);
+
+class LogLine {
+ public:
+  LogLine(LogLevel level, std::string_view module);
+  ~LogLine();  // writes the line in one write(2)
+  LogLine(const LogLine&) = delete;
+  LogLine& operator=(const LogLine&) = delete;
+  template <class T>
+  LogLine& operator<<(const T& v) {
+    out_ << v;
+    return *this;
+  }
+
+ private:
+  std::ostringstream out_;
+};
+
+}  // namespace cape::util
+
+#define CAPE_LOG_AT(level, module)                                                         \
+  if (::cape::util::log_level(module) < ::cape::util::LogLevel::level) {                  \
+  } else                                                                                   \
+    ::cape::util::LogLine(::cape::util::LogLevel::level, module)
