@@ -17,18 +17,44 @@ namespace cape::ckpt {
 
 inline constexpr size_t kWordSize = 8;
 
-// Appends to `out` the runs where `cur` differs from `old`, both describing memory at
-// `address` (the spans have the same length). Changes are found per 8-byte word (aligned
-// to the address) and a run's first and last byte are trimmed to the bytes that really
-// changed, so two nodes writing neighbouring bytes of one word do not overlap. Bytes
-// inside a run that did not change are carried too (word granularity).
-// Runs must be appended in address order (call it region by region, page by page).
+// Finds changed memory and appends it to a checkpoint as runs (a DICKPT create()).
+// Changes are found per 8-byte word, words aligned to the absolute address, so the result
+// does not depend on how the memory is cut into spans (page by page or region by region).
+// A run covers consecutive changed words; its first and last byte are trimmed to bytes
+// that really changed, so two nodes writing neighbouring bytes of one word do not overlap.
+// Unchanged bytes inside a run are carried (word granularity). Feed spans in increasing
+// address order; a run that reaches the end of one span continues into the next adjacent
+// span, and is trimmed when it ends (or at finish()).
+//
+//   ckpt::Differ d(out, timestamp);
+//   for (page : dirty_pages) d.add(page.address, original(page), current(page));
+//   d.finish();
+class Differ {
+ public:
+  explicit Differ(Checkpoint& out, uint64_t timestamp = 0) : out_(out), timestamp_(timestamp) {}
+  ~Differ() { finish(); }
+  Differ(const Differ&) = delete;
+  Differ& operator=(const Differ&) = delete;
+
+  void add(uint64_t address, std::span<const uint8_t> old, std::span<const uint8_t> cur);
+  // Memory that did not exist before (mapped after start()): compared against zeros.
+  void add_against_zero(uint64_t address, std::span<const uint8_t> cur);
+  // Trims the open run's tail. Idempotent.
+  void finish();
+
+ private:
+  void close_open_run();
+  Checkpoint& out_;
+  uint64_t timestamp_;
+  bool open_ = false;         // the last run ends at a span end and may continue
+  uint64_t open_end_ = 0;     // its end address
+  uint8_t tail_old_[8] = {};  // old bytes of its last word, to trim when it closes
+  size_t tail_len_ = 0;
+};
+
+// One span, one call: Differ{out, timestamp}.add(address, old, cur) and finish().
 void diff_into(Checkpoint& out, uint64_t address, std::span<const uint8_t> old,
                std::span<const uint8_t> cur, uint64_t timestamp = 0);
-
-// Same, against zeros: memory that did not exist before (mapped after start()).
-void diff_against_zero(Checkpoint& out, uint64_t address, std::span<const uint8_t> cur,
-                       uint64_t timestamp = 0);
 
 // The delta from one complete image to another. Regions are matched by address: a region
 // of `newer` that `older` lacks is compared against zeros; a region `older` has alone is
