@@ -34,7 +34,9 @@ class LogLine {
 
 }  // namespace cape::util
 
-#define CAPE_LOG_AT(level, module)                                                         \
-  if (::cape::util::log_level(module) < ::cape::util::LogLevel::level) {                  \
-  } else                                                                                   \
-    ::cape::util::LogLine(::cape::util::LogLevel::level, module)
+// A for-statement rather than if/else, so `if (x) CAPE_LOG_AT(...) << ...;` stays unambiguous;
+// the arguments are evaluated only when the level is on.
+#define CAPE_LOG_AT(level, module)                                                          \
+  for (bool cape_log_on_ = ::cape::util::log_level(module) >= ::cape::util::LogLevel::level; \
+       cape_log_on_; cape_log_on_ = false)                                                  \
+  ::cape::util::LogLine(::cape::util::LogLevel::level, module)
