@@ -1,0 +1,138 @@
+// Frames: the unit of everything that travels between two cape nodes.
+//
+//   +------------------------------------------------------------------+ offset
+//   | magic "CAPN" u32 | version u8 | type u8 | reserved u16 (zero)    | 0
+//   | payload length u64                                               | 8
+//   | XXH3-64 of the payload u64                                       | 16
+//   | XXH3-64 of bytes 0..23 (this header) u64                         | 24
+//   +------------------------------------------------------------------+ 32
+//   | payload (length bytes)                                           |
+//   +------------------------------------------------------------------+
+//
+// Little-endian. The header has its own checksum, so a corrupted length is refused before
+// anything is allocated; the payload checksum is computed while the bytes arrive (hot in
+// cache). Checksums catch corruption, not attackers: peers prove themselves with the
+// job secret first (auth.h), and until then frames are limited to kHandshakeMaxPayload.
+//
+// Reads and writes work on non-blocking sockets with poll(), so that "the peer said
+// nothing for T" is a return value, never a hang. Sockets are shared by one reader thread
+// and writers that hold the connection's send lock.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace cape::net {
+
+inline constexpr uint32_t kFrameMagic = 0x4e504143;  // "CAPN"
+inline constexpr uint8_t kProtocolVersion = 1;
+inline constexpr size_t kFrameHeaderSize = 32;
+inline constexpr uint64_t kHandshakeMaxPayload = 4096;
+inline constexpr uint64_t kDefaultMaxPayload = uint64_t{1} << 36;  // 64 GiB
+
+enum class FrameType : uint8_t {
+  challenge = 1,  // master -> slave: nonce
+  auth = 2,       // slave -> master: rank, size, nonce, HMAC
+  auth_ok = 3,    // master -> slave: HMAC (mutual authentication)
+  refused = 4,    // master -> slave: why (then close)
+  checkpoint = 5, // name + serialized DICKPT
+  heartbeat = 6,  // empty
+  region = 7,     // slave -> master: where the node is now
+  exited = 8,     // the node's program ended: wait status + region
+  abort = 9,      // master -> slaves: the job failed, with the one message
+  shutdown = 10,  // master -> slaves: the job is over, stop your program
+};
+const char* to_string(FrameType t);
+
+struct FrameHeader {
+  FrameType type = FrameType::heartbeat;
+  uint64_t length = 0;
+  uint64_t payload_hash = 0;
+};
+
+void encode_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]);
+// Checks magic, version, reserved bytes, header checksum, known type and length <= max.
+// Returns an empty string when good, else what is wrong.
+std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_payload,
+                          FrameHeader& out);
+
+struct Frame {
+  FrameType type = FrameType::heartbeat;
+  std::vector<uint8_t> payload;
+};
+
+enum class IoStatus {
+  ok,
+  eof,        // the peer closed the connection (at a frame boundary)
+  timeout,    // nothing arrived, or no progress was possible, for the whole timeout
+  error,      // a socket error (errno kept in IoResult::err)
+  bad_frame,  // a frame that breaks the rules; IoResult::what says which
+};
+
+struct IoResult {
+  IoStatus status = IoStatus::ok;
+  int err = 0;
+  std::string what;
+  bool ok() const { return status == IoStatus::ok; }
+  std::string describe() const;  // "connection closed", "no data for 5.0 s", ...
+};
+
+// Reads one frame from `fd` (non-blocking). `silence` bounds the wait for *each* piece
+// of data, so a slow but steady large frame is fine and a stalled one is not. An EOF in
+// the middle of a frame is bad_frame ("truncated"), at a boundary it is eof.
+IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milliseconds silence);
+
+// Sends one frame whose payload is the concatenation of `parts` (written with writev,
+// no copy). `stall` bounds the time without progress.
+IoResult write_frame(int fd, FrameType type, std::span<const iovec> parts,
+                     std::chrono::milliseconds stall);
+
+// Writes the same frame to several sockets at once, advancing each as it can take bytes
+// (a broadcast is one pass, not N sequential transfers). results[i] is fds[i]'s outcome;
+// a failing socket does not stop the others.
+std::vector<IoResult> write_frame_to_all(std::span<const int> fds, FrameType type,
+                                         std::span<const iovec> parts,
+                                         std::chrono::milliseconds stall);
+
+// Little-endian helpers for payloads.
+class PayloadWriter {
+ public:
+  void u8(uint8_t v) { buf_.push_back(v); }
+  void u32(uint32_t v);
+  void u64(uint64_t v);
+  void i32(int32_t v) { u32(static_cast<uint32_t>(v)); }
+  void bytes(std::span<const uint8_t> b) { buf_.insert(buf_.end(), b.begin(), b.end()); }
+  void str(const std::string& s);  // u32 length + bytes
+  std::vector<uint8_t>& buffer() { return buf_; }
+
+ private:
+  std::vector<uint8_t> buf_;
+};
+
+// Reads a payload; every getter checks the remaining length and sets failed() instead of
+// reading past the end.
+class PayloadReader {
+ public:
+  explicit PayloadReader(std::span<const uint8_t> p) : p_(p) {}
+  uint8_t u8();
+  uint32_t u32();
+  uint64_t u64();
+  int32_t i32() { return static_cast<int32_t>(u32()); }
+  std::span<const uint8_t> bytes(size_t n);
+  std::string str(size_t max_len = 1 << 20);
+  std::span<const uint8_t> rest();
+  bool failed() const { return failed_; }
+  bool at_end() const { return pos_ == p_.size(); }
+
+ private:
+  std::span<const uint8_t> p_;
+  size_t pos_ = 0;
+  bool failed_ = false;
+};
+
+}  // namespace cape::net

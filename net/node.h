@@ -1,0 +1,142 @@
+// One node of a cape job: the star of TCP connections between the master (rank 0) and the
+// slaves, and the checkpoint operations of the papers served over it
+// (001_3036025dc34c4021.txt Sect. III.B, 004_9e6a480351e099dd.txt 3.2).
+//
+//            slave 1          slave 2  ...  slave N-1
+//                 \              |              /
+//                  +------ master (rank 0) ----+      one TCP connection per slave,
+//                                                     authenticated with the job secret
+//
+// Threads: the caller (the monitor) sends and blocks in receive/wait_for; one reader per
+// connection files arriving checkpoints into queues by name (early arrivals wait there,
+// names may be reused region after region); a heartbeat thread keeps quiet links alive; the
+// master's acceptor handshakes joining slaves and refuses (and logs) anyone else, for the
+// whole job. A peer that closes without an exit report, sends a bad frame, or says nothing
+// for `timeout` fails the job: every blocked call throws cape::UserError with one message
+// naming the node, its exit status or signal, and its region, and `on_failure` runs once so
+// the node can stop its program even when the monitor is not in a network call.
+//
+//   NodeOptions o; o.rank = 0; o.size = 3; o.secret = Secret::generate(); ...
+//   Node n(std::move(o));       // master: listens now (port() is known)
+//   n.start();                  // master: every slave has joined; slave: connected
+//   n.broadcast(ck); n.wait_for("after", [&](Checkpoint&& part, int from) { ... });
+//   n.program_exited(status);   // tells the peers; the master waits for slaves to finish
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+#include "net/auth.h"
+#include "net/frame.h"
+#include "net/socket.h"
+#include "util/scoped_fd.h"
+
+namespace cape::net {
+
+struct NodeOptions {
+  int rank = 0;
+  int size = 1;
+  HostPort master;           // slaves connect here; the master listens here (port 0 = any)
+  int listen_fd = -1;        // master: an already listening socket to use (taken over)
+  Secret secret;
+  std::string label;         // this node's host name, for messages
+  std::chrono::milliseconds heartbeat{500};
+  std::chrono::milliseconds timeout{5000};          // silence or a stalled write = failure
+  std::chrono::milliseconds connect_timeout{30000}; // for every slave to join
+  uint64_t max_payload = kDefaultMaxPayload;
+  // Runs once, on a network thread, when the job fails. `report` is true on exactly one
+  // node per failure (the master, or slave 1 when the master is gone): print it there.
+  std::function<void(const std::string& message, bool report)> on_failure;
+  // Slaves: the master ended the job while this node's program was still running.
+  std::function<void()> on_shutdown;
+};
+
+// A wait status (from waitpid) in words: "exited with status 3", "killed by signal 9 (Killed)".
+std::string describe_wait_status(int wait_status);
+bool wait_status_ok(int wait_status);  // exited with 0
+
+class Node {
+ public:
+  explicit Node(NodeOptions options);  // master: binds and listens (throws UserError)
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Master: returns once every slave has joined (or throws after connect_timeout, naming
+  // the missing ranks). Slave: connects and authenticates (throws UserError).
+  void start();
+
+  int rank() const { return opt_.rank; }
+  int size() const { return opt_.size; }
+  uint16_t port() const { return port_; }  // master's listening port
+
+  void send(const ckpt::Checkpoint& ck, int node);
+  ckpt::Checkpoint receive(const std::string& name);
+  void broadcast(const ckpt::Checkpoint& ck);
+  void wait_for(const std::string& name,
+                const std::function<void(ckpt::Checkpoint&& part, int from)>& on_part);
+  // Master: tells the slaves, waits up to `timeout` for those still running to finish,
+  // then shuts the rest down. A failing status fails the job. Slave: reports and leaves.
+  void program_exited(int wait_status);
+  void set_region(const std::string& where);
+
+  // The failure message once the job has failed.
+  std::optional<std::string> failure() const;
+
+ private:
+  struct Peer;
+  struct Queued {
+    int from;
+    std::vector<uint8_t> frame;  // the whole checkpoint frame payload
+    size_t offset;               // where the DICKPT bytes start
+  };
+
+  void acceptor_loop();
+  void handshake_incoming(util::ScopedFd fd);
+  void connect_to_master();
+  void start_peer(Peer& p);
+  void reader_loop(Peer& p);
+  void heartbeat_loop();
+  void on_frame(Peer& p, Frame& f);
+  // Fails the job once: records `message`, wakes every waiter, aborts the slaves (master),
+  // runs on_failure. Later calls do nothing.
+  void fail(const std::string& message, bool report);
+  [[noreturn]] void throw_failure();
+  std::string who(const Peer& p) const;  // "node 2 (host, pid 123)"; mu_ held
+  std::string region_of(const Peer& p) const;  // mu_ held
+  IoResult send_frame(Peer& p, FrameType type, std::span<const iovec> parts);
+  void send_small(Peer& p, FrameType type, const std::vector<uint8_t>& payload);
+  ckpt::Checkpoint decode(Queued&& q, const std::string& name);
+  bool can_still_arrive(int from) const;  // mu_ held
+
+  NodeOptions opt_;
+  uint16_t port_ = 0;
+  util::ScopedFd listen_fd_;
+  util::ScopedFd wake_rd_, wake_wr_;  // wakes the acceptor at shutdown
+  std::vector<std::unique_ptr<Peer>> peers_;  // by rank; the master has one per slave,
+                                              // a slave one (rank 0)
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, std::deque<Queued>, std::less<>> queues_;
+  std::optional<std::string> failure_;
+  std::string region_;
+  int joined_ = 0;
+  bool stopping_ = false;
+  bool program_done_ = false;
+
+  std::thread acceptor_;
+  std::thread heartbeat_;
+};
+
+}  // namespace cape::net

@@ -1,0 +1,150 @@
+#include "net/socket.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <thread>
+
+#include "util/error.h"
+
+namespace cape::net {
+
+using Clock = std::chrono::steady_clock;
+
+std::string HostPort::str() const {
+  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
+  return host + ":" + std::to_string(port);
+}
+
+HostPort parse_host_port(const std::string& s) {
+  HostPort hp;
+  std::string port;
+  if (!s.empty() && s[0] == '[') {
+    size_t close = s.find(']');
+    if (close == std::string::npos || close + 1 >= s.size() || s[close + 1] != ':')
+      throw UserError("bad address '" + s + "': expected [v6addr]:port");
+    hp.host = s.substr(1, close - 1);
+    port = s.substr(close + 2);
+  } else {
+    size_t colon = s.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      throw UserError("bad address '" + s + "': expected HOST:PORT");
+    hp.host = s.substr(0, colon);
+    port = s.substr(colon + 1);
+  }
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
+    throw UserError("bad port in '" + s + "'");
+  unsigned long p = std::stoul(port);
+  if (p > 65535) throw UserError("bad port in '" + s + "'");
+  hp.port = static_cast<uint16_t>(p);
+  return hp;
+}
+
+namespace {
+
+struct AddrInfo {
+  addrinfo* ai = nullptr;
+  ~AddrInfo() {
+    if (ai) freeaddrinfo(ai);
+  }
+};
+
+void resolve(const std::string& host, uint16_t port, bool passive, AddrInfo& out) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = passive ? AI_PASSIVE : 0;
+  std::string service = std::to_string(port);
+  int r = getaddrinfo(host.empty() ? nullptr : host.c_str(), service.c_str(), &hints, &out.ai);
+  if (r != 0) throw UserError("cannot resolve '" + host + "': " + gai_strerror(r));
+}
+
+}  // namespace
+
+util::ScopedFd listen_tcp(const std::string& host, uint16_t port, int backlog) {
+  AddrInfo ai;
+  resolve(host, port, true, ai);
+  std::string last = "no address";
+  for (addrinfo* a = ai.ai; a; a = a->ai_next) {
+    util::ScopedFd fd(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+    if (!fd.valid()) {
+      last = strerror(errno);
+      continue;
+    }
+    int one = 1;
+    if (::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0)
+      throw UserError(errno_message("setsockopt SO_REUSEADDR"));
+    if (::bind(fd.get(), a->ai_addr, a->ai_addrlen) != 0) {
+      last = strerror(errno);
+      continue;
+    }
+    if (::listen(fd.get(), backlog) != 0) throw UserError(errno_message("listen"));
+    return fd;
+  }
+  throw UserError("cannot listen on " + HostPort{host, port}.str() + ": " + last);
+}
+
+uint16_t local_port(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0)
+    throw UserError(errno_message("getsockname"));
+  if (ss.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+  if (ss.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+  throw UserError("listening socket is not TCP");
+}
+
+util::ScopedFd connect_tcp(const HostPort& hp, std::chrono::milliseconds deadline_after) {
+  auto deadline = Clock::now() + deadline_after;
+  std::string last = "timed out";
+  // Bounded: every round either connects or sleeps; the deadline ends the loop.
+  for (int round = 0;; ++round) {
+    AddrInfo ai;
+    resolve(hp.host, hp.port, false, ai);
+    for (addrinfo* a = ai.ai; a; a = a->ai_next) {
+      util::ScopedFd fd(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+      if (!fd.valid()) {
+        last = strerror(errno);
+        continue;
+      }
+      if (::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0) return fd;
+      last = strerror(errno);
+    }
+    if (Clock::now() >= deadline)
+      throw UserError("cannot connect to the master at " + hp.str() + ": " + last);
+    // Retry pacing while the master starts (not synchronisation: the deadline bounds it).
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(20 * (round + 1), 200)));
+  }
+}
+
+std::string peer_name(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  char host[NI_MAXHOST], serv[NI_MAXSERV];
+  if (getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, host, sizeof host, serv, sizeof serv,
+                  NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return "?";
+  return HostPort{host, static_cast<uint16_t>(std::stoul(serv))}.str();
+}
+
+void set_nonblocking(int fd) {
+  int fl = ::fcntl(fd, F_GETFL);
+  if (fl < 0 || ::fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+    throw UserError(errno_message("fcntl O_NONBLOCK"));
+}
+
+void set_nodelay(int fd) {
+  int one = 1;
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+    throw UserError(errno_message("setsockopt TCP_NODELAY"));
+}
+
+}  // namespace cape::net

@@ -1,0 +1,32 @@
+// TCP plumbing for the star: listening, connecting with a deadline, addresses.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "util/scoped_fd.h"
+
+namespace cape::net {
+
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+  std::string str() const;
+};
+// "host:port", "[v6addr]:port". Throws cape::UserError on a malformed string.
+HostPort parse_host_port(const std::string& s);
+
+// A listening TCP socket on host:port (port 0 = any free port), close-on-exec.
+util::ScopedFd listen_tcp(const std::string& host, uint16_t port, int backlog = 64);
+uint16_t local_port(int fd);
+// Connects to hp, retrying refused/unreachable attempts until `deadline_after` passes
+// (the master may not be listening yet when mpirun starts the slaves). Throws
+// cape::UserError naming the address on failure.
+util::ScopedFd connect_tcp(const HostPort& hp, std::chrono::milliseconds deadline_after);
+// "127.0.0.1:41234" of the far end, for messages.
+std::string peer_name(int fd);
+void set_nonblocking(int fd);
+void set_nodelay(int fd);
+
+}  // namespace cape::net
