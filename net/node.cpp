@@ -326,9 +326,7 @@ void Node::reader_loop(Peer& p) {
     if (r.status == IoStatus::eof && (p.exited || program_done_)) break;
     std::string w = who(p);
     std::string where = region_of(p);
-    p.closed = true;
     lk.unlock();
-    cv_.notify_all();
     std::string msg;
     if (r.status == IoStatus::eof)
       msg = w + " vanished (connection closed without an exit report: the node or its host died) " +
@@ -338,8 +336,9 @@ void Node::reader_loop(Peer& p) {
     else
       msg = w + ": " + r.describe() + " " + where;
     // The master reports; when the master itself is lost, slave 1 reports for the job.
+    // Failed before marked closed, so no waiter sees "left the job" without the reason.
     fail(msg, opt_.rank == 0 || opt_.rank == 1);
-    return;
+    break;
   }
   {
     std::lock_guard lk(mu_);

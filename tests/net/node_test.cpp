@@ -1,0 +1,382 @@
+// The node star on loopback, one thread per node: the parallel-for template of
+// 001_3036025dc34c4021.txt Fig. 3 with checkpoints of known content, early arrivals, name
+// reuse across regions, wrong secrets, and every way a peer can fail.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <cstring>
+#include <set>
+#include <future>
+#include <thread>
+
+#include "ckpt/ops.h"
+#include "net/node.h"
+#include "util/error.h"
+
+namespace cape::net {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+struct Failures {
+  std::mutex mu;
+  std::vector<std::pair<std::string, bool>> seen;
+  void add(const std::string& m, bool report) {
+    std::lock_guard lk(mu);
+    seen.emplace_back(m, report);
+  }
+  size_t size() {
+    std::lock_guard lk(mu);
+    return seen.size();
+  }
+};
+
+NodeOptions options(int rank, int size, uint16_t port, const Secret& s, Failures* f = nullptr) {
+  NodeOptions o;
+  o.rank = rank;
+  o.size = size;
+  o.master = {"127.0.0.1", port};
+  o.secret = s;
+  o.label = "test";
+  o.heartbeat = 100ms;
+  o.timeout = 1000ms;
+  o.connect_timeout = 10s;
+  if (f) o.on_failure = [f](const std::string& m, bool report) { f->add(m, report); };
+  return o;
+}
+
+ckpt::Checkpoint make_ck(const std::string& name, uint64_t address, uint64_t value,
+                         uint64_t timestamp = 1, size_t words = 1) {
+  ckpt::Checkpoint ck;
+  ck.name = name;
+  std::vector<uint64_t> v(words, value);
+  ck.append(address, {reinterpret_cast<const uint8_t*>(v.data()), v.size() * 8}, timestamp);
+  return ck;
+}
+
+uint64_t word_at(const ckpt::Checkpoint& ck, uint64_t address) {
+  const ckpt::Run* r = ck.find(address);
+  EXPECT_NE(r, nullptr) << std::hex << address;
+  if (!r) return 0;
+  uint64_t v;
+  std::memcpy(&v, ck.bytes.data() + r->offset + (address - r->address), 8);
+  return v;
+}
+
+// Fig. 3, twice (names reused), with N nodes: before_i -> slave i, after_i back, merged,
+// final broadcast. Every value is known, so the merged and broadcast content is checked.
+void run_template(int n, int regions) {
+  Secret s = Secret::generate();
+  Node master(options(0, n, 0, s));
+  std::vector<std::future<void>> slaves;
+  for (int r = 1; r < n; ++r)
+    slaves.push_back(std::async(std::launch::async, [&, r] {
+      Node node(options(r, n, master.port(), s));
+      node.start();
+      for (int reg = 0; reg < regions; ++reg) {
+        node.set_region("region " + std::to_string(reg));
+        ckpt::Checkpoint before = node.receive("before");
+        EXPECT_EQ(word_at(before, 0x1000), uint64_t(100 * reg + r));  // my chunk's index
+        node.send(make_ck("after", 0x2000 + 8 * r, 1000 * reg + r), 0);
+        ckpt::Checkpoint fin = node.receive("final");
+        for (int k = 1; k < n; ++k) EXPECT_EQ(word_at(fin, 0x2000 + 8 * k), uint64_t(1000 * reg + k));
+      }
+      node.program_exited(0);  // W_EXITCODE(0, 0)
+    }));
+  master.start();
+  for (int reg = 0; reg < regions; ++reg) {
+    master.set_region("region " + std::to_string(reg));
+    for (int r = 1; r < n; ++r) master.send(make_ck("before", 0x1000, 100 * reg + r), r);
+    ckpt::Checkpoint merged;
+    merged.name = "after";
+    std::set<int> from;
+    master.wait_for("after", [&](ckpt::Checkpoint&& part, int f) {
+      EXPECT_TRUE(from.insert(f).second);
+      EXPECT_EQ(word_at(part, 0x2000 + 8 * f), uint64_t(1000 * reg + f));
+      merged = ckpt::merge(merged, part).merged;
+    });
+    EXPECT_EQ(from.size(), size_t(n - 1));
+    merged.name = "final";
+    master.broadcast(merged);
+  }
+  for (auto& f : slaves) f.get();
+  master.program_exited(0);
+  EXPECT_FALSE(master.failure());
+}
+
+TEST(Node, ThreeNodeTemplateTwoRegions) { run_template(3, 2); }
+TEST(Node, FourNodeTemplateThreeRegions) { run_template(4, 3); }
+
+TEST(Node, EarlyArrivalsWaitInTheirQueueInOrder) {
+  Secret s = Secret::generate();
+  Node master(options(0, 3, 0, s));
+  std::promise<void> sent;
+  std::vector<std::thread> slaves;
+  std::atomic<int> sent_count{0};
+  std::promise<void> done;
+  auto done_f = done.get_future().share();
+  for (int r = 1; r < 3; ++r)
+    slaves.emplace_back([&, r] {
+      Node node(options(r, 3, master.port(), s));
+      node.start();
+      // Two regions' parts, both named "after", sent before the master asks for either.
+      node.send(make_ck("after", 0x3000 + 8 * r, 10 + r), 0);
+      node.send(make_ck("after", 0x3000 + 8 * r, 20 + r), 0);
+      node.send(make_ck("other", 0x4000, 5), 0);
+      if (++sent_count == 2) sent.set_value();
+      done_f.wait();
+      node.program_exited(0);
+    });
+  master.start();
+  sent.get_future().wait();
+  for (int region = 1; region <= 2; ++region) {
+    int parts = 0;
+    master.wait_for("after", [&](ckpt::Checkpoint&& part, int from) {
+      EXPECT_EQ(word_at(part, 0x3000 + 8 * from), uint64_t(10 * region + from));
+      ++parts;
+    });
+    EXPECT_EQ(parts, 2);
+  }
+  EXPECT_EQ(word_at(master.receive("other"), 0x4000), 5u);
+  EXPECT_EQ(word_at(master.receive("other"), 0x4000), 5u);
+  done.set_value();
+  for (auto& t : slaves) t.join();
+  master.program_exited(0);
+}
+
+TEST(Node, LargeCheckpointArrivesIntact) {
+  Secret s = Secret::generate();
+  Node master(options(0, 2, 0, s));
+  auto slave = std::async(std::launch::async, [&] {
+    Node node(options(1, 2, master.port(), s));
+    node.start();
+    ckpt::Checkpoint big = node.receive("big");
+    EXPECT_EQ(big.payload_bytes(), 64u << 20);
+    EXPECT_EQ(word_at(big, 0x100000 + (32u << 20)), 0x0123456789abcdefu);
+    node.program_exited(0);
+  });
+  master.start();
+  master.send(make_ck("big", 0x100000, 0x0123456789abcdef, 1, (64u << 20) / 8), 1);
+  slave.get();
+  master.program_exited(0);
+}
+
+TEST(Node, WrongSecretIsRefusedAndTheJobGoesOn) {
+  Secret s = Secret::generate();
+  Node master(options(0, 2, 0, s));
+  std::thread intruder_and_slave([&] {
+    Node intruder(options(1, 2, master.port(), Secret::from_string("not the job secret at all")));
+    try {
+      intruder.start();
+      ADD_FAILURE() << "an intruder joined";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("refused"), std::string::npos) << e.what();
+    }
+    Node node(options(1, 2, master.port(), s));
+    node.start();
+    node.send(make_ck("after", 0x10, 77), 0);
+    node.program_exited(0);
+  });
+  master.start();
+  int parts = 0;
+  master.wait_for("after", [&](ckpt::Checkpoint&& part, int) {
+    EXPECT_EQ(word_at(part, 0x10), 77u);
+    ++parts;
+  });
+  EXPECT_EQ(parts, 1);
+  intruder_and_slave.join();
+  master.program_exited(0);
+}
+
+TEST(Node, SlaveRefusesAMasterWithoutTheSecret) {
+  NodeOptions o = options(0, 2, 0, Secret::from_string("impostor secret 0123456789"));
+  o.connect_timeout = 500ms;
+  Node impostor(std::move(o));
+  std::thread t([&] {
+    try {
+      impostor.start();
+    } catch (const UserError&) {
+    }
+  });
+  Node node(options(1, 2, impostor.port(), Secret::generate()));
+  EXPECT_THROW(node.start(), UserError);
+  t.join();
+}
+
+// A slave's program is killed: the master's wait_for throws the one message naming the node,
+// the signal and the region; the other slave hears of it through an abort and stops.
+TEST(Node, SlaveProgramKilledEndsTheJobWithOneMessage) {
+  Secret s = Secret::generate();
+  Failures mf, sf;
+  Node master(options(0, 3, 0, s, &mf));
+  std::thread killed([&] {
+    Node node(options(1, 3, master.port(), s));
+    node.start();
+    node.set_region("parallel region at prog.c:12");
+    node.receive("before");
+    node.program_exited(SIGKILL);  // a wait status: killed by signal 9
+  });
+  std::string other_msg;
+  std::thread other([&] {
+    Node node(options(2, 3, master.port(), s, &sf));
+    node.start();
+    node.receive("before");
+    try {
+      node.receive("final");
+      ADD_FAILURE() << "receive returned";
+    } catch (const UserError& e) {
+      other_msg = e.what();
+    }
+  });
+  master.start();
+  master.set_region("parallel region at prog.c:12");
+  master.send(make_ck("before", 0x1000, 1), 1);
+  master.send(make_ck("before", 0x1000, 2), 2);
+  auto t0 = Clock::now();
+  try {
+    master.wait_for("after", [](ckpt::Checkpoint&&, int) {});
+    ADD_FAILURE() << "wait_for returned";
+  } catch (const UserError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("node 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("killed by signal 9"), std::string::npos) << m;
+    EXPECT_NE(m.find("prog.c:12"), std::string::npos) << m;
+  }
+  EXPECT_LT(Clock::now() - t0, 2s);
+  killed.join();
+  other.join();
+  EXPECT_EQ(other_msg, *master.failure());
+  ASSERT_EQ(mf.size(), 1u);
+  EXPECT_TRUE(mf.seen[0].second);   // the master reports
+  ASSERT_EQ(sf.size(), 1u);
+  EXPECT_FALSE(sf.seen[0].second);  // the slave stays quiet
+}
+
+TEST(Node, VanishedSlaveIsNamedWithinTheBound) {
+  Secret s = Secret::generate();
+  Node master(options(0, 2, 0, s));
+  std::promise<void> started;
+  std::thread t([&] {
+    auto node = std::make_unique<Node>(options(1, 2, master.port(), s));
+    node->start();
+    node->set_region("loop at x.c:3");
+    started.get_future().wait();
+    node.reset();  // gone without an exit report, like a killed node
+  });
+  master.start();
+  started.set_value();
+  auto t0 = Clock::now();
+  try {
+    master.receive("after");
+    ADD_FAILURE();
+  } catch (const UserError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("node 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("vanished"), std::string::npos) << m;
+  }
+  EXPECT_LT(Clock::now() - t0, 2s);
+  t.join();
+}
+
+// A peer that joins properly and then says nothing (a stopped process, a cut link) is
+// found by the heartbeat timeout.
+TEST(Node, SilentSlaveTimesOut) {
+  Secret s = Secret::generate();
+  Node master(options(0, 2, 0, s));
+  std::promise<void> done;
+  std::thread t([&] {
+    util::ScopedFd fd = connect_tcp({"127.0.0.1", master.port()}, 5s);
+    set_nonblocking(fd.get());
+    Frame f;
+    ASSERT_TRUE(read_frame(fd.get(), f, kHandshakeMaxPayload, 5s).ok());
+    Nonce nm;
+    std::copy(f.payload.begin(), f.payload.end(), nm.begin());
+    Nonce ns = random_nonce();
+    PayloadWriter w;
+    w.i32(1);
+    w.i32(2);
+    w.i32(4242);
+    w.str("mute");
+    w.bytes(ns);
+    w.bytes(slave_proof(s, nm, ns, 1, 2));
+    iovec v{w.buffer().data(), w.buffer().size()};
+    ASSERT_TRUE(write_frame(fd.get(), FrameType::auth, {&v, 1}, 5s).ok());
+    ASSERT_TRUE(read_frame(fd.get(), f, kHandshakeMaxPayload, 5s).ok());
+    EXPECT_EQ(f.type, FrameType::auth_ok);
+    done.get_future().wait();  // joined, then silent: no heartbeats
+  });
+  master.start();
+  auto t0 = Clock::now();
+  try {
+    master.receive("after");
+    ADD_FAILURE();
+  } catch (const UserError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("node 1 (mute, pid 4242)"), std::string::npos) << m;
+    EXPECT_NE(m.find("stopped answering"), std::string::npos) << m;
+  }
+  auto took = Clock::now() - t0;
+  EXPECT_GE(took, 900ms);
+  EXPECT_LT(took, 2500ms);
+  done.set_value();
+  t.join();
+}
+
+TEST(Node, LostMasterIsReportedBySlaveOne) {
+  Secret s = Secret::generate();
+  Failures f1, f2;
+  auto master = std::make_unique<Node>(options(0, 3, 0, s));
+  uint16_t port = master->port();
+  std::promise<void> ready1, ready2;
+  std::string m1, m2;
+  std::thread a([&] {
+    Node node(options(1, 3, port, s, &f1));
+    node.start();
+    ready1.set_value();
+    try { node.receive("final"); } catch (const UserError& e) { m1 = e.what(); }
+  });
+  std::thread b([&] {
+    Node node(options(2, 3, port, s, &f2));
+    node.start();
+    ready2.set_value();
+    try { node.receive("final"); } catch (const UserError& e) { m2 = e.what(); }
+  });
+  master->start();
+  ready1.get_future().wait();
+  ready2.get_future().wait();
+  master.reset();
+  a.join();
+  b.join();
+  EXPECT_NE(m1.find("node 0 (the master"), std::string::npos) << m1;
+  EXPECT_NE(m2.find("vanished"), std::string::npos) << m2;
+  ASSERT_EQ(f1.size(), 1u);
+  ASSERT_EQ(f2.size(), 1u);
+  EXPECT_TRUE(f1.seen[0].second);
+  EXPECT_FALSE(f2.seen[0].second);
+}
+
+TEST(Node, MissingSlaveFailsStartNamingTheRank) {
+  Secret s = Secret::generate();
+  NodeOptions o = options(0, 3, 0, s);
+  o.connect_timeout = 500ms;
+  Node master(std::move(o));
+  std::promise<void> over;
+  std::thread t([&] {
+    Node node(options(1, 3, master.port(), s));
+    node.start();
+    over.get_future().wait();  // stay joined while the master gives up on rank 2
+  });
+  try {
+    master.start();
+    ADD_FAILURE();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing rank(s) 2"), std::string::npos) << e.what();
+  }
+  over.set_value();
+  t.join();
+}
+
+}  // namespace
+}  // namespace cape::net
