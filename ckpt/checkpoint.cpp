@@ -78,6 +78,15 @@ void check_reduction(const Reduction& r, uint64_t run_length) {
                 to_string(r.type) + " elements");
 }
 
+namespace {
+// resize + memcpy: cheaper than vector::insert for the many small runs of a diff.
+void append_bytes(std::vector<uint8_t>& bytes, std::span<const uint8_t> data) {
+  size_t at = bytes.size();
+  bytes.resize(at + data.size());
+  std::memcpy(bytes.data() + at, data.data(), data.size());
+}
+}  // namespace
+
 void Checkpoint::append(uint64_t address, std::span<const uint8_t> data, uint64_t ts,
                         Reduction reduction) {
   if (data.empty()) return;
@@ -85,18 +94,18 @@ void Checkpoint::append(uint64_t address, std::span<const uint8_t> data, uint64_
   if (!runs.empty() && address < runs.back().end())
     throw Error("runs appended out of order: a run at " + std::to_string(address) +
                 " starts before the previous run ends");
-  check_reduction(reduction, data.size());
+  if (reduction.op != ReduceOp::none || reduction.type != ElemType::none) check_reduction(reduction, data.size());
   if (!runs.empty()) {
     Run& last = runs.back();
     if (last.end() == address && last.timestamp == ts && !last.reduction.active() &&
         !reduction.active()) {
       last.length += data.size();
-      bytes.insert(bytes.end(), data.begin(), data.end());
+      append_bytes(bytes, data);
       return;
     }
   }
   runs.push_back(Run{address, data.size(), ts, reduction, bytes.size()});
-  bytes.insert(bytes.end(), data.begin(), data.end());
+  append_bytes(bytes, data);
 }
 
 const Run* Checkpoint::find(uint64_t address) const {

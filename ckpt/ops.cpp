@@ -31,7 +31,9 @@ size_t word_end(uint64_t address, size_t pos, size_t n) {
 }
 
 // First word at or after `pos` that differs, or n. The aligned middle is compared 64 bytes
-// at a time (OR of XORs, which the compiler turns into vector code).
+// at a time (OR of XORs, vector code); an AVX2 clone is picked at load time where the CPU
+// has it.
+__attribute__((target_clones("avx2", "default")))
 size_t skip_equal_words(uint64_t address, const uint8_t* o, const uint8_t* c, size_t pos, size_t n) {
   while (pos < n) {
     if ((address + pos) % kWordSize != 0 || n - pos < kWordSize) {
@@ -40,18 +42,17 @@ size_t skip_equal_words(uint64_t address, const uint8_t* o, const uint8_t* c, si
       pos = we;
       continue;
     }
-    if (n - pos >= 64) {
-      uint64_t d = 0;
-      for (size_t k = 0; k < 64; k += 8) d |= load64(o + pos + k) ^ load64(c + pos + k);
-      if (d == 0) {
-        pos += 64;
-        continue;
-      }
-      for (size_t k = 0; k < 64; k += 8, pos += 8)
-        if (load64(o + pos) != load64(c + pos)) return pos;
-    }
+    // Dense changes: the next word is often changed already; look before scanning blocks.
     if (load64(o + pos) != load64(c + pos)) return pos;
-    pos += kWordSize;
+    while (n - pos >= 128) {
+      uint64_t d = 0;
+      for (size_t k = 0; k < 128; k += 8) d |= load64(o + pos + k) ^ load64(c + pos + k);
+      if (d != 0) break;
+      pos += 128;
+    }
+    size_t stop = pos + ((std::min(n, pos + 128) - pos) & ~size_t{7});
+    for (; pos + kWordSize <= stop; pos += kWordSize)
+      if (load64(o + pos) != load64(c + pos)) return pos;
   }
   return n;
 }
@@ -59,10 +60,14 @@ size_t skip_equal_words(uint64_t address, const uint8_t* o, const uint8_t* c, si
 // First word at or after `pos` that is equal, or n.
 size_t skip_changed_words(uint64_t address, const uint8_t* o, const uint8_t* c, size_t pos, size_t n) {
   while (pos < n) {
+    if ((address + pos) % kWordSize == 0) {
+      // Aligned: whole words until the last partial one.
+      for (; n - pos >= kWordSize; pos += kWordSize)
+        if (load64(o + pos) == load64(c + pos)) return pos;
+      if (pos == n) return n;
+    }
     size_t we = word_end(address, pos, n);
-    if (we - pos == kWordSize ? load64(o + pos) == load64(c + pos)
-                              : std::memcmp(o + pos, c + pos, we - pos) == 0)
-      return pos;
+    if (std::memcmp(o + pos, c + pos, we - pos) == 0) return pos;
     pos = we;
   }
   return n;
