@@ -1,0 +1,43 @@
+// `cape monitor`: one node alone: run a program under the monitor (monitor/monitor.h).
+#include "cli/command.h"
+#include "monitor/monitor.h"
+#include "util/error.h"
+
+namespace {
+
+struct MonitorArgs {
+  std::string tracker = "uffd";
+  std::string keep;
+  std::vector<std::string> loads;
+  std::vector<std::string> argv;
+};
+
+cape::cli::Registrar reg("monitor", [](CLI::App& app, cape::cli::Context& ctx) {
+  auto args = std::make_shared<MonitorArgs>();
+  auto* sub = app.add_subcommand(
+      "monitor", "Run a CAPE program alone (it is the master of a 1-node job) under the monitor");
+  sub->add_option("--tracker", args->tracker,
+                  "How written pages are found: uffd (userfaultfd WP_ASYNC, default), "
+                  "mprotect (CAPE-2's read-only pages and SIGSEGV), full (compare everything)")
+      ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
+  sub->add_option("--keep-checkpoints", args->keep,
+                  "Write every checkpoint made as DIR/<node>.<sequence>.<name>.dickpt");
+  sub->add_option("--load", args->loads,
+                  "NAME=FILE: give the program the checkpoint FILE under NAME (repeatable)");
+  sub->add_option("program", args->argv, "PROG ARGS... (after --)")->required();
+  sub->callback([args, &ctx] {
+    cape::monitor::MonitorOptions o;
+    o.tracker = cape::monitor::parse_tracker_kind(args->tracker);
+    o.keep_checkpoints_dir = args->keep;
+    for (const std::string& l : args->loads) {
+      auto eq = l.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == l.size())
+        throw cape::UserError("--load wants NAME=FILE, got '" + l + "'");
+      o.loads.emplace_back(l.substr(0, eq), l.substr(eq + 1));
+    }
+    o.argv = args->argv;
+    ctx.exit_status = cape::monitor::run_monitor(o, nullptr);
+  });
+});
+
+}  // namespace

@@ -1,0 +1,71 @@
+// Dirty tracking backends behind one interface (../shared/ARCHITECTURE.md "Dirty
+// tracking"; docs/monitor.md has the measurements behind the choices).
+//
+//   start(regions)  begin tracking the tracked set of start(); remember original contents
+//   collect(visit)  visit(page, original, current) for every page that may have been written
+//                   since start() or the previous collect(), in address order; afterwards
+//                   those pages are clean again and `current` is their new original
+//   stop()          end tracking, drop every copy, give the program its protections back
+//
+// A tracker may report a page that did not change (the word diff drops it); it must never
+// miss one that did. Memory outside the start() regions is not the tracker's business
+// (the monitor compares it against zeros).
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "monitor/memory_map.h"
+#include "monitor/tracee.h"
+
+namespace cape::monitor {
+
+enum class TrackerKind { mprotect, uffd, full };
+const char* to_string(TrackerKind k);
+TrackerKind parse_tracker_kind(const std::string& s);  // throws UserError
+
+// What a tracker may use: the tracee's memory and one stopped thread to run syscalls in.
+struct StoppedThread {
+  const Tracee& tracee;
+  pid_t tid;
+  uint64_t gadget;  // libcape's `syscall; int3`
+};
+
+using PageVisitor = std::function<void(uint64_t page, std::span<const uint8_t> original,
+                                       std::span<const uint8_t> current)>;
+
+class DirtyTracker {
+ public:
+  virtual ~DirtyTracker() = default;
+  virtual TrackerKind kind() const = 0;
+  virtual void start(const StoppedThread& t, const std::vector<Region>& regions) = 0;
+  virtual void collect(const StoppedThread& t, const PageVisitor& visit) = 0;
+  virtual void stop(const StoppedThread& t) = 0;
+
+  // A SIGSEGV signal-stop of thread `t.tid`: true when it was a tracking fault that has
+  // been served (resume without delivering it).
+  virtual bool on_fault(const StoppedThread& t, const siginfo_t& info) {
+    (void)t, (void)info;
+    return false;
+  }
+  // The monitor (inject) or the kernel (a signal frame) is about to write [start, end):
+  // make it writable and count it as written.
+  virtual void before_write(const StoppedThread& t, uint64_t start, uint64_t end) {
+    (void)t, (void)start, (void)end;
+  }
+
+  // Counters for the bench and the debug log.
+  uint64_t faults = 0;        // tracking faults served
+  uint64_t pages_visited = 0; // pages handed to collect()'s visitor
+};
+
+std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, pid_t pid);
+
+}  // namespace cape::monitor

@@ -1,0 +1,88 @@
+#include "monitor/memory_map.h"
+
+#include <sys/mman.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "util/error.h"
+
+namespace cape::monitor {
+
+std::vector<Mapping> read_maps(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/maps";
+  std::ifstream in(path);
+  if (!in) throw UserError("cannot read " + path);
+  std::vector<Mapping> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    Mapping m;
+    char perms[5] = {};
+    unsigned long long start, end, offset, inode;
+    int path_pos = 0;
+    unsigned dev_major, dev_minor;
+    if (std::sscanf(line.c_str(), "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end, perms, &offset,
+                    &dev_major, &dev_minor, &inode, &path_pos) < 7)
+      continue;
+    m.start = start;
+    m.end = end;
+    m.offset = offset;
+    m.read = perms[0] == 'r';
+    m.write = perms[1] == 'w';
+    m.exec = perms[2] == 'x';
+    m.shared = perms[3] == 's';
+    if (path_pos > 0 && static_cast<size_t>(path_pos) < line.size()) m.path = line.substr(path_pos);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+const char* to_string(Region::Kind k) {
+  switch (k) {
+    case Region::data: return "data";
+    case Region::bss: return "bss";
+    case Region::heap: return "heap";
+    case Region::stack: return "stack";
+    case Region::anon: return "anon";
+  }
+  return "?";
+}
+
+std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::string& exe,
+                                uint64_t stack_boundary, uint64_t tls) {
+  std::vector<Region> out;
+  for (size_t i = 0; i < maps.size(); i++) {
+    const Mapping& m = maps[i];
+    if (!m.read || !m.write || m.shared) continue;
+    if (tls >= m.start && tls < m.end) continue;
+    int prot = PROT_READ | PROT_WRITE | (m.exec ? PROT_EXEC : 0);
+    const Mapping* prev = i > 0 && maps[i - 1].end == m.start ? &maps[i - 1] : nullptr;
+    if (!exe.empty() && m.path == exe) {
+      out.push_back({m.start, m.end, prot, Region::data});
+    } else if (m.path == "[heap]") {
+      out.push_back({m.start, m.end, prot, Region::heap});
+    } else if (m.path == "[stack]") {
+      uint64_t s = stack_boundary > m.start && stack_boundary < m.end ? stack_boundary : m.start;
+      out.push_back({s, m.end, prot, Region::stack});
+    } else if (m.path.empty()) {
+      if (prev && !prev->path.empty() && prev->path[0] == '/') {
+        // Anonymous continuation of a file mapping: that file's .bss.
+        if (prev->path == exe) out.push_back({m.start, m.end, prot, Region::bss});
+      } else if (prev && prev->path.empty() && !prev->read && !prev->write && !prev->exec) {
+        // A PROT_NONE guard page right below: a thread stack (glibc), not tracked.
+      } else {
+        out.push_back({m.start, m.end, prot, Region::anon});
+      }
+    }
+  }
+  return out;
+}
+
+uint64_t load_base(const std::vector<Mapping>& maps, const std::string& exe) {
+  for (const Mapping& m : maps)
+    if (m.path == exe) return m.start;
+  return 0;
+}
+
+}  // namespace cape::monitor

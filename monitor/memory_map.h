@@ -1,0 +1,50 @@
+// /proc/PID/maps and the tracked set (../shared/ARCHITECTURE.md, "Dirty tracking";
+// docs/monitor.md lists exactly what is in it).
+//
+// Tracked: writable private mappings of the executable (.data, .relro is read-only so not),
+// the anonymous mapping that continues them (.bss beyond the file), [heap], the main
+// [stack] from the runtime call's frame boundary up, and anonymous private writable
+// mappings. Not tracked: shared libraries' data, shared mappings, [vdso]/[vvar], file
+// mappings of other files, and other threads' stacks (anonymous mappings whose lowest page
+// is a PROT_NONE guard: glibc's thread stacks, which also hold TLS), and the mapping
+// holding the main thread's TLS.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cape::monitor {
+
+struct Mapping {
+  uint64_t start = 0, end = 0;
+  bool read = false, write = false, exec = false, shared = false;
+  uint64_t offset = 0;
+  std::string path;  // "" for anonymous, "[heap]", "[stack]", ...
+};
+
+std::vector<Mapping> read_maps(pid_t pid);
+
+struct Region {
+  uint64_t start = 0, end = 0;  // page aligned, except `start` of the stack (the boundary)
+  int prot = 0;                 // PROT_* the program had
+  enum Kind { data, bss, heap, stack, anon } kind = anon;
+  uint64_t size() const { return end - start; }
+  bool contains(uint64_t a) const { return a >= start && a < end; }
+};
+const char* to_string(Region::Kind k);
+
+// `exe` is the executable's path (/proc/PID/exe); `stack_boundary` the lowest stack
+// address that belongs to the program (0 = whole stack); `tls` the main thread's thread
+// pointer (fs_base): its mapping holds the TLS block and the rseq area, which the kernel
+// writes on every return to user mode, so it is never tracked (0 = unknown).
+// Sorted by address.
+std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::string& exe,
+                                uint64_t stack_boundary, uint64_t tls);
+
+// The executable's load base: the start of its first mapping (0 if not found).
+uint64_t load_base(const std::vector<Mapping>& maps, const std::string& exe);
+
+}  // namespace cape::monitor

@@ -1,0 +1,656 @@
+// The monitor's event loop and the runtime calls it serves. See monitor.h.
+#include "monitor/monitor.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "ckpt/format.h"
+#include "ckpt/ops.h"
+#include "injector/injector.h"
+#include "monitor/crash_report.h"
+#include "monitor/remote_syscall.h"
+#include "monitor/tracee.h"
+#include "protocol.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace cape::monitor {
+
+void KillSwitch::kill(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!killed_.exchange(true)) reason_ = reason;
+  if (pid_ > 0) ::kill(pid_, SIGKILL);
+}
+std::string KillSwitch::reason() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reason_;
+}
+void KillSwitch::attach(pid_t pid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pid_ = pid;
+  if (killed_) ::kill(pid_, SIGKILL);
+}
+void KillSwitch::detach() {
+  std::lock_guard<std::mutex> lock(mu_);
+  pid_ = 0;
+}
+
+namespace {
+
+std::string hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+void write_stderr(const std::string& s) {
+  size_t done = 0;
+  while (done < s.size()) {
+    ssize_t n = ::write(2, s.data() + done, s.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // nowhere left to report to
+    done += static_cast<size_t>(n);
+  }
+}
+
+// Sorted, disjoint [start, end) intervals.
+using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;
+
+Intervals to_intervals(const std::vector<Region>& regions) {
+  Intervals out;
+  for (const Region& r : regions) {
+    if (!out.empty() && out.back().second == r.start)
+      out.back().second = r.end;
+    else
+      out.emplace_back(r.start, r.end);
+  }
+  return out;
+}
+
+// a minus b (both sorted and disjoint).
+Intervals subtract(const Intervals& a, const Intervals& b) {
+  Intervals out;
+  size_t j = 0;
+  for (auto [s, e] : a) {
+    while (j < b.size() && b[j].second <= s) j++;
+    size_t k = j;
+    uint64_t cur = s;
+    while (k < b.size() && b[k].first < e) {
+      if (b[k].first > cur) out.emplace_back(cur, b[k].first);
+      cur = std::max(cur, b[k].second);
+      k++;
+    }
+    if (cur < e) out.emplace_back(cur, e);
+  }
+  return out;
+}
+
+// The part of [s, e) inside `set` that contains s's region (there is at most one since a
+// page meets one region, except at the stack boundary which only cuts from below).
+std::pair<uint64_t, uint64_t> clip(const Intervals& set, uint64_t s, uint64_t e) {
+  auto it = std::upper_bound(set.begin(), set.end(), e - 1,
+                             [](uint64_t x, const std::pair<uint64_t, uint64_t>& iv) { return x < iv.first; });
+  if (it == set.begin()) return {0, 0};
+  --it;
+  uint64_t lo = std::max(s, it->first), hi = std::min(e, it->second);
+  return lo < hi ? std::make_pair(lo, hi) : std::make_pair(uint64_t{0}, uint64_t{0});
+}
+
+// Appends the runs of `a` and `b` (disjoint address sets) to `out` in address order.
+void append_merged(ckpt::Checkpoint& out, const ckpt::Checkpoint& a, const ckpt::Checkpoint& b) {
+  size_t i = 0, j = 0;
+  while (i < a.runs.size() || j < b.runs.size()) {
+    bool take_a = j == b.runs.size() || (i < a.runs.size() && a.runs[i].address < b.runs[j].address);
+    const ckpt::Checkpoint& src = take_a ? a : b;
+    const ckpt::Run& r = take_a ? a.runs[i++] : b.runs[j++];
+    out.append(r.address, src.data(r), r.timestamp, r.reduction);
+  }
+}
+
+bool default_is_fatal(int sig) {
+  switch (sig) {
+    case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+    case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+      return false;
+    default:
+      return true;
+  }
+}
+
+uint64_t status_mask(pid_t tid, const char* key) {
+  std::ifstream in("/proc/" + std::to_string(tid) + "/status");
+  std::string line;
+  size_t klen = std::strlen(key);
+  while (std::getline(in, line))
+    if (line.compare(0, klen, key) == 0) return std::stoull(line.substr(klen + 1), nullptr, 16);
+  return 0;
+}
+
+// Will delivering `sig` to `tid` end the process? (Then the crash report is due now,
+// while the threads can still be unwound.)
+bool delivery_is_fatal(pid_t tid, const siginfo_t& si) {
+  int sig = si.si_signo;
+  if (!default_is_fatal(sig)) return false;
+  uint64_t bit = uint64_t{1} << (sig - 1);
+  // A kernel-raised fault that is blocked or ignored is forced to its default action.
+  bool forced = (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) && si.si_code > 0;
+  if (status_mask(tid, "SigCgt:") & bit) return forced && (status_mask(tid, "SigBlk:") & bit);
+  if (status_mask(tid, "SigIgn:") & bit) return forced;
+  return true;
+}
+
+std::string sanitize(const std::string& name) {
+  std::string s = name;
+  for (char& c : s)
+    if (c == '/' || c == '\0') c = '_';
+  return s;
+}
+
+class Monitor {
+ public:
+  Monitor(const MonitorOptions& o, Exchange* ex) : opt_(o), ex_(ex) {
+    rank_ = ex ? ex->rank() : o.node_rank;
+    size_ = ex ? ex->size() : 1;
+    for (const auto& [name, file] : o.loads) {
+      try {
+        ckpt::Checkpoint c = ckpt::read_file(file);
+        c.name = name;
+        store_[name] = std::move(c);
+      } catch (const ckpt::Error& e) {
+        throw UserError("--load " + name + "=" + file + ": " + e.what());
+      }
+    }
+    if (!o.keep_checkpoints_dir.empty()) {
+      ::mkdir(o.keep_checkpoints_dir.c_str(), 0755);
+      struct stat st;
+      if (::stat(o.keep_checkpoints_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw UserError("--keep-checkpoints: " + o.keep_checkpoints_dir + " is not a directory");
+    }
+    if (o.argv.empty()) throw UserError("no program to run");
+  }
+
+  int run();
+
+ private:
+  void launch();
+  int loop();
+  void on_signal_stop(pid_t tid, int sig);
+  void on_event_stop(pid_t tid, int event);
+  void serve(pid_t tid, user_regs_struct regs);
+  long dispatch(pid_t tid, int op, uint64_t a1, uint64_t a2, uint64_t boundary);
+  void op_start(const StoppedThread& st);
+  void op_stop(const StoppedThread& st);
+  void op_create(const StoppedThread& st, const std::string& name, uint64_t boundary);
+  void op_inject(const StoppedThread& st, const std::string& name, uint64_t boundary);
+  void keep(const ckpt::Checkpoint& c);
+  ckpt::Checkpoint& lookup(const std::string& name, const char* call);
+  void stamp(ckpt::Checkpoint& c, const std::string& name);
+  void kill_and_reap();
+  void resume(pid_t tid, int sig);
+  int finish(const WaitStatus& ws);
+
+  const MonitorOptions& opt_;
+  Exchange* ex_;
+  int rank_ = 0, size_ = 1;
+  pid_t pid_ = 0;
+  std::unique_ptr<Tracee> tracee_;
+  std::string exe_;
+  uint64_t gadget_ = 0;
+  uint64_t tls_ = 0;  // the main thread's fs_base
+  std::set<pid_t> threads_, awaiting_first_stop_;
+  std::unique_ptr<DirtyTracker> tracker_;
+  bool tracking_ = false;
+  std::vector<Region> start_regions_;
+  std::map<uint64_t, std::vector<uint8_t>> extra_;  // pages outside start()'s set, at last create
+  uint64_t region_ = 0;    // start() calls so far: the timestamp of the region's runs
+  uint64_t sequence_ = 0;  // checkpoints made (created or merged) so far
+  std::map<std::string, ckpt::Checkpoint> store_;
+  bool reported_ = false;
+};
+
+void Monitor::launch() {
+  std::vector<char*> argv;
+  for (const std::string& a : opt_.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  if (opt_.tracker == TrackerKind::mprotect && opt_.pin_for_sync_tracker) {
+    int cpu = sched_getcpu();
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu < 0 ? 0 : cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) fail_errno("sched_setaffinity");
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) fail_errno("fork");
+  if (pid == 0) {
+    // The child: only async-signal-safe calls until exec.
+    if (opt_.stdin_fd >= 0) ::dup2(opt_.stdin_fd, 0);
+    if (opt_.stdout_fd >= 0) ::dup2(opt_.stdout_fd, 1);
+    if (opt_.stderr_fd >= 0) ::dup2(opt_.stderr_fd, 2);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::personality(ADDR_NO_RANDOMIZE);     // the same addresses on every node
+    ::prctl(PR_SET_DUMPABLE, 1);          // launchers may have cleared it (KERNEL-FACTS.md)
+    if (::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(126);
+    ::raise(SIGSTOP);
+    ::execvp(argv[0], argv.data());
+    int e = errno;
+    const char* msg = std::strerror(e);
+    const char* parts[] = {"cape: cannot run ", argv[0], ": ", msg, "\n"};
+    for (const char* p : parts)
+      if (::write(2, p, std::strlen(p)) < 0) break;
+    _exit(127);
+  }
+  pid_ = pid;
+  if (opt_.kill_switch) opt_.kill_switch->attach(pid);
+  int raw = 0;
+  while (::waitpid(pid, &raw, __WALL) < 0)
+    if (errno != EINTR) fail_errno("waitpid (starting the program)");
+  WaitStatus ws{raw};
+  if (ws.kind() != WaitStatus::signal_stop || ws.signal() != SIGSTOP)
+    throw UserError("the program did not start: " + ws.describe());
+  long options = PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC;
+  if (::ptrace(PTRACE_SETOPTIONS, pid, nullptr, options) != 0) fail_errno("PTRACE_SETOPTIONS");
+  threads_.insert(pid);
+  tracee_ = std::make_unique<Tracee>(pid);
+  tracker_ = make_tracker(opt_.tracker, pid);
+  resume(pid, 0);
+}
+
+void Monitor::resume(pid_t tid, int sig) {
+  if (::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<long>(sig))) != 0) {
+    if (errno == ESRCH) return;  // killed meanwhile (SIGKILL): its exit status comes next
+    fail_errno("PTRACE_CONT");
+  }
+}
+
+int Monitor::run() {
+  try {
+    launch();
+    int status = loop();
+    if (opt_.kill_switch) opt_.kill_switch->detach();
+    if (opt_.kill_switch && opt_.kill_switch->killed()) {
+      write_stderr("cape: " + opt_.kill_switch->reason() + "\n");
+      return 1;
+    }
+    return status;
+  } catch (const UserError& e) {
+    kill_and_reap();
+    write_stderr(std::string("cape: ") + e.what() + "\n");
+    return e.status ? e.status : 1;
+  } catch (const ckpt::Error& e) {
+    kill_and_reap();
+    write_stderr(std::string("cape: ") + e.what() + "\n");
+    return 1;
+  } catch (const TraceeDied& d) {
+    // Died in the middle of a remote syscall: SIGKILL from outside (or the kill switch).
+    kill_and_reap();
+    if (opt_.kill_switch && opt_.kill_switch->killed()) {
+      write_stderr("cape: " + opt_.kill_switch->reason() + "\n");
+      return 1;
+    }
+    write_stderr("cape: the program " + d.status.describe() + " while the monitor worked in it\n");
+    return 1;
+  } catch (const std::exception& e) {
+    kill_and_reap();
+    write_stderr(std::string("cape: monitor error: ") + e.what() + "\n");
+    return 1;
+  }
+}
+
+void Monitor::kill_and_reap() {
+  if (opt_.kill_switch) opt_.kill_switch->detach();
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  for (;;) {
+    int raw = 0;
+    pid_t got = ::waitpid(-1, &raw, __WALL);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      break;  // ECHILD: nothing left
+    }
+    WaitStatus ws{raw};
+    if (got == pid_ && (ws.kind() == WaitStatus::exited || ws.kind() == WaitStatus::signaled)) break;
+  }
+  pid_ = 0;
+}
+
+int Monitor::finish(const WaitStatus& ws) {
+  if (ex_) ex_->program_exited(ws.raw);
+  pid_ = 0;
+  if (ws.kind() == WaitStatus::exited) return ws.exit_code();
+  if (!reported_ && !(opt_.kill_switch && opt_.kill_switch->killed()))
+    write_stderr("cape: the program was killed by signal " + std::to_string(ws.signal()) + " (" +
+                 strsignal(ws.signal()) + ")\n");
+  return 128 + ws.signal();  // like a shell
+}
+
+int Monitor::loop() {
+  for (;;) {
+    int raw = 0;
+    pid_t tid = ::waitpid(-1, &raw, __WALL);
+    if (tid < 0) {
+      if (errno == EINTR) continue;
+      fail_errno("waitpid");
+    }
+    WaitStatus ws{raw};
+    switch (ws.kind()) {
+      case WaitStatus::exited:
+      case WaitStatus::signaled:
+        threads_.erase(tid);
+        awaiting_first_stop_.erase(tid);
+        if (tid == pid_) return finish(ws);
+        break;
+      case WaitStatus::event_stop:
+        on_event_stop(tid, ws.event());
+        break;
+      case WaitStatus::signal_stop:
+        on_signal_stop(tid, ws.signal());
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void Monitor::on_event_stop(pid_t tid, int event) {
+  if (event == PTRACE_EVENT_CLONE) {
+    unsigned long child = 0;
+    if (::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &child) != 0) fail_errno("PTRACE_GETEVENTMSG");
+    pid_t c = static_cast<pid_t>(child);
+    if (!threads_.count(c)) {
+      threads_.insert(c);
+      awaiting_first_stop_.insert(c);
+    }
+    CAPE_LOG_AT(debug, "monitor") << "thread " << c << " started";
+  } else if (event == PTRACE_EVENT_EXEC) {
+    // The program replaced itself: whatever was tracked belongs to a gone image.
+    tracking_ = false;
+    tracker_ = make_tracker(opt_.tracker, pid_);
+    exe_.clear();
+  }
+  resume(tid, 0);
+}
+
+void Monitor::on_signal_stop(pid_t tid, int sig) {
+  siginfo_t si{};
+  if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) != 0) {
+    if (errno == EINVAL) {  // a group-stop (SIGSTOP/SIGTSTP to the process): let it go on
+      resume(tid, 0);
+      return;
+    }
+    if (errno == ESRCH) return;
+    fail_errno("PTRACE_GETSIGINFO");
+  }
+  if (sig == SIGSTOP) {
+    if (!threads_.count(tid)) {  // a new thread's first stop, before its parent's clone event
+      threads_.insert(tid);
+      resume(tid, 0);
+      return;
+    }
+    if (awaiting_first_stop_.erase(tid)) {
+      resume(tid, 0);
+      return;
+    }
+  }
+  threads_.insert(tid);
+  CAPE_LOG_AT(debug, "monitor") << "thread " << tid << " signal " << sig << " code " << si.si_code
+                                << " addr " << si.si_addr;
+  if (sig == SIGTRAP && si.si_code == SI_KERNEL) {
+    user_regs_struct regs = Tracee::get_regs(tid);
+    if ((regs.rax & CAPE_TRAP_MAGIC_MASK) == CAPE_TRAP_MAGIC) {
+      serve(tid, regs);
+      return;
+    }
+  }
+  StoppedThread st{*tracee_, tid, gadget_};
+  if (sig == SIGSEGV && tracking_ && tracker_->on_fault(st, si)) {
+    resume(tid, 0);
+    return;
+  }
+  if (delivery_is_fatal(tid, si)) {
+    // Stop the other threads so that every stack can be unwound, then let the signal kill.
+    std::vector<pid_t> others;
+    for (pid_t t : threads_) {
+      if (t == tid) continue;
+      if (::syscall(SYS_tgkill, pid_, t, SIGSTOP) != 0) continue;
+      int raw = 0;
+      if (::waitpid(t, &raw, __WALL) == t && WIFSTOPPED(raw)) others.push_back(t);
+    }
+    write_stderr(crash_report(pid_, tid, si, others));
+    reported_ = true;
+    resume(tid, sig);
+    return;
+  }
+  if (tracking_ && gadget_) {
+    // A handler will run: the kernel writes the signal frame below the stack pointer, which
+    // a read-only stack page would turn into a forced SIGSEGV. Open those pages first.
+    user_regs_struct regs = Tracee::get_regs(tid);
+    uint64_t sp = regs.rsp;
+    tracker_->before_write(st, sp > 32768 ? sp - 32768 : 0, sp);
+  }
+  resume(tid, sig);
+}
+
+void Monitor::serve(pid_t tid, user_regs_struct regs) {
+  int op = static_cast<int>(regs.rax & 0xff);
+  gadget_ = regs.rcx;
+  if (tid == pid_) tls_ = regs.fs_base;
+  long result = dispatch(tid, op, regs.rdi, regs.rsi, regs.rdx);
+  regs.rax = static_cast<unsigned long long>(result);
+  Tracee::set_regs(tid, regs);
+  resume(tid, 0);
+}
+
+ckpt::Checkpoint& Monitor::lookup(const std::string& name, const char* call) {
+  auto it = store_.find(name);
+  if (it == store_.end())
+    throw UserError(std::string(call) + "(\"" + name + "\"): no checkpoint of that name on node " +
+                    std::to_string(rank_));
+  return it->second;
+}
+
+void Monitor::stamp(ckpt::Checkpoint& c, const std::string& name) {
+  c.node = static_cast<uint32_t>(rank_);
+  c.sequence = ++sequence_;
+  c.name = name;
+  if (!exe_.empty()) c.load_base = load_base(read_maps(pid_), exe_);
+}
+
+void Monitor::keep(const ckpt::Checkpoint& c) {
+  if (opt_.keep_checkpoints_dir.empty()) return;
+  std::string path = opt_.keep_checkpoints_dir + "/" + std::to_string(c.node) + "." +
+                     std::to_string(c.sequence) + "." + sanitize(c.name) + ".dickpt";
+  ckpt::write_file(c, path);
+}
+
+long Monitor::dispatch(pid_t tid, int op, uint64_t a1, uint64_t a2, uint64_t boundary) {
+  StoppedThread st{*tracee_, tid, gadget_};
+  auto name = [&](uint64_t p) { return tracee_->read_c_string(p); };
+  if (exe_.empty()) {
+    char buf[4096];
+    std::string link = "/proc/" + std::to_string(pid_) + "/exe";
+    ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
+    if (n < 0) fail_errno("readlink " + link);
+    exe_.assign(buf, static_cast<size_t>(n));
+  }
+  switch (op) {
+    case CAPE_OP_HELLO: return 0;
+    case CAPE_OP_MASTER: return rank_ == 0;
+    case CAPE_OP_NODE_ID: return rank_;
+    case CAPE_OP_NUM_NODES: return size_;
+    case CAPE_OP_LAST_PARALLEL: return 0;  // not knowable here; see docs/monitor.md
+    case CAPE_OP_START: op_start(st); return 0;
+    case CAPE_OP_STOP: op_stop(st); return 0;
+    case CAPE_OP_CREATE: op_create(st, name(a1), boundary); return 0;
+    case CAPE_OP_INJECT: op_inject(st, name(a1), boundary); return 0;
+    case CAPE_OP_SEND: {
+      std::string n = name(a1);
+      int node = static_cast<int>(static_cast<int64_t>(a2));
+      if (!ex_) throw UserError("send(\"" + n + "\", " + std::to_string(node) +
+                                "): this program runs alone under `cape monitor`; use `cape run -n N`");
+      if (node < 0 || node >= size_ || node == rank_)
+        throw UserError("send(\"" + n + "\", " + std::to_string(node) + "): no such other node (" +
+                        std::to_string(size_) + " nodes)");
+      ex_->send(lookup(n, "send"), node);
+      return 0;
+    }
+    case CAPE_OP_RECEIVE: {
+      std::string n = name(a1);
+      if (!ex_) throw UserError("receive(\"" + n + "\"): this program runs alone under `cape monitor`;"
+                                " use `cape run -n N`, or give it with --load " + n + "=FILE");
+      ckpt::Checkpoint c = ex_->receive(n);
+      c.name = n;
+      store_[n] = std::move(c);
+      return 0;
+    }
+    case CAPE_OP_BROADCAST: {
+      std::string n = name(a1);
+      ckpt::Checkpoint& c = lookup(n, "broadcast");
+      if (ex_ && size_ > 1) ex_->broadcast(c);
+      return 0;
+    }
+    case CAPE_OP_WAIT_FOR: {
+      // Receive every slave's part and merge them (004_9e6a480351e099dd.txt 3.2).
+      std::string n = name(a1);
+      if (ex_ && size_ > 1) {
+        ex_->wait_for(n, [&](ckpt::Checkpoint&& part, int from) {
+          auto it = store_.find(n);
+          if (it == store_.end()) {
+            part.name = n;
+            store_[n] = std::move(part);
+            return;
+          }
+          ckpt::MergeResult m = ckpt::merge(it->second, part);
+          if (!m.conflicts.empty())
+            CAPE_LOG_AT(warn, "monitor") << "wait_for(\"" << n << "\"): " << m.conflict_bytes
+                                         << " bytes written differently by node " << from
+                                         << " and another node, first at " << hex(m.conflicts[0].address);
+          it->second = std::move(m.merged);
+        });
+      }
+      auto it = store_.find(n);
+      if (it == store_.end()) {
+        ckpt::Checkpoint empty;
+        store_[n] = std::move(empty);
+        it = store_.find(n);
+      }
+      stamp(it->second, n);
+      keep(it->second);
+      return 0;
+    }
+    case CAPE_OP_MERGE: {
+      std::string into = name(a1), from = name(a2);
+      ckpt::Checkpoint& f = lookup(from, "merge");
+      auto it = store_.find(into);
+      ckpt::Checkpoint result = it == store_.end() ? f : ckpt::merge(it->second, f).merged;
+      stamp(result, into);
+      keep(result);
+      store_[into] = std::move(result);
+      return 0;
+    }
+    default:
+      throw UserError("unknown runtime call " + std::to_string(op) +
+                      " (libcape and cape come from different versions?)");
+  }
+}
+
+void Monitor::op_start(const StoppedThread& st) {
+  if (tracking_) op_stop(st);
+  start_regions_ = tracked_set(read_maps(pid_), exe_, 0, tls_);
+  tracker_->start(st, start_regions_);
+  tracking_ = true;
+  ++region_;
+  extra_.clear();
+  CAPE_LOG_AT(debug, "monitor") << "start(): " << start_regions_.size() << " regions, tracker "
+                                << to_string(tracker_->kind());
+}
+
+void Monitor::op_stop(const StoppedThread& st) {
+  if (!tracking_) return;
+  tracker_->stop(st);
+  tracking_ = false;
+  extra_.clear();
+  start_regions_.clear();
+}
+
+void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64_t boundary) {
+  if (!tracking_) throw UserError("create(\"" + name + "\") outside start() ... stop()");
+  // What may be captured now: the tracked set with the runtime's frames cut off.
+  Intervals now = to_intervals(tracked_set(read_maps(pid_), exe_, boundary, tls_));
+  const uint64_t ts = region_;
+
+  ckpt::Checkpoint tracked;  // pages of start()'s set, from the tracker
+  ckpt::Differ tracked_diff(tracked, ts);
+  tracker_->collect(st, [&](uint64_t page, std::span<const uint8_t> orig, std::span<const uint8_t> cur) {
+    auto [lo, hi] = clip(now, page, page + kPageSize);
+    if (lo == hi) return;
+    tracked_diff.add(lo, orig.subspan(lo - page, hi - lo), cur.subspan(lo - page, hi - lo));
+  });
+
+  // Memory that start() did not see (mapped or grown since): against zeros the first time,
+  // then against what the previous create() saw.
+  tracked_diff.finish();
+  ckpt::Checkpoint fresh;
+  ckpt::Differ fresh_diff(fresh, ts);
+  std::vector<uint8_t> cur(kPageSize);
+  for (auto [s, e] : subtract(now, to_intervals(start_regions_))) {
+    for (uint64_t page = page_down(s); page < e; page += kPageSize) {
+      if (tracee_->read_bytes_fallible(page, cur) != kPageSize) continue;
+      uint64_t lo = std::max(page, s), hi = std::min(page + kPageSize, e);
+      std::span<const uint8_t> c(cur.data() + (lo - page), hi - lo);
+      auto it = extra_.find(page);
+      if (it == extra_.end()) {
+        fresh_diff.add_against_zero(lo, c);
+        extra_.emplace(page, cur);
+      } else {
+        fresh_diff.add(lo, std::span<const uint8_t>(it->second).subspan(lo - page, hi - lo), c);
+        it->second = cur;
+      }
+    }
+  }
+
+  fresh_diff.finish();
+  ckpt::Checkpoint out;
+  out.kind = ckpt::Kind::delta;
+  out.timestamp = ts;
+  append_merged(out, tracked, fresh);
+  stamp(out, name);
+  CAPE_LOG_AT(debug, "monitor") << "create(\"" << name << "\"): " << out.runs.size() << " runs, "
+                                << out.payload_bytes() << " bytes, " << tracker_->pages_visited
+                                << " pages visited so far, " << tracker_->faults << " faults";
+  keep(out);
+  store_[name] = std::move(out);
+}
+
+void Monitor::op_inject(const StoppedThread& st, const std::string& name, uint64_t boundary) {
+  const ckpt::Checkpoint& c = lookup(name, "inject");
+  std::vector<injector::Range> allowed;
+  for (auto [s, e] : to_intervals(tracked_set(read_maps(pid_), exe_, boundary, tls_))) allowed.push_back({s, e});
+  injector::check_inside(c, allowed, "inject(\"" + name + "\")");  // before writing anything
+  if (tracking_)
+    for (const ckpt::Run& r : c.runs) tracker_->before_write(st, r.address, r.end());
+  injector::write_checkpoint(tracee_->pid(), c);
+}
+
+}  // namespace
+
+int run_monitor(const MonitorOptions& options, Exchange* exchange) {
+  Monitor m(options, exchange);
+  return m.run();
+}
+
+}  // namespace cape::monitor

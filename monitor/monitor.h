@@ -1,0 +1,66 @@
+// The monitor: runs one program under ptrace, serves its runtime calls (runtime/src/
+// protocol.h), tracks its writes and makes and injects DICKPT checkpoints
+// (003_45ed75503520c8f4.txt Sect. V; 004_9e6a480351e099dd.txt 3.2).
+//
+//   cape::monitor::MonitorOptions o;
+//   o.argv = {"./prog", "arg"};
+//   int status = cape::monitor::run_monitor(o, nullptr);   // alone: `cape monitor`
+//   int status = cape::monitor::run_monitor(o, &exchange); // one node of a job: `cape node`
+//
+// The returned status is the program's exit status, or 128 + signal when a signal killed
+// it (after a crash report on stderr), or 1 (or UserError::status) when the job failed:
+// an Exchange call threw, a runtime call was misused, or KillSwitch::kill() was called.
+// The program never outlives run_monitor (PTRACE_O_EXITKILL, SIGKILL on every error path).
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "monitor/dirty_tracker.h"
+#include "monitor/exchange.h"
+
+namespace cape::monitor {
+
+// Lets another thread (the node's network side) end the job: kills the program and makes
+// run_monitor return 1 after printing `reason`. Safe to call at any time, from any thread,
+// before, during or after run_monitor.
+class KillSwitch {
+ public:
+  void kill(const std::string& reason);
+  bool killed() const { return killed_.load(); }
+  std::string reason() const;
+  // For run_monitor: the program's pid (0 = none yet / gone).
+  void attach(pid_t pid);
+  void detach();
+
+ private:
+  mutable std::mutex mu_;
+  std::atomic<bool> killed_{false};
+  std::string reason_;
+  pid_t pid_ = 0;
+};
+
+struct MonitorOptions {
+  TrackerKind tracker = TrackerKind::uffd;
+  std::string keep_checkpoints_dir;                          // "" = keep none
+  std::vector<std::pair<std::string, std::string>> loads;    // NAME, FILE (--load)
+  std::vector<std::string> argv;                             // the program and its arguments
+  int node_rank = 0;                                         // used when exchange == nullptr
+  // Descriptors the program gets as stdin/stdout/stderr (-1 = the monitor's own).
+  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
+  // Synchronous trackers (mprotect) want the monitor on the program's vCPU
+  // (KERNEL-FACTS.md): pin both to the CPU the monitor runs on. Off = let them float.
+  bool pin_for_sync_tracker = true;
+  KillSwitch* kill_switch = nullptr;
+};
+
+// Runs the program to its end; see the top of this file for the returned status.
+// Throws UserError only for bad options (unreadable --load file, ...), before starting it.
+int run_monitor(const MonitorOptions& options, Exchange* exchange /* nullptr = alone */);
+
+}  // namespace cape::monitor

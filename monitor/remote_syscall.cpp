@@ -1,0 +1,75 @@
+#include "monitor/remote_syscall.h"
+
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <exception>
+
+#include "util/log.h"
+
+namespace cape::monitor {
+
+AutoRemoteSyscalls::AutoRemoteSyscalls(pid_t pid, pid_t tid, uint64_t gadget)
+    : pid_(pid), tid_(tid), gadget_(gadget), saved_(Tracee::get_regs(tid)) {}
+
+AutoRemoteSyscalls::~AutoRemoteSyscalls() noexcept(false) {
+  if (!alive_) return;
+  Tracee::set_regs(tid_, saved_);
+  for (int sig : deferred_signals_) {
+    if (::syscall(SYS_tgkill, pid_, tid_, sig) != 0 && !std::uncaught_exceptions())
+      fail_errno("tgkill (re-sending a deferred signal)");
+  }
+}
+
+long AutoRemoteSyscalls::syscall(long no, long a1, long a2, long a3, long a4, long a5, long a6) {
+  user_regs_struct r = saved_;
+  r.rip = gadget_;
+  r.rax = static_cast<unsigned long long>(no);
+  r.orig_rax = static_cast<unsigned long long>(-1);  // no syscall restart on the way out
+  r.rdi = a1;
+  r.rsi = a2;
+  r.rdx = a3;
+  r.r10 = a4;
+  r.r8 = a5;
+  r.r9 = a6;
+  Tracee::set_regs(tid_, r);
+  ++count_;
+  CAPE_LOG_AT(debug, "monitor") << "remote syscall " << no << "(" << std::hex << a1 << ", " << a2
+                                << ", " << a3 << std::dec << ") in " << tid_;
+  if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) fail_errno("PTRACE_CONT (remote syscall)");
+  for (;;) {
+    int raw = 0;
+    pid_t got = ::waitpid(tid_, &raw, __WALL);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      fail_errno("waitpid (remote syscall)");
+    }
+    WaitStatus ws{raw};
+    if (ws.kind() == WaitStatus::exited || ws.kind() == WaitStatus::signaled) {
+      alive_ = false;
+      throw TraceeDied{tid_, ws};
+    }
+    if (ws.kind() == WaitStatus::signal_stop) {
+      user_regs_struct now = Tracee::get_regs(tid_);
+      if (ws.signal() == SIGTRAP && now.rip == gadget_ + 3) {  // after `syscall` (2) + int3 (1)
+        return static_cast<long>(now.rax);
+      }
+      // Some other signal hit the thread meanwhile: keep it for later, finish the call.
+      siginfo_t si{};
+      ::ptrace(PTRACE_GETSIGINFO, tid_, nullptr, &si);
+      CAPE_LOG_AT(debug, "monitor") << "remote syscall " << no << ": deferring signal "
+                                    << ws.signal() << " at rip " << std::hex << now.rip << " addr "
+                                    << si.si_addr << " code " << std::dec << si.si_code;
+      deferred_signals_.push_back(ws.signal());
+    }
+    // Event stops (a clone in the middle of a syscall cannot happen here) and deferred
+    // signals: resume without delivering.
+    if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) fail_errno("PTRACE_CONT (remote syscall)");
+  }
+}
+
+}  // namespace cape::monitor

@@ -1,0 +1,53 @@
+// Running system calls inside a stopped tracee thread (model: rr's AutoRemoteSyscalls).
+//
+//   {
+//     AutoRemoteSyscalls remote(tid, gadget);       // saves the thread's registers
+//     long r = remote.syscall(SYS_mprotect, addr, len, PROT_READ);
+//     if (r < 0) ... -r is the errno ...
+//   }                                                // registers restored here
+//
+// The thread must be in a ptrace stop. The call runs at libcape's `syscall; int3` gadget
+// (runtime/src/protocol.h), so nothing is written into the tracee's memory. A signal that
+// arrives for the thread meanwhile is not lost: it is re-sent with tgkill once the
+// registers are back. If the tracee dies meanwhile, TraceeDied is thrown.
+#pragma once
+
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "monitor/tracee.h"
+
+namespace cape::monitor {
+
+struct TraceeDied {
+  pid_t tid;
+  WaitStatus status;
+};
+
+class AutoRemoteSyscalls {
+ public:
+  AutoRemoteSyscalls(pid_t pid, pid_t tid, uint64_t gadget);
+  ~AutoRemoteSyscalls() noexcept(false);
+  AutoRemoteSyscalls(const AutoRemoteSyscalls&) = delete;
+  AutoRemoteSyscalls& operator=(const AutoRemoteSyscalls&) = delete;
+
+  // The raw kernel result: >= 0, or -errno.
+  long syscall(long no, long a1 = 0, long a2 = 0, long a3 = 0, long a4 = 0, long a5 = 0,
+               long a6 = 0);
+
+  static uint64_t count() { return count_; }  // syscalls run so far (for the bench)
+
+ private:
+  pid_t pid_;
+  pid_t tid_;
+  uint64_t gadget_;
+  user_regs_struct saved_;
+  bool alive_ = true;
+  std::vector<int> deferred_signals_;
+  static inline uint64_t count_ = 0;
+};
+
+}  // namespace cape::monitor

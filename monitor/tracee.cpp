@@ -1,0 +1,107 @@
+#include "monitor/tracee.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "util/error.h"
+
+namespace cape::monitor {
+
+void fail_errno(const std::string& what) { throw std::runtime_error(errno_message(what)); }
+
+WaitStatus::Kind WaitStatus::kind() const {
+  if (WIFEXITED(raw)) return exited;
+  if (WIFSIGNALED(raw)) return signaled;
+  if (!WIFSTOPPED(raw)) return other;
+  if ((raw >> 16) != 0) return event_stop;
+  return signal_stop;  // a group-stop looks the same; GETSIGINFO tells them apart
+}
+int WaitStatus::exit_code() const { return WEXITSTATUS(raw); }
+int WaitStatus::signal() const { return WIFSIGNALED(raw) ? WTERMSIG(raw) : WSTOPSIG(raw); }
+int WaitStatus::event() const { return raw >> 16; }
+std::string WaitStatus::describe() const {
+  switch (kind()) {
+    case exited: return "exited with status " + std::to_string(exit_code());
+    case signaled: return std::string("killed by signal ") + strsignal(signal());
+    case signal_stop: return std::string("stopped by ") + strsignal(signal());
+    case event_stop: return "ptrace event " + std::to_string(event());
+    default: return "wait status " + std::to_string(raw);
+  }
+}
+
+Tracee::Tracee(pid_t pid) : pid_(pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/mem";
+  mem_.reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!mem_.valid()) fail_errno("open " + path);
+}
+
+size_t Tracee::read_bytes_fallible(uint64_t remote, std::span<uint8_t> out) const {
+  size_t done = 0;
+  while (done < out.size()) {
+    iovec local{out.data() + done, out.size() - done};
+    iovec rem{reinterpret_cast<void*>(remote + done), out.size() - done};
+    ssize_t n = ::process_vm_readv(pid_, &local, 1, &rem, 1, 0);
+    if (n <= 0) {
+      // process_vm_readv stops at the first unreadable page; /proc/PID/mem also reads
+      // pages the tracee cannot (PROT_NONE guard pages never hold program data, so stop).
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return done;
+}
+
+void Tracee::read_bytes(uint64_t remote, std::span<uint8_t> out) const {
+  size_t n = read_bytes_fallible(remote, out);
+  if (n != out.size()) {
+    errno = errno ? errno : EFAULT;
+    fail_errno("read tracee memory at 0x" + [&] {
+      char b[32];
+      snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(remote + n));
+      return std::string(b);
+    }());
+  }
+}
+
+void Tracee::write_bytes(uint64_t remote, std::span<const uint8_t> data) const {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::pwrite(mem_.get(), data.data() + done, data.size() - done,
+                         static_cast<off_t>(remote + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail_errno("write tracee memory");
+    done += static_cast<size_t>(n);
+  }
+}
+
+std::string Tracee::read_c_string(uint64_t remote, size_t max) const {
+  std::string s;
+  char buf[256];
+  while (s.size() < max) {
+    size_t n = read_bytes_fallible(remote + s.size(), {reinterpret_cast<uint8_t*>(buf), sizeof buf});
+    if (n == 0) throw UserError("cape: bad string pointer passed to a runtime call");
+    for (size_t i = 0; i < n; i++) {
+      if (buf[i] == 0) return s;
+      s.push_back(buf[i]);
+    }
+  }
+  throw UserError("cape: checkpoint name longer than " + std::to_string(max) + " bytes");
+}
+
+user_regs_struct Tracee::get_regs(pid_t tid) {
+  user_regs_struct r;
+  if (::ptrace(PTRACE_GETREGS, tid, nullptr, &r) != 0) fail_errno("PTRACE_GETREGS");
+  return r;
+}
+void Tracee::set_regs(pid_t tid, const user_regs_struct& r) {
+  if (::ptrace(PTRACE_SETREGS, tid, nullptr, &r) != 0) fail_errno("PTRACE_SETREGS");
+}
+
+}  // namespace cape::monitor

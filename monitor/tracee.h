@@ -1,0 +1,59 @@
+// A traced process as the monitor sees it: its memory (read through process_vm_readv,
+// written through /proc/PID/mem so that read-only pages can be written too), its threads'
+// registers, and waitpid statuses given names.
+//
+//   Tracee t(pid);
+//   t.read_bytes(remote, local_span);          // throws on a short read
+//   user_regs_struct r = t.get_regs(tid);      // the thread must be ptrace-stopped
+#pragma once
+
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "util/scoped_fd.h"
+
+namespace cape::monitor {
+
+inline constexpr uint64_t kPageSize = 4096;
+inline uint64_t page_down(uint64_t a) { return a & ~(kPageSize - 1); }
+inline uint64_t page_up(uint64_t a) { return (a + kPageSize - 1) & ~(kPageSize - 1); }
+
+// A bug in the monitor or an unexpected kernel answer: always fatal for the job.
+[[noreturn]] void fail_errno(const std::string& what);
+
+// A waitpid status classified (model: rr's WaitStatus).
+struct WaitStatus {
+  enum Kind { exited, signaled, signal_stop, group_stop, event_stop, other };
+  int raw = 0;
+  Kind kind() const;
+  int exit_code() const;    // exited
+  int signal() const;       // signaled, signal_stop
+  int event() const;        // PTRACE_EVENT_* of an event stop
+  std::string describe() const;
+};
+
+class Tracee {
+ public:
+  explicit Tracee(pid_t pid);
+  pid_t pid() const { return pid_; }
+
+  void read_bytes(uint64_t remote, std::span<uint8_t> out) const;
+  // Fewer bytes than asked when the range runs into unmapped memory.
+  size_t read_bytes_fallible(uint64_t remote, std::span<uint8_t> out) const;
+  // Through /proc/PID/mem: works on write-protected pages (mprotect and uffd WP_ASYNC).
+  void write_bytes(uint64_t remote, std::span<const uint8_t> data) const;
+  std::string read_c_string(uint64_t remote, size_t max = 4096) const;
+
+  static user_regs_struct get_regs(pid_t tid);
+  static void set_regs(pid_t tid, const user_regs_struct& r);
+
+ private:
+  pid_t pid_;
+  util::ScopedFd mem_;
+};
+
+}  // namespace cape::monitor

@@ -1,0 +1,157 @@
+// `uffd`: userfaultfd write-protection in asynchronous mode (Linux >= 6.7).
+//
+// Why asynchronous (measured, docs/monitor.md; ../shared/KERNEL-FACTS.md): a WP_ASYNC fault
+// costs ~0.7 us and never stops the program; a synchronous fault served by a monitor
+// thread costs >= 5 us on the same vCPU and 70-190 us across vCPUs. WP_ASYNC does not give
+// a chance to copy a page before its first write, so start() copies the whole tracked set
+// (~10 GB/s) and keeps it up to date at each create(). Kernel writes (read(2) into a
+// tracked buffer) are tracked too, and the monitor's own /proc/PID/mem writes are marked
+// as writes, so inject() needs nothing special.
+//
+// The userfaultfd is created inside the tracee by an injected userfaultfd(2) and taken by
+// the monitor with pidfd_getfd; the tracee's descriptor is closed again at once.
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "monitor/remote_syscall.h"
+#include "monitor/trackers.h"
+#include "util/error.h"
+#include "util/log.h"
+
+// Debian 12's headers predate these (values from Linux 6.7 include/uapi).
+#ifndef UFFD_FEATURE_WP_UNPOPULATED
+#define UFFD_FEATURE_WP_UNPOPULATED (1 << 13)
+#endif
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1 << 15)
+#endif
+namespace {
+struct page_region_v1 {
+  uint64_t start, end, categories;
+};
+struct pm_scan_arg_v1 {
+  uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages, category_inverted,
+      category_mask, category_anyof_mask, return_mask;
+};
+constexpr uint64_t kPageIsWritten = 1 << 1;
+constexpr uint64_t kScanWpMatching = 1 << 0;
+constexpr uint64_t kScanCheckWpAsync = 1 << 1;
+constexpr unsigned long kPagemapScan = _IOWR('f', 16, pm_scan_arg_v1);
+}  // namespace
+
+namespace cape::monitor {
+
+void UffdTracker::open_uffd(const StoppedThread& t) {
+  long remote_fd;
+  {
+    AutoRemoteSyscalls remote(pid_, t.tid, t.gadget);
+    remote_fd = remote.syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+    if (remote_fd < 0) {
+      errno = static_cast<int>(-remote_fd);
+      throw UserError(errno_message("--tracker uffd: userfaultfd(2) in the program failed") +
+                      " (try --tracker mprotect)");
+    }
+    util::ScopedFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
+    if (!pidfd.valid()) fail_errno("pidfd_open");
+    uffd_.reset(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), remote_fd, 0)));
+    int saved = errno;
+    long closed = remote.syscall(SYS_close, remote_fd);
+    errno = saved;
+    if (!uffd_.valid()) fail_errno("pidfd_getfd (taking the program's userfaultfd)");
+    if (closed < 0) fail_errno("close in the tracee");
+  }
+  uffdio_api api{};
+  api.api = UFFD_API;
+  api.features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED;
+  if (::ioctl(uffd_.get(), UFFDIO_API, &api) != 0)
+    throw UserError(errno_message("--tracker uffd: UFFDIO_API with WP_ASYNC (needs Linux >= 6.7)") +
+                    " (try --tracker mprotect)");
+  std::string path = "/proc/" + std::to_string(pid_) + "/pagemap";
+  pagemap_.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!pagemap_.valid()) fail_errno("open " + path);
+}
+
+void UffdTracker::start(const StoppedThread& t, const std::vector<Region>& regions) {
+  if (!uffd_.valid()) open_uffd(t);
+  copies_.clear();
+  for (const Region& r : regions) {
+    Copy c{r, {}, false};
+    uffdio_register reg{};
+    reg.range = {r.start, r.size()};
+    reg.mode = UFFDIO_REGISTER_MODE_WP;
+    if (::ioctl(uffd_.get(), UFFDIO_REGISTER, &reg) != 0) fail_errno("UFFDIO_REGISTER");
+    c.registered = true;
+    uffdio_writeprotect wp{};
+    wp.range = {r.start, r.size()};
+    wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
+    if (::ioctl(uffd_.get(), UFFDIO_WRITEPROTECT, &wp) != 0) fail_errno("UFFDIO_WRITEPROTECT");
+    // Copy after protecting: a write from another thread in between is then marked.
+    c.bytes.resize(r.size());
+    c.bytes.resize(t.tracee.read_bytes_fallible(r.start, c.bytes) & ~(kPageSize - 1));
+    copies_.push_back(std::move(c));
+  }
+}
+
+void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
+  constexpr size_t kVec = 512;
+  std::vector<page_region_v1> vec(kVec);
+  std::vector<uint8_t> cur;
+  for (Copy& c : copies_) {
+    uint64_t from = c.region.start, end = c.region.start + c.bytes.size();
+    while (from < end) {
+      pm_scan_arg_v1 arg{};
+      arg.size = sizeof arg;
+      arg.flags = kScanWpMatching | kScanCheckWpAsync;  // report and protect again
+      arg.start = from;
+      arg.end = end;
+      arg.vec = reinterpret_cast<uint64_t>(vec.data());
+      arg.vec_len = kVec;
+      arg.category_mask = kPageIsWritten;
+      arg.return_mask = kPageIsWritten;
+      long n = ::ioctl(pagemap_.get(), kPagemapScan, &arg);
+      if (n < 0) {
+        if (errno == ENOENT || errno == EINVAL) break;  // unmapped by the program since start()
+        fail_errno("PAGEMAP_SCAN");
+      }
+      for (long i = 0; i < n; i++) {
+        uint64_t s = vec[i].start, e = std::min<uint64_t>(vec[i].end, end);
+        cur.resize(e - s);
+        size_t got = t.tracee.read_bytes_fallible(s, cur) & ~(kPageSize - 1);
+        for (size_t off = 0; off < got; off += kPageSize) {
+          uint8_t* orig = c.bytes.data() + (s + off - c.region.start);
+          ++pages_visited;
+          visit(s + off, {orig, kPageSize}, {cur.data() + off, kPageSize});
+          std::memcpy(orig, cur.data() + off, kPageSize);
+        }
+      }
+      // A full vector may come with a stale walk_end (KERNEL-FACTS.md): go on from the
+      // last region reported; fewer regions than asked means the walk is complete.
+      if (static_cast<size_t>(n) < kVec) break;
+      from = vec[kVec - 1].end;
+    }
+  }
+}
+
+void UffdTracker::stop(const StoppedThread& t) {
+  std::vector<Mapping> maps = read_maps(t.tracee.pid());
+  for (Copy& c : copies_) {
+    if (!c.registered) continue;
+    for (const Mapping& m : maps) {
+      uint64_t s = std::max(c.region.start, m.start), e = std::min(c.region.end, m.end);
+      if (s >= e) continue;
+      uffdio_range range{s, e - s};
+      if (::ioctl(uffd_.get(), UFFDIO_UNREGISTER, &range) != 0)
+        CAPE_LOG_AT(warn, "monitor") << "UFFDIO_UNREGISTER: " << strerror(errno);
+    }
+  }
+  copies_.clear();
+}
+
+}  // namespace cape::monitor

@@ -1,0 +1,106 @@
+/* libcape: the stub linked into CAPE programs (runtime/include/cape/cape.h).
+ *
+ * Each call checks that a tracer is attached, then traps with `int3` (src/protocol.h). The
+ * monitor does the work while the program is stopped and answers in rax. The stub keeps
+ * no state and writes nothing to static memory, so nothing it does shows up in a
+ * checkpoint; its stack frames lie below the boundary it passes and are never tracked.
+ */
+#include "cape/cape.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "protocol.h"
+
+/* `syscall; int3` at a known address: the monitor's remote syscalls run here. */
+__asm__(
+    ".text\n"
+    ".globl cape_syscall_gadget\n"
+    ".hidden cape_syscall_gadget\n"
+    ".type cape_syscall_gadget,@function\n"
+    "cape_syscall_gadget:\n"
+    "  syscall\n"
+    "  int3\n"
+    "  ud2\n"
+    ".size cape_syscall_gadget, .-cape_syscall_gadget\n");
+extern const char cape_syscall_gadget[];
+
+static long raw3(long nr, long a, long b, long c) {
+  long ret;
+  __asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+  return ret;
+}
+
+/* 1 when some process traces us (TracerPid in /proc/self/status is not 0). Raw syscalls
+ * and a stack buffer: no errno, no static state. */
+static int traced(void) {
+  char buf[2048];
+  long fd = raw3(SYS_open, (long)"/proc/self/status", 0 /* O_RDONLY */, 0);
+  if (fd < 0) return 0;
+  long n = raw3(SYS_read, fd, (long)buf, sizeof buf - 1);
+  raw3(SYS_close, fd, 0, 0);
+  /* EFAULT: the monitor's mprotect tracker has made this stack page read-only, and a
+   * kernel write into it fails (../shared/KERNEL-FACTS.md): only a monitor does that. */
+  if (n == -14 /* -EFAULT */) return 1;
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  static const char key[] = "TracerPid:";
+  for (long i = 0; i + (long)sizeof key < n; i++) {
+    int match = 1;
+    for (unsigned k = 0; k + 1 < sizeof key; k++)
+      if (buf[i + k] != key[k]) { match = 0; break; }
+    if (!match) continue;
+    const char* p = buf + i + sizeof key - 1;
+    while (*p == ' ' || *p == '\t') p++;
+    return *p >= '1' && *p <= '9';
+  }
+  return 0;
+}
+
+static void no_monitor(const char* call) {
+  static const char a[] = "cape: ";
+  static const char b[] =
+      ": this program uses the CAPE runtime and must run under a CAPE monitor:\n"
+      "  cape monitor -- PROGRAM ARGS     (one node)\n"
+      "  cape run -n N PROGRAM ARGS       (a cluster)\n";
+  unsigned len = 0;
+  while (call[len]) len++;
+  raw3(SYS_write, 2, (long)a, sizeof a - 1);
+  raw3(SYS_write, 2, (long)call, len);
+  raw3(SYS_write, 2, (long)b, sizeof b - 1);
+  raw3(SYS_exit_group, 127, 0, 0);
+}
+
+/* noinline + frame address: `boundary` is the caller's stack pointer before the call,
+ * the lowest address of the program's own frames. */
+__attribute__((noinline)) static long trap(const char* call, long op, long a1, long a2,
+                                           void* boundary) {
+  if (!traced()) no_monitor(call);
+  register long rax __asm__("rax") = (long)(CAPE_TRAP_MAGIC | (unsigned long)op);
+  register long rdi __asm__("rdi") = a1;
+  register long rsi __asm__("rsi") = a2;
+  register long rdx __asm__("rdx") = (long)boundary;
+  register long rcx __asm__("rcx") = (long)cape_syscall_gadget;
+  __asm__ volatile("int3" : "+r"(rax) : "r"(rdi), "r"(rsi), "r"(rdx), "r"(rcx) : "memory");
+  return rax;
+}
+
+#define BOUNDARY ((char*)__builtin_frame_address(0) + 16)
+
+int cape_master(void) { return (int)trap(__func__, CAPE_OP_MASTER, 0, 0, BOUNDARY); }
+void cape_start(void) { trap(__func__, CAPE_OP_START, 0, 0, BOUNDARY); }
+void cape_stop(void) { trap(__func__, CAPE_OP_STOP, 0, 0, BOUNDARY); }
+void cape_create(const char* ck) { trap(__func__, CAPE_OP_CREATE, (long)ck, 0, BOUNDARY); }
+void cape_inject(const char* ck) { trap(__func__, CAPE_OP_INJECT, (long)ck, 0, BOUNDARY); }
+void cape_send(const char* ck, int node) {
+  trap(__func__, CAPE_OP_SEND, (long)ck, node, BOUNDARY);
+}
+void cape_receive(const char* ck) { trap(__func__, CAPE_OP_RECEIVE, (long)ck, 0, BOUNDARY); }
+void cape_wait_for(const char* ck) { trap(__func__, CAPE_OP_WAIT_FOR, (long)ck, 0, BOUNDARY); }
+void cape_merge(const char* into, const char* from) {
+  trap(__func__, CAPE_OP_MERGE, (long)into, (long)from, BOUNDARY);
+}
+void cape_broadcast(const char* ck) { trap(__func__, CAPE_OP_BROADCAST, (long)ck, 0, BOUNDARY); }
+int cape_last_parallel(void) { return (int)trap(__func__, CAPE_OP_LAST_PARALLEL, 0, 0, BOUNDARY); }
+int cape_node_id(void) { return (int)trap(__func__, CAPE_OP_NODE_ID, 0, 0, BOUNDARY); }
+int cape_num_nodes(void) { return (int)trap(__func__, CAPE_OP_NUM_NODES, 0, 0, BOUNDARY); }

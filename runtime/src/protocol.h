@@ -1,0 +1,36 @@
+/* The trap protocol between libcape (in the program) and the monitor (cape monitor/node).
+ *
+ * A runtime call executes `int3` with:
+ *   rax = CAPE_TRAP_MAGIC | operation     rdi, rsi = the call's arguments
+ *   rdx = the caller's frame boundary (lowest stack address that belongs to the program's
+ *         own frames; everything below is libcape's and is never captured or injected)
+ *   rcx = address of cape_syscall_gadget (`syscall; int3`), where the monitor runs
+ *         remote syscalls (monitor/remote_syscall.h)
+ * The monitor answers by setting rax and resuming after the int3. Nothing is written
+ * into program memory by the protocol. Shared by runtime/ and monitor/ (plain C header).
+ */
+#ifndef CAPE_PROTOCOL_H
+#define CAPE_PROTOCOL_H
+
+#define CAPE_TRAP_MAGIC 0x43415045ca000000ULL /* "CAPE" | 0xca in the upper bytes */
+#define CAPE_TRAP_MAGIC_MASK 0xffffffffff000000ULL
+
+enum cape_op {
+  CAPE_OP_HELLO = 1, /* unused by the program; reserved for probing */
+  CAPE_OP_MASTER,
+  CAPE_OP_START,
+  CAPE_OP_STOP,
+  CAPE_OP_CREATE,
+  CAPE_OP_INJECT,
+  CAPE_OP_SEND,
+  CAPE_OP_RECEIVE,
+  CAPE_OP_WAIT_FOR,
+  CAPE_OP_MERGE,
+  CAPE_OP_BROADCAST,
+  CAPE_OP_LAST_PARALLEL,
+  CAPE_OP_NODE_ID,
+  CAPE_OP_NUM_NODES,
+  CAPE_OP_COUNT
+};
+
+#endif /* CAPE_PROTOCOL_H */
