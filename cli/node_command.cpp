@@ -1,0 +1,285 @@
+// `cape node`: one node of a job. The monitor runs the program; net::Node is its Exchange.
+//
+//   cape node --master HOST:PORT [--rank R --size N] [--secret-file F] -- ./prog args
+//
+// Rank and size come from the options or from the launcher's environment (mpirun, srun,
+// PMI). Rank 0 listens on PORT; the others connect. `cape run` starts nodes with
+// --secret-fd (a pipe), --listen-fd (a socket it bound) and --status-fd (where the master
+// reports its region, so the launcher can name it if the master node itself dies).
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "cli/command.h"
+#include "monitor/monitor.h"
+#include "net/node.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/scoped_fd.h"
+
+namespace {
+
+using namespace cape;
+
+struct NodeArgs {
+  std::string master;
+  int rank = -1, size = -1;
+  std::string secret_file;
+  int secret_fd = -1, listen_fd = -1, status_fd = -1;
+  std::string tracker = "uffd";
+  std::string keep;
+  std::string log;
+  std::string output_dir = "cape-logs";
+  bool tag_output = false;
+  double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
+  std::vector<std::string> argv;
+};
+
+// The first of the launchers' variables that is set, as an int.
+int env_int(std::initializer_list<const char*> names, const char** which) {
+  for (const char* n : names) {
+    const char* v = std::getenv(n);
+    if (v && *v) {
+      char* end = nullptr;
+      long x = std::strtol(v, &end, 10);
+      if (*end != '\0' || x < 0 || x > 1000000)
+        throw UserError(std::string("bad value '") + v + "' in " + n);
+      *which = n;
+      return static_cast<int>(x);
+    }
+  }
+  return -1;
+}
+
+// The monitor's view of the network.
+class NetExchange : public monitor::Exchange {
+ public:
+  explicit NetExchange(net::Node& n, int status_fd) : n_(n), status_fd_(status_fd) {}
+  int rank() const override { return n_.rank(); }
+  int size() const override { return n_.size(); }
+  void send(const ckpt::Checkpoint& ck, int node) override { n_.send(ck, node); }
+  ckpt::Checkpoint receive(const std::string& name) override { return n_.receive(name); }
+  void broadcast(const ckpt::Checkpoint& ck) override { n_.broadcast(ck); }
+  void wait_for(const std::string& name,
+                const std::function<void(ckpt::Checkpoint&&, int)>& on_part) override {
+    n_.wait_for(name, on_part);
+  }
+  void program_exited(int wait_status) override {
+    {
+      std::lock_guard lk(mu_);
+      status_ = wait_status;
+    }
+    n_.program_exited(wait_status);
+  }
+  void set_region(const std::string& where) override {
+    n_.set_region(where);
+    if (status_fd_ >= 0) {
+      std::string line = "region " + where + "\n";
+      // The launcher may be gone; the status line is a courtesy, never a failure.
+      if (::write(status_fd_, line.data(), line.size()) < 0) {
+        CAPE_LOG_AT(debug, "net") << errno_message("status fd");
+      }
+    }
+  }
+  std::optional<int> status() const {
+    std::lock_guard lk(mu_);
+    return status_;
+  }
+
+ private:
+  net::Node& n_;
+  int status_fd_;
+  mutable std::mutex mu_;
+  std::optional<int> status_;
+};
+
+// Copies a program's output pipe to its destination, line-tagged like mpirun when asked.
+class Relay {
+ public:
+  Relay(int from, int to, std::string tag) : from_(from), to_(to), tag_(std::move(tag)) {
+    t_ = std::thread([this] { run(); });
+  }
+  ~Relay() {
+    if (t_.joinable()) t_.join();
+  }
+
+ private:
+  void put(const char* p, size_t n) {
+    while (n > 0) {
+      ssize_t w = ::write(to_, p, n);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return;  // destination gone (closed terminal): drop, as a shell would
+      }
+      p += w;
+      n -= static_cast<size_t>(w);
+    }
+  }
+  void run() {
+    char buf[65536];
+    bool at_line_start = true;
+    for (;;) {
+      ssize_t r = ::read(from_.get(), buf, sizeof buf);
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) break;  // EOF: every writer (the program and its children) is gone
+      if (tag_.empty()) {
+        put(buf, static_cast<size_t>(r));
+        continue;
+      }
+      std::string out;
+      for (ssize_t i = 0; i < r; ++i) {
+        if (at_line_start) out += tag_;
+        out += buf[i];
+        at_line_start = buf[i] == '\n';
+      }
+      put(out.data(), out.size());
+    }
+  }
+  util::ScopedFd from_;
+  int to_;
+  std::string tag_;
+  std::thread t_;
+};
+
+int run_node(const NodeArgs& a) {
+  // Rank and size: options first, then the launcher's environment.
+  const char* rank_src = "--rank";
+  const char* size_src = "--size";
+  int rank = a.rank >= 0 ? a.rank
+                         : env_int({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"},
+                                   &rank_src);
+  int size = a.size >= 0 ? a.size
+                         : env_int({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"}, &size_src);
+  if (rank < 0 || size < 1)
+    throw UserError("cape node needs its rank and the job size: give --rank/--size or start it "
+                    "with mpirun/srun (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE, "
+                    "SLURM_PROCID/SLURM_NTASKS)");
+  if (rank >= size)
+    throw UserError("rank " + std::to_string(rank) + " (from " + rank_src + ") is not below the size " +
+                    std::to_string(size) + " (from " + size_src + ")");
+  util::set_log_rank(rank);
+
+  // Slaves keep everything they print (theirs and their program's) in a per-node log.
+  int out_fd = STDOUT_FILENO, err_fd = STDERR_FILENO;
+  util::ScopedFd log_fd;
+  if (rank != 0 && !a.output_dir.empty()) {
+    if (::mkdir(a.output_dir.c_str(), 0755) != 0 && errno != EEXIST)
+      throw UserError(errno_message("cannot create output directory " + a.output_dir));
+    std::string path = a.output_dir + "/node." + std::to_string(rank) + ".log";
+    log_fd.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!log_fd.valid()) throw UserError(errno_message("cannot open " + path));
+    if (::dup2(log_fd.get(), STDOUT_FILENO) < 0 || ::dup2(log_fd.get(), STDERR_FILENO) < 0)
+      throw UserError(errno_message("dup2 log"));
+  }
+
+  net::NodeOptions o;
+  o.rank = rank;
+  o.size = size;
+  if (a.secret_fd >= 0) {
+    o.secret = net::Secret::from_fd(a.secret_fd);
+    ::close(a.secret_fd);
+  } else if (!a.secret_file.empty()) {
+    o.secret = net::Secret::from_file(a.secret_file);
+  } else if (const char* s = std::getenv("CAPE_SECRET")) {
+    o.secret = net::Secret::from_string(s);
+  } else {
+    throw UserError("no job secret: give --secret-file F (mode 600, on a shared file system) or "
+                    "set CAPE_SECRET in every node's environment (see docs/net.md)");
+  }
+  // Not the program's business, and every node must give it the same environment.
+  ::unsetenv("CAPE_SECRET");
+  if (a.listen_fd >= 0) {
+    o.listen_fd = a.listen_fd;
+  } else {
+    if (a.master.empty()) throw UserError("cape node needs --master HOST:PORT");
+    o.master = net::parse_host_port(a.master);
+    if (rank == 0) o.master.host = "";  // listen on every interface, on that port
+  }
+  auto ms = [](double s) { return std::chrono::milliseconds(static_cast<long>(s * 1000)); };
+  o.timeout = ms(a.timeout);
+  o.heartbeat = ms(a.heartbeat);
+  o.connect_timeout = ms(a.connect_timeout);
+
+  monitor::KillSwitch kill_switch;
+  o.on_failure = [&kill_switch](const std::string& msg, bool) { kill_switch.kill(msg); };
+  o.on_shutdown = [&kill_switch] { kill_switch.kill("the master ended the job"); };
+
+  net::Node node(std::move(o));
+  node.start();
+  NetExchange exchange(node, a.status_fd);
+
+  // Pipes for the program's output on every node (the determinism contract: same kind of
+  // stdout everywhere); stdin is /dev/null everywhere.
+  int po[2], pe[2];
+  if (::pipe2(po, O_CLOEXEC) != 0 || ::pipe2(pe, O_CLOEXEC) != 0) throw UserError(errno_message("pipe2"));
+  util::ScopedFd po_w(po[1]), pe_w(pe[1]);
+  util::ScopedFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!devnull.valid()) throw UserError(errno_message("open /dev/null"));
+  std::string tag = a.tag_output ? "[" + std::to_string(rank) + "]" : "";
+  int status;
+  {
+    Relay out(po[0], out_fd, tag.empty() ? "" : tag + "<stdout>: ");
+    Relay err(pe[0], err_fd, tag.empty() ? "" : tag + "<stderr>: ");
+    monitor::MonitorOptions mo;
+    mo.tracker = monitor::parse_tracker_kind(a.tracker);
+    mo.keep_checkpoints_dir = a.keep;
+    mo.argv = a.argv;
+    mo.node_rank = rank;
+    mo.stdin_fd = devnull.get();
+    mo.stdout_fd = po_w.get();
+    mo.stderr_fd = pe_w.get();
+    mo.kill_switch = &kill_switch;
+    status = monitor::run_monitor(mo, &exchange);
+    po_w.reset();  // the relays end when the program's copies close too
+    pe_w.reset();
+  }
+  // The master's own program ended badly: its status (128+signal, like a shell), not 1.
+  if (auto st = exchange.status(); st && rank == 0 && !net::wait_status_ok(*st))
+    status = WIFEXITED(*st) ? WEXITSTATUS(*st) : 128 + WTERMSIG(*st);
+  return status;
+}
+
+cape::cli::Registrar reg("node", [](CLI::App& app, cape::cli::Context& ctx) {
+  auto a = std::make_shared<NodeArgs>();
+  auto* sub = app.add_subcommand(
+      "node", "Run one node of a CAPE job (started by `cape run`, mpirun, srun or by hand)");
+  sub->add_option("--master", a->master, "HOST:PORT of rank 0 (rank 0 listens on PORT)");
+  sub->add_option("--rank", a->rank, "This node's rank (default: from mpirun/srun/PMI)");
+  sub->add_option("--size", a->size, "Number of nodes (default: from mpirun/srun/PMI)");
+  sub->add_option("--secret-file", a->secret_file,
+                  "File holding the job secret (mode 600); default: $CAPE_SECRET");
+  sub->add_option("--secret-fd", a->secret_fd, "Read the job secret (one line) from this fd");
+  sub->add_option("--listen-fd", a->listen_fd, "Rank 0: use this listening socket")->group("");
+  sub->add_option("--status-fd", a->status_fd, "Report the region on this fd")->group("");
+  sub->add_option("--tracker", a->tracker, "uffd (default), mprotect or full")
+      ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
+  sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
+  sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info,monitor:debug)");
+  sub->add_option("--output-dir", a->output_dir,
+                  "Slaves write their output and logs to DIR/node.RANK.log (default cape-logs)");
+  sub->add_flag("--tag-output", a->tag_output, "Prefix every output line with [rank]<stream>:");
+  sub->add_option("--timeout", a->timeout,
+                  "Seconds of silence after which a peer is declared dead (default 5)");
+  sub->add_option("--heartbeat", a->heartbeat, "Seconds between heartbeats (default 0.5)");
+  sub->add_option("--connect-timeout", a->connect_timeout,
+                  "Seconds for every node to join (default 60)");
+  sub->add_option("program", a->argv, "PROG ARGS... (after --)")->required();
+  sub->callback([a, &ctx] {
+    // Before the first log line: the log configuration is read once.
+    if (!a->log.empty()) {
+      if (::setenv("CAPE_LOG", a->log.c_str(), 1) != 0) throw UserError(errno_message("setenv"));
+      (void)util::log_level("net");  // parsed now; the program does not inherit it
+      ::unsetenv("CAPE_LOG");
+    }
+    ctx.exit_status = run_node(*a);
+  });
+});
+
+}  // namespace
