@@ -27,7 +27,8 @@ native_time=$(elapsed "$t0" "$t1")
 missing=()
 [ -x "$cape" ] || missing+=("the cape command ($build/cli/cape)")
 [ -x "$cape_cc" ] || missing+=("the translator cape-cc ($build/translator/cape-cc)")
-if [ -x "$cape" ] && ! "$cape" run --help >/dev/null 2>&1; then missing+=("'cape run' (net/ launchers)"); fi
+has_command() { "$cape" --help 2>/dev/null | grep -qE "^  $1 "; }
+if [ -x "$cape" ] && ! has_command run; then missing+=("'cape run' (net/ launchers)"); fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo
   echo "demo: the whole pipeline is not built yet; missing: ${missing[*]}."
