@@ -55,7 +55,6 @@ std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::str
   for (size_t i = 0; i < maps.size(); i++) {
     const Mapping& m = maps[i];
     if (!m.read || !m.write || m.shared) continue;
-    if (tls >= m.start && tls < m.end) continue;
     int prot = PROT_READ | PROT_WRITE | (m.exec ? PROT_EXEC : 0);
     const Mapping* prev = i > 0 && maps[i - 1].end == m.start ? &maps[i - 1] : nullptr;
     if (!exe.empty() && m.path == exe) {
@@ -66,7 +65,7 @@ std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::str
       uint64_t s = stack_boundary > m.start && stack_boundary < m.end ? stack_boundary : m.start;
       out.push_back({s, m.end, prot, Region::stack});
     } else if (m.path.empty()) {
-      if (prev && !prev->path.empty() && prev->path[0] == '/') {
+      if (prev && !prev->path.empty() && prev->path[0] == '/' && prev->write && !prev->shared) {
         // Anonymous continuation of a file mapping: that file's .bss.
         if (prev->path == exe) out.push_back({m.start, m.end, prot, Region::bss});
       } else if (prev && prev->path.empty() && !prev->read && !prev->write && !prev->exec) {
@@ -76,7 +75,18 @@ std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::str
       }
     }
   }
-  return out;
+  if (tls == 0) return out;
+  const uint64_t lo = (tls & ~uint64_t{4095}) - 4096, hi = (tls & ~uint64_t{4095}) + 2 * 4096;
+  std::vector<Region> cut;
+  for (const Region& r : out) {
+    if (r.end <= lo || r.start >= hi) {
+      cut.push_back(r);
+      continue;
+    }
+    if (r.start < lo) cut.push_back({r.start, lo, r.prot, r.kind});
+    if (r.end > hi) cut.push_back({hi, r.end, r.prot, r.kind});
+  }
+  return cut;
 }
 
 uint64_t load_base(const std::vector<Mapping>& maps, const std::string& exe) {

@@ -7,7 +7,7 @@
 // mappings. Not tracked: shared libraries' data, shared mappings, [vdso]/[vvar], file
 // mappings of other files, and other threads' stacks (anonymous mappings whose lowest page
 // is a PROT_NONE guard: glibc's thread stacks, which also hold TLS), and the mapping
-// holding the main thread's TLS.
+// holding the main thread's TLS (three pages, see below).
 #pragma once
 
 #include <sys/types.h>
@@ -38,8 +38,11 @@ const char* to_string(Region::Kind k);
 
 // `exe` is the executable's path (/proc/PID/exe); `stack_boundary` the lowest stack
 // address that belongs to the program (0 = whole stack); `tls` the main thread's thread
-// pointer (fs_base): its mapping holds the TLS block and the rseq area, which the kernel
-// writes on every return to user mode, so it is never tracked (0 = unknown).
+// pointer (fs_base): the pages around it hold the static TLS block below it and glibc's
+// thread descriptor with the rseq area above it, which the kernel writes on returns to
+// user mode; the page before, the one holding it and the one after are never tracked
+// (0 = unknown). Only those pages: ld.so's mapping around them merges with the program's
+// own anonymous mmaps.
 // Sorted by address.
 std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::string& exe,
                                 uint64_t stack_boundary, uint64_t tls);

@@ -14,17 +14,11 @@ long data_words[1024] = {1, 2, 3};         /* .data: 8 KiB, initialised */
 unsigned char bss_bytes[3 * 4096 + 512];  /* .bss */
 long canary_bss[512];                     /* never written in the window */
 
-#define W(ck, tag, ptr, type, value)                                   \
-  do {                                                                 \
-    type v_ = (value);                                                 \
-    expect_bytes(ck, tag, (const void*)(ptr), &v_, sizeof v_);         \
-    *(volatile type*)(ptr) = v_;                                       \
-  } while (0)
-
+typedef unsigned char* ucp;
 static unsigned char* heap_block;
 static unsigned char* map_block;
 
-static void writes_first(volatile unsigned char* stack_buf) {
+__attribute__((noinline)) static void writes_first(volatile unsigned char* stack_buf) {
   W("first", "data", &data_words[5], long, 0x1122334455667788L);
   W("first", "data", (char*)&data_words[700] + 3, unsigned char, 0xab); /* one byte */
   W("first", "bss", &bss_bytes[10], unsigned short, 0xbeef);
@@ -36,7 +30,7 @@ static void writes_first(volatile unsigned char* stack_buf) {
   W("first", "stack", stack_buf + 16, unsigned int, 0xcafef00d);
 }
 
-static void writes_second(volatile unsigned char* stack_buf) {
+__attribute__((noinline)) static void writes_second(volatile unsigned char* stack_buf) {
   W("second", "data", &data_words[5], long, 0x0L);          /* back to zero: still a change */
   W("second", "bss", &bss_bytes[3 * 4096 + 100], unsigned char, 0x42);
   W("second", "mmap", map_block + 4096 * 5, unsigned char, 0x99);
@@ -45,13 +39,15 @@ static void writes_second(volatile unsigned char* stack_buf) {
 
 int main(int argc, char** argv) {
   int produce = argc > 1 && strcmp(argv[1], "produce") == 0;
+  expect_init();
   volatile unsigned char stack_buf[64];
   for (int i = 0; i < 64; i++) stack_buf[i] = (unsigned char)i;
   heap_block = malloc(32768);
   memset(heap_block, 0, 32768);
   if (produce) {
     cape_start();
-    map_block = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    W("first", "bss", &map_block, ucp,
+      mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     writes_first(stack_buf);
     cape_create("first");
     writes_second(stack_buf);
@@ -62,11 +58,16 @@ int main(int argc, char** argv) {
     printf("stack %lx\n", (unsigned long)stack_buf);
     return 0;
   }
-  /* consume: the same allocations in the same order land at the same addresses. */
-  map_block = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  /* consume: the same allocations in the same order land at the same addresses; "first"
+   * also sets map_block, to the same value. */
+  unsigned char* m = mmap(NULL, 8 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   cape_inject("first");
   cape_inject("second");
   int bad = 0;
+  if (map_block != m) {
+    printf("consume: map_block %p, mapped %p\n", (void*)map_block, (void*)m);
+    return 1;
+  }
 #define CHECK(cond)                                          \
   if (!(cond)) {                                             \
     printf("consume: %s is wrong\n", #cond);                 \
