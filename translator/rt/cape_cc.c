@@ -1,0 +1,202 @@
+/* libcape_cc: team bookkeeping and the OpenMP API for programs translated by cape-cc.
+ *
+ * State lives in this library's static data (the program's tracked memory). It is written
+ * only between a region's cape_stop() and the next cape_start(), or restored to its exact
+ * bytes before the next create(), so no checkpoint ever carries it (docs/translator.md,
+ * "Template bookkeeping"). Every node computes the same values except `tid`.
+ */
+#include "cape/cc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+struct team {
+  int distributed; /* the region runs on the nodes (checkpoints are exchanged) */
+  int nthreads;    /* OpenMP team size */
+  int tid;         /* this node's thread number, -1 when it has no share */
+  int master_idle; /* threads are nodes 1..N-1 (001 Fig. 3 exactly) */
+};
+
+static struct team cur = {0, 1, 0, 0};
+static int level;           /* parallel regions entered and not left (nesting depth) */
+static int requested;       /* omp_set_num_threads, 0 = not set */
+
+static int env_threads(void) {
+  /* The environment is the same on every node (ARCHITECTURE.md, determinism contract). */
+  const char *s = getenv("OMP_NUM_THREADS");
+  if (!s || !*s) return 0;
+  int n = atoi(s);
+  return n > 0 ? n : 0;
+}
+
+static int max_threads(int nodes, int master_idle) {
+  int avail = master_idle ? nodes - 1 : nodes;
+  if (avail < 1) avail = 1;
+  int want = requested ? requested : env_threads();
+  return want > 0 && want < avail ? want : avail;
+}
+
+/* Saved outer teams for serialized nested regions. */
+#define MAX_LEVELS 64
+static struct team saved[MAX_LEVELS];
+
+int cape_cc_fork(int num_threads, int cond, int flags) {
+  int master_idle = (flags & CAPE_CC_MASTER_IDLE) != 0;
+  if (level >= MAX_LEVELS) {
+    fprintf(stderr, "cape: parallel regions nested deeper than %d\n", MAX_LEVELS);
+    abort();
+  }
+  saved[level] = cur;
+  int outer_level = level++;
+  if (outer_level > 0 || !cond) {
+    /* Nested (nesting is off, as by default in OpenMP) or if(false): a team of one. */
+    cur = (struct team){0, 1, 0, 0};
+    return 0;
+  }
+  int nodes = cape_num_nodes();
+  if (nodes > CAPE_CC_MAX_NODES) {
+    fprintf(stderr, "cape: %d nodes, translated code supports at most %d\n", nodes,
+            CAPE_CC_MAX_NODES);
+    abort();
+  }
+  int t = max_threads(nodes, master_idle && nodes > 1);
+  if (num_threads > 0 && num_threads < t) t = num_threads;
+  if (flags & CAPE_CC_WHOLE_TEAM) t = master_idle ? nodes - 1 : nodes;
+  if (nodes == 1) {
+    cur = (struct team){0, 1, 0, 0};
+    return 0;
+  }
+  cur.distributed = 1;
+  cur.nthreads = t;
+  cur.master_idle = master_idle;
+  cur.tid = cape_cc_thread_of_node(cape_node_id());
+  return 1;
+}
+
+void cape_cc_join(void) {
+  if (level > 0) {
+    cur = saved[--level];
+    saved[level] = (struct team){0, 0, 0, 0}; /* back to its bytes before the fork */
+  }
+}
+
+int cape_cc_tid(void) { return cur.tid; }
+
+int cape_cc_thread_of_node(int node) {
+  if (!cur.distributed) return node == 0 ? 0 : -1;
+  int t = cur.master_idle ? node - 1 : node;
+  return t >= 0 && t < cur.nthreads ? t : -1;
+}
+
+cape_share_t cape_cc_share(unsigned long long n, unsigned long long chunk, int thread) {
+  cape_share_t s = {0, 0, 1, 1};
+  unsigned long long nt = (unsigned long long)cur.nthreads;
+  if (thread < 0 || n == 0) return s;
+  unsigned long long t = (unsigned long long)thread;
+  if (chunk == 0) {
+    /* libgomp's static split: the first n % T threads get one more iteration. */
+    unsigned long long q = n / nt, r = n % nt;
+    s.lo = t * q + (t < r ? t : r);
+    s.hi = s.lo + q + (t < r ? 1 : 0);
+    s.chunk = s.hi - s.lo;
+    s.stride = s.chunk ? s.chunk : 1;
+    return s;
+  }
+  /* Round robin chunks: chunk j goes to thread j % T. */
+  s.lo = t * chunk;
+  s.hi = n;
+  s.chunk = chunk;
+  s.stride = chunk * nt;
+  if (s.lo >= n) s.lo = s.hi = 0;
+  return s;
+}
+
+int cape_cc_mine(int j) {
+  if (cur.tid < 0) return 0;
+  return j % cur.nthreads == cur.tid;
+}
+
+cape_share_t cape_cc_distribute(cape_share_t *desc, unsigned long long n,
+                                unsigned long long chunk) {
+  /* 001_3036025dc34c4021.txt Fig. 3 lines 1-5 and 13-16, one chunk per slave. desc[s] is
+   * written only by the master and sent only to slave s, so a word the master leaves
+   * unchanged (hence absent from `before`) already holds the same value on slave s. */
+  if (cape_master()) {
+    cape_start();
+    int nodes = cape_num_nodes();
+    for (int s = 1; s < nodes; ++s) {
+      desc[s] = cape_cc_share(n, chunk, cape_cc_thread_of_node(s));
+      cape_create("before");
+      cape_send("before", s);
+    }
+    return cape_cc_share(n, chunk, cape_cc_thread_of_node(0));
+  }
+  cape_receive("before");
+  cape_inject("before");
+  cape_start();
+  return desc[cape_node_id()];
+}
+
+static void exchange(int last) {
+  /* 001 Fig. 3 lines 6-12 (master) and 18-25 (slaves); 003_45ed75503520c8f4.txt Fig. 3 is
+   * the same exchange for sections, with merge + broadcast for more than one slave. */
+  if (cape_master()) {
+    cape_create("final");
+    cape_stop();
+    cape_wait_for("after");
+    cape_inject("after");
+    if (!last) {
+      cape_merge("final", "after");
+      cape_broadcast("final");
+    }
+  } else {
+    cape_create("after");
+    cape_stop();
+    cape_send("after", 0);
+    if (!last) {
+      cape_receive("final");
+      cape_inject("final");
+    } else {
+      exit(0);
+    }
+  }
+}
+
+void cape_cc_end(int last) {
+  if (cur.distributed) exchange(last);
+}
+
+void cape_cc_sync(void) {
+  if (cur.distributed && level == 1) exchange(0);
+}
+
+void cape_cc_resume(void) {
+  if (cur.distributed && level == 1) cape_start();
+}
+
+/* The OpenMP runtime API, answered for the current team (docs/translator.md). */
+int omp_get_thread_num(void) { return cur.tid < 0 ? 0 : cur.tid; }
+int omp_get_num_threads(void) { return cur.nthreads; }
+int omp_get_max_threads(void) {
+  if (level > 0) return 1;
+  return max_threads(cape_num_nodes(), 0);
+}
+void omp_set_num_threads(int n) { requested = n > 0 ? n : 0; }
+int omp_in_parallel(void) { return cur.nthreads > 1; }
+int omp_get_num_procs(void) { return cape_num_nodes(); }
+int omp_get_level(void) { return level; }
+int omp_get_dynamic(void) { return 0; }
+void omp_set_dynamic(int on) { (void)on; }
+int omp_get_nested(void) { return 0; }
+void omp_set_nested(int on) { (void)on; }
+double omp_get_wtime(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+double omp_get_wtick(void) {
+  struct timespec ts;
+  clock_getres(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,14 @@
+// Reading a `#pragma omp` line into a Directive: the directive name (one or more words)
+// and its clauses, `name` or `name(args)`, separated by blanks or commas (002 Fig. 4).
+#pragma once
+
+#include "ast.h"
+
+namespace cape::tr {
+
+class Driver;
+
+// first: the PragmaStart token; end: the PragmaEnd token. Reports malformed clauses.
+Directive parse_directive(Driver& drv, int first, int end);
+
+}  // namespace cape::tr

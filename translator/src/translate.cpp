@@ -1,0 +1,869 @@
+// The templates. Each OpenMP construct becomes a block of generated code around the user's
+// own statements, which are copied token for token under `#line` directives.
+//
+// Rules every template keeps (docs/translator.md explains them):
+//  - every node runs the same code; what a node writes between cape_start() and
+//    cape_create() is its part of the region and reaches the others only by checkpoint;
+//  - template bookkeeping inside a tracked window lives in `static __thread` storage (TLS is
+//    not tracked) and is reset before the window closes; the rest is written outside windows;
+//  - private variables (loop indices, private(list)) get their exact bytes back before every
+//    create(), so no checkpoint carries them and they keep their value after the region, as
+//    the original variable does with gcc.
+#include "translate.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string_view>
+
+namespace cape::tr {
+namespace {
+
+using Names = std::set<std::string, std::less<>>;
+
+const Names kParallelClauses = {"if", "num_threads", "default", "private", "firstprivate",
+                                "shared", "copyin", "reduction", "proc_bind"};
+const Names kForClauses = {"private", "firstprivate", "lastprivate", "reduction",
+                           "schedule", "collapse", "ordered", "nowait"};
+const Names kSectionsClauses = {"private", "firstprivate", "lastprivate", "reduction", "nowait"};
+const Names kSingleClauses = {"private", "firstprivate", "copyprivate", "nowait"};
+const Names kSimdClauses = {"safelen", "simdlen", "linear", "aligned", "private", "lastprivate",
+                            "reduction", "collapse", "nontemporal", "order", "if"};
+
+Names unite(const Names& a, const Names& b, std::string_view minus = "") {
+  Names r = a;
+  r.insert(b.begin(), b.end());
+  if (!minus.empty()) r.erase(std::string(minus));
+  return r;
+}
+
+// Library functions that never call back into the program, so cannot reach a parallel
+// region (the last_parallel rule).
+const Names kSafeCalls = {
+    "printf", "fprintf", "sprintf", "snprintf", "vprintf", "vfprintf", "puts", "fputs",
+    "putchar", "fputc", "putc", "fflush", "fwrite", "fread", "fopen", "fclose", "fgets",
+    "fgetc", "getc", "getchar", "scanf", "fscanf", "sscanf", "perror", "strerror", "malloc",
+    "calloc", "realloc", "free", "memcpy", "memmove", "memset", "memcmp", "strlen", "strcpy",
+    "strncpy", "strcat", "strncat", "strcmp", "strncmp", "strchr", "strrchr", "strstr",
+    "strdup", "atoi", "atol", "atof", "strtol", "strtoul", "strtod", "strtoll", "strtoull",
+    "abs", "labs", "llabs", "fabs", "fabsf", "sqrt", "sqrtf", "pow", "powf", "exp", "expf",
+    "log", "logf", "log2", "log10", "sin", "cos", "tan", "sinf", "cosf", "atan", "atan2",
+    "floor", "ceil", "round", "fmod", "fmin", "fmax", "exit", "_exit", "abort", "assert",
+    "clock", "clock_gettime", "time", "gettimeofday", "rand", "srand", "getenv", "isnan",
+    "isinf", "omp_get_wtime", "omp_get_wtick", "omp_get_thread_num", "omp_get_num_threads",
+    "omp_get_max_threads", "omp_get_num_procs", "omp_in_parallel", "omp_set_num_threads"};
+
+// Identifiers followed by '(' that are not calls.
+const Names kNotCalls = {"sizeof", "return", "_Alignof", "alignof", "__typeof__", "typeof",
+                         "__typeof", "__attribute__", "__attribute", "_Generic", "asm",
+                         "__asm__", "__asm", "defined", "_Static_assert", "__extension__",
+                         "__builtin_offsetof", "offsetof", "case", "__alignof__", "_Atomic"};
+
+const Names kLocks = {"omp_init_lock", "omp_set_lock", "omp_unset_lock", "omp_test_lock",
+                      "omp_destroy_lock", "omp_init_nest_lock", "omp_set_nest_lock",
+                      "omp_unset_nest_lock", "omp_test_nest_lock", "omp_destroy_nest_lock"};
+
+std::string unsupported_reason(const std::string& name) {
+  auto starts = [&](std::string_view p) { return name.rfind(p, 0) == 0; };
+  if (starts("task")) return "tasks need a shared task pool; CAPE distributes only loops and sections";
+  if (name == "critical" || name == "atomic")
+    return "mutual exclusion needs shared memory; nodes exchange their writes only at barriers "
+           "and at the end of a region";
+  if (name == "ordered") return "ordered execution would serialise the nodes iteration by iteration";
+  if (name == "flush") return "memory is made consistent only at barriers and at the end of a region";
+  if (starts("target") || starts("teams") || starts("distribute") || starts("declare target") ||
+      starts("end declare"))
+    return "CAPE has no devices to offload to";
+  if (starts("cancel")) return "a region cannot be cancelled across nodes";
+  if (name == "threadprivate") return "not supported yet, see issue 6 (data sharing)";
+  if (starts("declare")) return "declarative directives are not supported";
+  return "not implemented";
+}
+
+struct Clauses {
+  std::vector<std::string> priv;
+  std::string num_threads = "0";
+  std::string cond = "1";
+  std::string chunk = "0";
+  bool nowait = false;
+  bool ok = true;
+};
+
+struct Loop {
+  std::string var, type, lb, ub, op, step;
+  int for_tok = -1;
+  Stmt* body = nullptr;
+};
+
+struct Ctx {
+  int region = 0;                    // id of the lexically enclosing parallel construct
+  std::vector<std::string> privates; // its private(list), swapped around barriers
+  bool in_ws = false;                // inside a for/sections/single
+};
+
+class Emitter {
+ public:
+  explicit Emitter(std::string file) : file_(std::move(file)) {}
+  void raw(std::string_view s) {
+    if (s.empty()) return;
+    out_ += s;
+    mapped_ += static_cast<int>(std::count(s.begin(), s.end(), '\n'));
+    bol_ = s.back() == '\n';
+  }
+  void newline() {
+    if (!bol_) raw("\n");
+  }
+  // The next output line is line `l` of the user's file.
+  void line(int l) {
+    newline();
+    if (mapped_ != l) {
+      out_ += "#line " + std::to_string(l) + " \"" + file_ + "\"\n";
+      mapped_ = l;
+    }
+  }
+  std::string& str() { return out_; }
+
+ private:
+  std::string file_;
+  std::string out_;
+  int mapped_ = 1;
+  bool bol_ = true;
+};
+
+std::string escape(const std::string& s) {
+  std::string r;
+  for (char c : s) {
+    if (c == '\\' || c == '"') r += '\\';
+    r += c;
+  }
+  return r;
+}
+
+class Translator {
+ public:
+  Translator(Driver& d, const Options& o) : d_(d), o_(o), t_(d.tokens()), em_(escape(d.filename())) {}
+
+  std::string run() {
+    match_brackets();
+    check_locks();
+    find_last_regions();
+    auto& unit = d_.ast().unit;
+    bool any = !d_.ast().constructs.empty();
+    if (any) {
+      em_.raw("/* Translated by cape-translate from " + d_.filename() +
+              ": OpenMP directives became CAPE runtime calls (docs/translator.md). */\n"
+              "#include <cape/cc.h>\n");
+      if (uses_desc())
+        em_.raw("/* The `before` checkpoints of 001_3036025dc34c4021.txt Fig. 3 carry these. */\n"
+                "static cape_share_t cape_desc[CAPE_CC_MAX_NODES] __attribute__((unused));\n");
+    }
+    em_.line(1);
+    if (!unit.empty()) emit_range(unit.b, unit.e, unit.cs, Ctx{}, true, /*exact=*/true);
+    // Trailing trivia after the last token lives on the End token.
+    if (!t_.empty() && t_.back().kind == TokKind::End) em_.raw(t_.back().trivia);
+    return std::move(em_.str());
+  }
+
+ private:
+  Driver& d_;
+  const Options& o_;
+  std::vector<Token>& t_;
+  Emitter em_;
+  std::vector<int> match_;
+  std::set<int> last_;  // ids of constructs that are the program's last parallel region
+
+  // ---- token helpers ----
+  bool punct(int i, std::string_view s) const {
+    return i >= 0 && i < static_cast<int>(t_.size()) && t_[i].kind == TokKind::Punct && t_[i].text == s;
+  }
+  bool ident(int i) const { return i >= 0 && i < static_cast<int>(t_.size()) && t_[i].kind == TokKind::Ident; }
+
+  void match_brackets() {
+    match_.assign(t_.size(), -1);
+    std::vector<int> stack;
+    for (int i = 0; i < static_cast<int>(t_.size()); ++i) {
+      if (t_[i].kind != TokKind::Punct) continue;
+      const auto& s = t_[i].text;
+      if (s == "(" || s == "[" || s == "{" || s == "<%" || s == "<:") {
+        stack.push_back(i);
+      } else if ((s == ")" || s == "]" || s == "}" || s == "%>" || s == ":>") && !stack.empty()) {
+        match_[stack.back()] = i;
+        match_[i] = stack.back();
+        stack.pop_back();
+      }
+    }
+  }
+
+  // Tokens [b, e) on one line, single-spaced where the source had space.
+  std::string text(int b, int e) const {
+    std::string r;
+    for (int i = b; i < e; ++i) {
+      if (i > b && !t_[i].trivia.empty()) r += ' ';
+      r += t_[i].text;
+    }
+    return r;
+  }
+  std::string text(const std::vector<int>& toks) const {
+    std::string r;
+    for (size_t k = 0; k < toks.size(); ++k) {
+      if (k > 0 && !t_[toks[k]].trivia.empty()) r += ' ';
+      r += t_[toks[k]].text;
+    }
+    return r;
+  }
+
+  // ---- emission ----
+  // Copies tokens [b, e), translating the constructs in cs. `resync` puts a #line before the
+  // first token; `exact` keeps the first token's trivia (whole-file copy).
+  void emit_range(int b, int e, const std::vector<Construct*>& cs, const Ctx& ctx, bool resync,
+                  bool exact = false) {
+    size_t ci = 0;
+    bool first = true;
+    for (int i = b; i < e;) {
+      while (ci < cs.size() && cs[ci]->all.b < i) ++ci;
+      if (ci < cs.size() && cs[ci]->all.b == i) {
+        translate(cs[ci], ctx);
+        i = cs[ci]->all.e;
+        ++ci;
+        resync = true;
+        first = true;
+        continue;
+      }
+      const Token& tok = t_[i];
+      if (first && resync) {
+        int nl = static_cast<int>(std::count(tok.trivia.begin(), tok.trivia.end(), '\n'));
+        // Trivia holding preprocessor lines or comments is kept whole; else just indent.
+        if (exact || tok.trivia.find_first_not_of(" \t\r\n\f\v") != std::string::npos) {
+          em_.line(tok.line - nl);
+          em_.raw(tok.trivia);
+        } else {
+          em_.line(tok.line);
+          em_.raw(std::string(tok.col > 1 ? tok.col - 1 : 0, ' '));
+        }
+      } else {
+        em_.raw(tok.trivia);
+      }
+      em_.raw(tok.text);
+      first = false;
+      ++i;
+    }
+  }
+
+  void emit_stmt(Stmt* s, const Ctx& ctx) { emit_range(s->all.b, s->all.e, s->all.cs, ctx, true); }
+
+  // Generated code attributed to the pragma's line.
+  void gen_begin(Construct* c, const std::string& what) {
+    em_.line(t_[c->dir.first_tok].line);
+    em_.raw("{ /* cape: #pragma omp " + c->dir.name + " (" + d_.filename() + ":" +
+            std::to_string(t_[c->dir.first_tok].line) + ")" + (what.empty() ? "" : ", " + what) +
+            " */\n");
+  }
+  void gen(const std::string& s) {
+    em_.newline();
+    em_.raw(s);
+  }
+
+  // ---- diagnostics ----
+  int name_tok(Construct* c) const {
+    return c->dir.name_toks.empty() ? c->dir.first_tok : c->dir.name_toks.front();
+  }
+  void unsupported(Construct* c, const std::string& reason) {
+    d_.error_at(name_tok(c), "'omp " + c->dir.name + "' is not supported by CAPE: " + reason);
+  }
+
+  void check_locks() {
+    for (int i = 0; i < static_cast<int>(t_.size()); ++i)
+      if (ident(i) && kLocks.count(t_[i].text))
+        d_.error_at(i, "'" + t_[i].text +
+                           "' is not supported by CAPE: locks need shared memory; nodes exchange "
+                           "their writes only at barriers and at the end of a region");
+  }
+
+  // Reads the clauses of c, checking each against `allowed` (002_2c61c2cb27f62a9a.txt Table 1).
+  Clauses clauses(Construct* c, const Names& allowed, bool whole_team = false) {
+    Clauses r;
+    for (auto& cl : c->dir.clauses) {
+      auto err = [&](const std::string& m) {
+        d_.error_at(cl.tok, m);
+        r.ok = false;
+      };
+      if (!allowed.count(cl.name)) {
+        err("clause '" + cl.name + "' is not valid on 'omp " + c->dir.name + "'");
+        continue;
+      }
+      const auto& a = cl.args;
+      auto needs_args = [&] {
+        if (!cl.has_parens) err("clause '" + cl.name + "' needs an argument in parentheses");
+        return cl.has_parens && !a.empty();
+      };
+      if (cl.name == "private" || cl.name == "shared") {
+        if (!needs_args()) continue;
+        for (size_t k = 0; k < a.size(); ++k) {
+          if (k % 2 == 1) {
+            if (t_[a[k]].text != ",") err("expected ',' in the list of clause '" + cl.name + "'");
+            continue;
+          }
+          const auto& s = t_[a[k]].text;
+          if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) {
+            err("expected a variable name in clause '" + cl.name + "', found '" + s + "'");
+            break;
+          }
+          if (cl.name == "private") r.priv.push_back(s);
+        }
+      } else if (cl.name == "default") {
+        if (!needs_args()) continue;
+        std::string v = text(a);
+        if (v != "shared")
+          err("clause 'default(" + v + ")' is not supported yet, see issue 6 (data sharing)");
+      } else if (cl.name == "firstprivate" || cl.name == "lastprivate" || cl.name == "reduction" ||
+                 cl.name == "copyin" || cl.name == "copyprivate" || cl.name == "linear") {
+        err("clause '" + cl.name + "' is not supported yet, see issue 6 (data sharing)");
+      } else if (cl.name == "num_threads") {
+        if (!needs_args()) continue;
+        if (whole_team)
+          err("clause 'num_threads' on 'omp parallel' is not supported yet: a parallel region's "
+              "team is every node (use it on 'parallel for' or 'parallel sections')");
+        r.num_threads = "(" + text(a) + ")";
+      } else if (cl.name == "if") {
+        if (!needs_args()) continue;
+        std::vector<int> e = a;
+        if (e.size() > 2 && t_[e[1]].text == ":") e.erase(e.begin(), e.begin() + 2);
+        r.cond = "(" + text(e) + ")";
+      } else if (cl.name == "schedule") {
+        if (!needs_args()) continue;
+        std::vector<int> e = a;
+        auto colon = std::find_if(e.begin(), e.end(), [&](int k) { return t_[k].text == ":"; });
+        if (colon != e.end()) e.erase(e.begin(), colon + 1);  // monotonic: etc.
+        std::string kind = e.empty() ? "" : t_[e[0]].text;
+        std::vector<int> chunk;
+        if (e.size() > 2 && t_[e[1]].text == ",") chunk.assign(e.begin() + 2, e.end());
+        if (kind != "static" && kind != "dynamic" && kind != "guided" && kind != "auto" &&
+            kind != "runtime") {
+          err("unknown schedule kind '" + kind + "'");
+          continue;
+        }
+        if (kind == "static" || kind == "dynamic" || kind == "guided") {
+          if (!chunk.empty()) r.chunk = "(" + text(chunk) + ")";
+        }
+        if (kind != "static")
+          d_.note_at(cl.tok, "schedule(" + kind + ") is run as schedule(static" +
+                                 (chunk.empty() || kind == "auto" || kind == "runtime"
+                                      ? std::string("")
+                                      : ", " + text(chunk)) +
+                                 "): CAPE distributes every chunk before the loop starts");
+      } else if (cl.name == "collapse") {
+        if (!needs_args()) continue;
+        if (text(a) != "1")
+          err("clause 'collapse(" + text(a) + ")' is not supported yet: only the outermost loop "
+              "is distributed");
+      } else if (cl.name == "ordered") {
+        err("clause 'ordered' is not supported by CAPE: ordered execution would serialise the "
+            "nodes iteration by iteration");
+      } else if (cl.name == "nowait") {
+        r.nowait = true;
+      } else if (cl.name == "proc_bind") {
+        d_.note_at(cl.tok, "clause 'proc_bind' has no effect: each thread is a node");
+      } else {
+        // safelen, simdlen, aligned, nontemporal, order: hints for the dropped simd part.
+        d_.note_at(cl.tok, "clause '" + cl.name + "' dropped with 'simd'");
+      }
+    }
+    return r;
+  }
+
+  // ---- the canonical loop form (OpenMP 4.5 Sect. 2.6) ----
+  bool loop(Construct* c, Loop& L) {
+    Stmt* s = c->stmt;
+    if (!s || s->kind != Stmt::For) {
+      d_.error_at(s ? s->all.b : name_tok(c), "'omp " + c->dir.name + "' must be followed by a for loop");
+      return false;
+    }
+    L.for_tok = s->all.b;
+    L.body = s->body;
+    int b = s->header.b, e = s->header.e;
+    auto fail = [&](int tok, const std::string& m) {
+      d_.error_at(tok, "loop of 'omp " + c->dir.name + "' is not in canonical form: " + m);
+      return false;
+    };
+    if (b < 0) return fail(L.for_tok, "empty loop header");
+    std::vector<int> semis;
+    for (int i = b; i < e; ++i) {
+      if (match_[i] > i) { i = match_[i]; continue; }
+      if (punct(i, ";")) semis.push_back(i);
+    }
+    if (semis.size() != 2) return fail(b, "expected 'for (init; test; increment)'");
+    // init: [type] var = lb
+    int eq = -1;
+    for (int i = b; i < semis[0]; ++i) {
+      if (match_[i] > i) { i = match_[i]; continue; }
+      if (punct(i, "=")) { eq = i; break; }
+      if (punct(i, ",")) return fail(i, "one loop variable only");
+    }
+    if (eq < 0 || eq == b || !ident(eq - 1)) return fail(b, "the initialisation must be 'var = lb'");
+    L.var = t_[eq - 1].text;
+    L.type = text(b, eq - 1);
+    if (L.type.find('*') != std::string::npos)
+      return fail(b, "pointer loop variables are not supported yet");
+    if (eq + 1 >= semis[0]) return fail(eq, "missing lower bound");
+    L.lb = text(eq + 1, semis[0]);
+    // test: var op ub, or ub op var
+    int cb = semis[0] + 1, ce = semis[1];
+    static const Names rel = {"<", "<=", ">", ">=", "!="};
+    if (ce - cb >= 3 && ident(cb) && t_[cb].text == L.var && rel.count(t_[cb + 1].text)) {
+      L.op = t_[cb + 1].text;
+      L.ub = text(cb + 2, ce);
+    } else if (ce - cb >= 3 && ident(ce - 1) && t_[ce - 1].text == L.var && rel.count(t_[ce - 2].text)) {
+      static const std::map<std::string, std::string> flip = {
+          {"<", ">"}, {"<=", ">="}, {">", "<"}, {">=", "<="}, {"!=", "!="}};
+      L.op = flip.at(t_[ce - 2].text);
+      L.ub = text(cb, ce - 2);
+    } else {
+      return fail(cb < ce ? cb : semis[0], "the test must compare '" + L.var + "' with a bound using <, <=, >, >= or !=");
+    }
+    for (int i = cb; i < ce; ++i) {
+      if (match_[i] > i) { i = match_[i]; continue; }
+      const auto& x = t_[i].text;
+      if (t_[i].kind == TokKind::Punct && (x == "&&" || x == "||" || x == "?" || x == ","))
+        return fail(i, "the test must be a single comparison");
+    }
+    // increment
+    int ib = semis[1] + 1, ie = e;
+    auto is = [&](int i, std::string_view s) { return i < ie && t_[i].text == s; };
+    auto var_at = [&](int i) { return i < ie && ident(i) && t_[i].text == L.var; };
+    int n = ie - ib;
+    if (n == 2 && var_at(ib) && (is(ib + 1, "++") || is(ib + 1, "--"))) {
+      L.step = is(ib + 1, "++") ? "1" : "-1";
+    } else if (n == 2 && var_at(ib + 1) && (is(ib, "++") || is(ib, "--"))) {
+      L.step = is(ib, "++") ? "1" : "-1";
+    } else if (n >= 3 && var_at(ib) && (is(ib + 1, "+=") || is(ib + 1, "-="))) {
+      L.step = std::string(is(ib + 1, "+=") ? "" : "-") + "(" + text(ib + 2, ie) + ")";
+    } else if (n >= 5 && var_at(ib) && is(ib + 1, "=") && var_at(ib + 2) && (is(ib + 3, "+") || is(ib + 3, "-"))) {
+      L.step = std::string(is(ib + 3, "+") ? "" : "-") + "(" + text(ib + 4, ie) + ")";
+    } else if (n >= 5 && var_at(ib) && is(ib + 1, "=") && var_at(ie - 1) && is(ie - 2, "+")) {
+      L.step = "(" + text(ib + 2, ie - 2) + ")";
+    } else {
+      return fail(ib < ie ? ib : semis[1], "the increment must be ++, --, +=, -= or '" + L.var + " = " + L.var + " + step'");
+    }
+    return true;
+  }
+
+  std::string trip_count(const Loop& L, const std::string& s) {
+    const std::string u = "(unsigned long long)";
+    std::string lb = "cape_lb" + s, ub = "cape_ub" + s, st = "cape_st" + s;
+    auto up = [&](bool incl) {
+      return st + " > 0 && " + lb + (incl ? " <= " : " < ") + ub + " ? (" + u + ub + " - " + u + lb +
+             (incl ? "" : " - 1") + ") / " + u + st + " + 1 : 0";
+    };
+    auto down = [&](bool incl) {
+      return st + " < 0 && " + lb + (incl ? " >= " : " > ") + ub + " ? (" + u + lb + " - " + u + ub +
+             (incl ? "" : " - 1") + ") / " + u + "-" + st + " + 1 : 0";
+    };
+    if (L.op == "<") return up(false);
+    if (L.op == "<=") return up(true);
+    if (L.op == ">") return down(false);
+    if (L.op == ">=") return down(true);
+    return st + " > 0 ? (" + up(false) + ") : (" + down(false) + ")";  // != with step +-1
+  }
+
+  // Loop variables and bounds, evaluated once (OpenMP leaves the number of evaluations open).
+  void loop_setup(const Loop& L, const std::string& s) {
+    em_.line(t_[L.for_tok].line);
+    std::string ty = L.type.empty() ? "__typeof__(" + L.var + ")" : L.type;
+    em_.raw("  " + ty + " cape_lb" + s + " = (" + L.lb + "), cape_ub" + s + " = (" + L.ub + ");\n");
+    em_.raw("  long long cape_st" + s + " = " + L.step + ";\n");
+    if (!L.type.empty()) em_.raw("  " + L.type + " " + L.var + " = cape_lb" + s + ";\n");
+    em_.raw("  unsigned long long cape_n" + s + " = " + trip_count(L, s) + ";\n");
+  }
+
+  void chunk_loop(const Loop& L, const std::string& s, const Ctx& ctx) {
+    gen("  for (cape_b" + s + " = cape_sh" + s + ".lo; cape_b" + s + " < cape_sh" + s +
+        ".hi; cape_b" + s + " += cape_sh" + s + ".stride)\n"
+        "    for (cape_k" + s + " = cape_b" + s + "; cape_k" + s + " < cape_sh" + s + ".hi && cape_k" + s +
+        " - cape_b" + s + " < cape_sh" + s + ".chunk; ++cape_k" + s + ") {\n"
+        "      " + L.var + " = (__typeof__(" + L.var + "))((unsigned long long)cape_lb" + s + " + cape_k" +
+        s + " * (unsigned long long)cape_st" + s + ");\n");
+    emit_stmt(L.body, ctx);
+    gen("    }\n");
+  }
+
+  // Saving privates: into locals before a window, into TLS inside one.
+  std::string save_privates(const std::vector<std::string>& v, const std::string& s, bool tls) {
+    std::string r;
+    for (auto& x : v) {
+      r += std::string("  ") + (tls ? "static __thread " : "") + "__typeof__(" + x + ") cape_pv" + s +
+           "_" + x + ";\n  __builtin_memcpy(&cape_pv" + s + "_" + x + ", &" + x + ", sizeof " + x + ");\n";
+    }
+    return r;
+  }
+  std::string restore_privates(const std::vector<std::string>& v, const std::string& s) {
+    std::string r;
+    for (auto& x : v)
+      r += "  __builtin_memcpy(&" + x + ", &cape_pv" + s + "_" + x + ", sizeof " + x + ");\n";
+    return r;
+  }
+  static std::vector<std::string> with(std::vector<std::string> v, const std::string& x) {
+    if (std::find(v.begin(), v.end(), x) == v.end()) v.insert(v.begin(), x);
+    return v;
+  }
+  static std::vector<std::string> without(std::vector<std::string> v, const std::string& x) {
+    v.erase(std::remove(v.begin(), v.end(), x), v.end());
+    return v;
+  }
+
+  std::string barrier_code(const Ctx& ctx) {
+    if (ctx.privates.empty()) return "  cape_cc_sync(); cape_cc_resume(); /* barrier */\n";
+    std::string s = "_" + std::to_string(ctx.region), r = "  /* barrier: the region's privates "
+                    "keep their bytes out of the checkpoint */\n";
+    for (auto& x : ctx.privates)
+      r += "  __builtin_memcpy(&cape_pt" + s + "_" + x + ", &" + x + ", sizeof " + x +
+           "); __builtin_memcpy(&" + x + ", &cape_pv" + s + "_" + x + ", sizeof " + x + ");\n";
+    r += "  cape_cc_sync();\n";
+    for (auto& x : ctx.privates)
+      r += "  __builtin_memcpy(&" + x + ", &cape_pt" + s + "_" + x + ", sizeof " + x + ");\n";
+    return r + "  cape_cc_resume();\n";
+  }
+
+  std::string flags() const { return o_.master_idle ? "CAPE_CC_MASTER_IDLE" : "0"; }
+  std::string last(Construct* c) const { return last_.count(c->id) ? "1" : "0"; }
+
+  // ---- constructs ----
+  void translate(Construct* c, const Ctx& ctx) {
+    const std::string& n = c->dir.name;
+    if (n.empty()) {
+      if (c->stmt) emit_stmt(c->stmt, ctx);
+      return;
+    }
+    if (n == "parallel for" || n == "parallel for simd") return parallel_for(c, ctx);
+    if (n == "parallel sections") return parallel_sections(c, ctx);
+    if (n == "parallel") return parallel(c, ctx);
+    if (n == "for" || n == "for simd") return ws_for(c, ctx);
+    if (n == "sections") return ws_sections(c, ctx);
+    if (n == "single" || n == "master") return single(c, ctx);
+    if (n == "barrier") {
+      clauses(c, {});
+      if (ctx.in_ws)
+        d_.error_at(name_tok(c), "'omp barrier' may not be closely nested in a worksharing construct");
+      em_.line(t_[c->dir.first_tok].line);
+      em_.raw(barrier_code(ctx));
+      return;
+    }
+    if (n == "simd") {
+      clauses(c, kSimdClauses);
+      d_.note_at(name_tok(c), "'omp simd' dropped: the loop runs as written on each node");
+      return emit_stmt(c->stmt, ctx);
+    }
+    if (n == "section") {
+      d_.error_at(name_tok(c), "'omp section' outside 'omp sections'");
+      return emit_stmt(c->stmt, ctx);
+    }
+    static const Names known = {"parallel master", "parallel masked", "masked", "scope", "loop",
+                                "parallel loop", "workshare", "requires", "metadirective",
+                                "allocate", "scan", "depobj", "error", "taskwait", "taskyield",
+                                "barrier", "critical", "atomic", "ordered", "flush", "task",
+                                "taskloop", "taskloop simd", "taskgroup", "threadprivate"};
+    bool is_known = known.count(n) || n.rfind("target", 0) == 0 || n.rfind("teams", 0) == 0 ||
+                    n.rfind("distribute", 0) == 0 || n.rfind("declare", 0) == 0 ||
+                    n.rfind("cancel", 0) == 0 || n.rfind("end declare", 0) == 0;
+    if (is_known)
+      unsupported(c, unsupported_reason(n));
+    else
+      d_.error_at(name_tok(c), "unknown OpenMP directive '" + n + "'");
+    if (c->stmt) emit_stmt(c->stmt, ctx);
+  }
+
+  bool check_not_nested(Construct* c, const Ctx& ctx) {
+    if (ctx.region || ctx.in_ws) {
+      unsupported(c, "nested parallelism (a region inside a region); each node runs one thread");
+      return false;
+    }
+    return true;
+  }
+
+  // 001_3036025dc34c4021.txt Fig. 3, generalised from one iteration per slave to chunks.
+  void parallel_for(Construct* c, const Ctx& ctx) {
+    Clauses cl = clauses(c, unite(kParallelClauses, c->dir.name == "parallel for" ? kForClauses : unite(kForClauses, kSimdClauses), "nowait"));
+    if (c->dir.name != "parallel for")
+      d_.note_at(name_tok(c), "'simd' dropped from 'omp " + c->dir.name + "'");
+    Loop L;
+    if (!check_not_nested(c, ctx) || !loop(c, L) || !cl.ok) return emit_stmt(c->stmt, ctx);
+    std::string s = "_" + std::to_string(c->id);
+    auto priv = without(cl.priv, L.var);
+    if (L.type.empty()) priv = with(priv, L.var);
+    else priv.insert(priv.begin(), L.var);
+    gen_begin(c, "001_3036025dc34c4021.txt Fig. 3 by chunks");
+    loop_setup(L, s);
+    gen(save_privates(priv, s, false));
+    gen("  static __thread cape_share_t cape_sh" + s + ";\n"
+        "  static __thread unsigned long long cape_b" + s + ", cape_k" + s + ";\n"
+        "  if (cape_cc_fork(" + cl.num_threads + ", " + cl.cond + ", " + flags() + "))\n"
+        "    cape_sh" + s + " = cape_cc_distribute(cape_desc, cape_n" + s + ", " + cl.chunk +
+        "); /* Fig. 3 lines 1-5 (master), 13-16 (slaves) */\n"
+        "  else\n"
+        "    cape_sh" + s + " = cape_cc_share(cape_n" + s + ", 0, 0); /* serial: every iteration */\n");
+    Ctx inner = ctx;
+    inner.region = c->id;
+    inner.in_ws = true;
+    chunk_loop(L, s, inner);
+    gen(restore_privates(priv, s));
+    gen("  cape_b" + s + " = cape_k" + s + " = 0;\n"
+        "  cape_sh" + s + " = (cape_share_t){0, 0, 0, 0};\n"
+        "  cape_cc_end(" + last(c) + "); /* Fig. 3 lines 6-12 (master), 17-25 (slaves) */\n"
+        "  cape_cc_join();\n}\n");
+    desc_used_ = true;
+  }
+
+  // 003_45ed75503520c8f4.txt Fig. 3, any number of sections, round robin over the team.
+  void parallel_sections(Construct* c, const Ctx& ctx) {
+    Clauses cl = clauses(c, unite(kParallelClauses, kSectionsClauses, "nowait"));
+    std::vector<Stmt*> secs;
+    if (!check_not_nested(c, ctx) || !sections_of(c, secs) || !cl.ok) return emit_stmt(c->stmt, ctx);
+    std::string s = "_" + std::to_string(c->id);
+    gen_begin(c, "003_45ed75503520c8f4.txt Fig. 3");
+    gen(save_privates(cl.priv, s, false));
+    gen("  if (cape_cc_fork(" + cl.num_threads + ", " + cl.cond + ", " + flags() + "))\n    cape_start();\n");
+    Ctx inner = ctx;
+    inner.region = c->id;
+    inner.in_ws = true;
+    emit_sections(secs, inner);
+    gen(restore_privates(cl.priv, s));
+    gen("  cape_cc_end(" + last(c) + "); /* create, exchange, inject (Fig. 3) */\n  cape_cc_join();\n}\n");
+  }
+
+  void parallel(Construct* c, const Ctx& ctx) {
+    Clauses cl = clauses(c, kParallelClauses, /*whole_team=*/true);
+    if (!check_not_nested(c, ctx) || !cl.ok) return emit_stmt(c->stmt, ctx);
+    std::string s = "_" + std::to_string(c->id);
+    gen_begin(c, "every node runs the region; writes meet at barriers and at its end");
+    gen(save_privates(cl.priv, s, false));
+    for (auto& x : cl.priv)
+      gen("  static __thread __typeof__(" + x + ") cape_pt" + s + "_" + x + ";\n");
+    gen("  if (cape_cc_fork(0, " + cl.cond + ", CAPE_CC_WHOLE_TEAM))\n    cape_start();\n");
+    Ctx inner;
+    inner.region = c->id;
+    inner.privates = cl.priv;
+    emit_stmt(c->stmt, inner);
+    gen(restore_privates(cl.priv, s));
+    gen("  cape_cc_end(" + last(c) + ");\n  cape_cc_join();\n}\n");
+  }
+
+  bool check_ws(Construct* c, const Ctx& ctx) {
+    if (ctx.in_ws) {
+      d_.error_at(name_tok(c), "'omp " + c->dir.name +
+                                   "' may not be closely nested in another worksharing construct");
+      return false;
+    }
+    return true;
+  }
+
+  void ws_for(Construct* c, const Ctx& ctx) {
+    Clauses cl = clauses(c, c->dir.name == "for" ? kForClauses : unite(kForClauses, kSimdClauses));
+    if (c->dir.name != "for") d_.note_at(name_tok(c), "'simd' dropped from 'omp for simd'");
+    Loop L;
+    if (!check_ws(c, ctx) || !loop(c, L) || !cl.ok) return emit_stmt(c->stmt, ctx);
+    std::string s = "_" + std::to_string(c->id);
+    auto priv = without(cl.priv, L.var);
+    if (L.type.empty()) priv = with(priv, L.var);
+    else priv.insert(priv.begin(), L.var);
+    gen_begin(c, "this thread's share of the static schedule");
+    loop_setup(L, s);
+    gen(save_privates(priv, s, true));
+    gen("  static __thread cape_share_t cape_sh" + s + ";\n"
+        "  static __thread unsigned long long cape_b" + s + ", cape_k" + s + ";\n"
+        "  cape_sh" + s + " = cape_cc_share(cape_n" + s + ", " + cl.chunk + ", cape_cc_tid());\n");
+    Ctx inner = ctx;
+    inner.in_ws = true;
+    chunk_loop(L, s, inner);
+    gen(restore_privates(priv, s));
+    gen("  cape_b" + s + " = cape_k" + s + " = 0;\n  cape_sh" + s + " = (cape_share_t){0, 0, 0, 0};\n");
+    if (!cl.nowait) gen(barrier_code(ctx));
+    gen("}\n");
+  }
+
+  // The sections of c: its compound statement, split at `#pragma omp section`.
+  bool sections_of(Construct* c, std::vector<Stmt*>& secs) {
+    Stmt* body = c->stmt;
+    if (!body || body->kind != Stmt::Compound) {
+      d_.error_at(body ? body->all.b : name_tok(c), "'omp " + c->dir.name + "' must be followed by a compound statement");
+      return false;
+    }
+    int i = body->items.b < 0 ? body->all.b + 1 : body->items.b;
+    int e = body->all.e - 1;
+    size_t ci = 0;
+    auto& cs = body->items.cs;
+    while (i < e) {
+      if (ci < cs.size() && cs[ci]->all.b == i) {
+        Construct* sec = cs[ci];
+        if (sec->dir.name != "section") {
+          d_.error_at(name_tok(sec), "expected '#pragma omp section' in 'omp " + c->dir.name +
+                                         "', found 'omp " + sec->dir.name + "'");
+          return false;
+        }
+        if (!sec->dir.clauses.empty()) d_.error_at(sec->dir.clauses[0].tok, "'omp section' takes no clauses");
+        secs.push_back(sec->stmt);
+        i = sec->all.e;
+        ++ci;
+        continue;
+      }
+      if (!secs.empty() || i != (body->items.b < 0 ? i : body->items.b)) {
+        d_.error_at(i, "expected '#pragma omp section' before this statement in 'omp " + c->dir.name + "'");
+        return false;
+      }
+      // The first section may omit its directive: it runs to the first `#pragma omp section`.
+      Stmt* first = d_.ast().make_stmt();
+      first->kind = Stmt::Simple;
+      int end = ci < cs.size() ? cs[ci]->all.b : e;
+      first->all = Span{i, end, {}};
+      secs.push_back(first);
+      i = end;
+    }
+    if (secs.empty()) d_.error_at(body->all.b, "'omp " + c->dir.name + "' has no section");
+    return !secs.empty();
+  }
+
+  void emit_sections(const std::vector<Stmt*>& secs, const Ctx& ctx) {
+    for (size_t j = 0; j < secs.size(); ++j) {
+      gen("  if (cape_cc_mine(" + std::to_string(j) + ")) { /* section " + std::to_string(j) + " */\n");
+      emit_stmt(secs[j], ctx);
+      gen("  }\n");
+    }
+  }
+
+  void ws_sections(Construct* c, const Ctx& ctx) {
+    Clauses cl = clauses(c, kSectionsClauses);
+    std::vector<Stmt*> secs;
+    if (!check_ws(c, ctx) || !sections_of(c, secs) || !cl.ok) return emit_stmt(c->stmt, ctx);
+    std::string s = "_" + std::to_string(c->id);
+    gen_begin(c, "sections round robin over the team");
+    gen(save_privates(cl.priv, s, true));
+    Ctx inner = ctx;
+    inner.in_ws = true;
+    emit_sections(secs, inner);
+    gen(restore_privates(cl.priv, s));
+    if (!cl.nowait) gen(barrier_code(ctx));
+    gen("}\n");
+  }
+
+  // single runs on thread 0 (OpenMP lets any one thread run it); master always does.
+  void single(Construct* c, const Ctx& ctx) {
+    bool is_single = c->dir.name == "single";
+    Clauses cl = clauses(c, is_single ? kSingleClauses : Names{});
+    if (is_single && !check_ws(c, ctx)) return emit_stmt(c->stmt, ctx);
+    if (!is_single && ctx.in_ws) {
+      d_.error_at(name_tok(c), "'omp master' may not be closely nested in a worksharing construct");
+      return emit_stmt(c->stmt, ctx);
+    }
+    if (!cl.ok) return emit_stmt(c->stmt, ctx);
+    std::string s = "_" + std::to_string(c->id);
+    gen_begin(c, is_single ? "run by thread 0" : "");
+    gen(save_privates(cl.priv, s, true));
+    gen("  if (cape_cc_tid() == 0) {\n");
+    Ctx inner = ctx;
+    inner.in_ws = is_single;
+    emit_stmt(c->stmt, inner);
+    gen("  }\n");
+    gen(restore_privates(cl.priv, s));
+    if (is_single && !cl.nowait) gen(barrier_code(ctx));
+    gen("}\n");
+  }
+
+  bool desc_used_ = false;
+  bool uses_desc() const {
+    for (auto& c : d_.ast().constructs)
+      if (c.dir.name == "parallel for" || c.dir.name == "parallel for simd") return true;
+    return false;
+  }
+
+  // ---- last_parallel() (docs/translator.md) ----
+  // A region is the program's last when it is the last parallel construct in main, not
+  // inside a loop, main has no goto, and nothing after it in main calls a function that can
+  // reach a parallel region: only the library functions of kSafeCalls and functions of this
+  // file that, transitively, call nothing else and contain no parallel construct.
+  void find_last_regions() {
+    struct Fn { int b, e; };
+    std::map<std::string, Fn> fns;
+    int depth = 0;
+    for (int i = 0; i < static_cast<int>(t_.size()); ++i) {
+      if (t_[i].kind != TokKind::Punct) continue;
+      if (t_[i].text == "{") ++depth;
+      if (t_[i].text == "}") --depth;
+      if (depth == 0 && t_[i].text == "(" && ident(i - 1) && match_[i] > i && punct(match_[i] + 1, "{")) {
+        int body = match_[i] + 1;
+        fns[t_[i - 1].text] = Fn{body, match_[body]};
+        i = match_[body];
+      }
+    }
+    for (int i = 0; i < static_cast<int>(t_.size()); ++i)
+      if (ident(i) && (t_[i].text == "atexit" || t_[i].text == "on_exit")) return;
+    auto it = fns.find("main");
+    if (it == fns.end()) return;
+    auto is_region = [](const Construct& c) { return c.dir.name.rfind("parallel", 0) == 0; };
+    // Which functions of this file may reach a region (fixpoint over the call graph).
+    auto calls_in = [&](int b, int e, bool& unknown) {
+      std::vector<std::string> r;
+      for (int i = b; i < e; ++i) {
+        if (t_[i].kind == TokKind::PragmaStart) {
+          while (i < e && t_[i].kind != TokKind::PragmaEnd) ++i;
+          continue;
+        }
+        if (punct(i, "(") && punct(i - 1, ")")) unknown = true;  // call through a pointer
+        if (punct(i, "(") && ident(i - 1) && !kNotCalls.count(t_[i - 1].text)) r.push_back(t_[i - 1].text);
+      }
+      return r;
+    };
+    std::map<std::string, bool> reaches;
+    for (auto& [name, f] : fns) {
+      bool r = false;
+      for (auto& c : d_.ast().constructs)
+        if (is_region(c) && c.all.b > f.b && c.all.b < f.e) r = true;
+      reaches[name] = r;
+    }
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto& [name, f] : fns) {
+        if (reaches[name]) continue;
+        bool unknown = false;
+        for (auto& callee : calls_in(f.b, f.e, unknown))
+          if (fns.count(callee) ? reaches[callee] : !kSafeCalls.count(callee)) unknown = true;
+        if (unknown) { reaches[name] = true; changed = true; }
+      }
+    }
+    Fn m = it->second;
+    const Construct* cand = nullptr;
+    for (auto& c : d_.ast().constructs)
+      if (is_region(c) && c.all.b > m.b && c.all.b < m.e && (!cand || c.all.b > cand->all.b)) cand = &c;
+    if (!cand) return;
+    for (int i = m.b; i < m.e; ++i)
+      if (ident(i) && t_[i].text == "goto") return;
+    // Inside a loop? Braced bodies end at their brace; others at the next ';' at their depth.
+    int p = cand->all.b;
+    for (int i = m.b; i < p; ++i) {
+      if (t_[i].kind != TokKind::Keyword) continue;
+      const auto& k = t_[i].text;
+      int body;
+      if (k == "do") body = i + 1;
+      else if ((k == "for" || k == "while") && punct(i + 1, "(") && match_[i + 1] > 0) body = match_[i + 1] + 1;
+      else continue;
+      int end;
+      if (punct(body, "{")) {
+        end = match_[body];
+      } else {
+        end = body;
+        while (end < m.e && !punct(end, ";")) end = match_[end] > end ? match_[end] + 1 : end + 1;
+      }
+      if (k == "do") end = std::max(end, end);  // `while (...)` after the body does not matter
+      if (p >= body && p <= end) return;
+    }
+    bool unknown = false;
+    for (auto& callee : calls_in(cand->all.e, m.e, unknown))
+      if (fns.count(callee) ? reaches[callee] : !kSafeCalls.count(callee)) unknown = true;
+    if (!unknown) last_.insert(cand->id);
+  }
+};
+
+}  // namespace
+
+std::string translate(Driver& drv, const Options& options) {
+  return Translator(drv, options).run();
+}
+
+}  // namespace cape::tr

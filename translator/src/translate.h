@@ -1,0 +1,18 @@
+// The translation pass: AST + tokens in, C with CAPE runtime calls out (docs/translator.md).
+#pragma once
+
+#include <string>
+
+#include "driver.h"
+
+namespace cape::tr {
+
+struct Options {
+  bool master_idle = false;  // cape-cc --master-idle: exact 001_3036025dc34c4021.txt Fig. 3
+};
+
+// Translates the parsed unit in `drv`. Errors, warnings and notes go to drv.diagnostics();
+// the result is meaningful only when drv.has_errors() is false.
+std::string translate(Driver& drv, const Options& options);
+
+}  // namespace cape::tr
