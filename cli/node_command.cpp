@@ -38,6 +38,7 @@ struct NodeArgs {
   std::string log;
   std::string output_dir = "cape-logs";
   bool tag_output = false;
+  bool watch_stdin = false;
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::vector<std::string> argv;
 };
@@ -207,9 +208,24 @@ int run_node(const NodeArgs& a) {
   o.heartbeat = ms(a.heartbeat);
   o.connect_timeout = ms(a.connect_timeout);
 
-  monitor::KillSwitch kill_switch;
-  o.on_failure = [&kill_switch](const std::string& msg, bool) { kill_switch.kill(msg); };
-  o.on_shutdown = [&kill_switch] { kill_switch.kill("the master ended the job"); };
+  // Shared: the stdin watcher may outlive this function.
+  auto kill_switch = std::make_shared<monitor::KillSwitch>();
+  o.on_failure = [kill_switch](const std::string& msg, bool) { kill_switch->kill(msg); };
+  o.on_shutdown = [kill_switch] { kill_switch->kill("the master ended the job"); };
+
+  if (a.watch_stdin) {
+    // Started over ssh: stdin is the launcher's channel. Its end means the launcher is gone
+    // (or ended the job): stop the program. Detached: it may block in read until exit.
+    std::thread([kill_switch] {
+      char c[256];
+      for (;;) {
+        ssize_t r = ::read(STDIN_FILENO, c, sizeof c);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+      }
+      kill_switch->kill("the launcher closed the connection; stopping");
+    }).detach();
+  }
 
   net::Node node(std::move(o));
   node.start();
@@ -235,7 +251,7 @@ int run_node(const NodeArgs& a) {
     mo.stdin_fd = devnull.get();
     mo.stdout_fd = po_w.get();
     mo.stderr_fd = pe_w.get();
-    mo.kill_switch = &kill_switch;
+    mo.kill_switch = kill_switch.get();
     status = monitor::run_monitor(mo, &exchange);
     po_w.reset();  // the relays end when the program's copies close too
     pe_w.reset();
@@ -258,6 +274,7 @@ cape::cli::Registrar reg("node", [](CLI::App& app, cape::cli::Context& ctx) {
   sub->add_option("--secret-fd", a->secret_fd, "Read the job secret (one line) from this fd");
   sub->add_option("--listen-fd", a->listen_fd, "Rank 0: use this listening socket")->group("");
   sub->add_option("--status-fd", a->status_fd, "Report the region on this fd")->group("");
+  sub->add_flag("--watch-stdin", a->watch_stdin, "Stop when stdin closes (ssh launcher)")->group("");
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect or full")
       ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
