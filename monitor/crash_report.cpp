@@ -36,9 +36,12 @@ std::string backtrace_of(pid_t pid, pid_t tid) {
   if (!ui || unw_init_remote(&cursor, as, ui) != 0) {
     out = "  (libunwind could not start unwinding)\n";
   } else {
+    unw_word_t last_ip = 0;
     for (int depth = 0; depth < 64; depth++) {
       unw_word_t ip = 0, off = 0;
       unw_get_reg(&cursor, UNW_REG_IP, &ip);
+      if (ip == 0 || (depth > 0 && ip == last_ip)) break;  // lost the frame chain
+      last_ip = ip;
       char name[256];
       std::string fn = unw_get_proc_name(&cursor, name, sizeof name, &off) == 0
                            ? std::string(name) + "+" + hex(off)

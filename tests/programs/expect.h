@@ -16,10 +16,11 @@ struct expect {
   uintptr_t addr;
   unsigned len;
   unsigned char bytes[64];
+  unsigned char old[64]; /* what was there before */
 };
 struct expect_table {
   int n;
-  struct expect e[256];
+  struct expect e[1024];
 };
 static struct expect_table* expects;
 
@@ -31,7 +32,7 @@ static void expect_init(void) {
   }
 }
 
-/* Records what `len` bytes at `p` are about to hold; returns where the value is kept. */
+/* Records what `len` bytes at `p` hold and are about to hold; returns where the value is kept. */
 static const void* expect_bytes(const char* ck, const char* tag, const void* p, const void* v,
                                 unsigned len) {
   struct expect* e = &expects->e[__atomic_fetch_add(&expects->n, 1, __ATOMIC_SEQ_CST)];
@@ -40,6 +41,7 @@ static const void* expect_bytes(const char* ck, const char* tag, const void* p, 
   e->addr = (uintptr_t)p;
   e->len = len;
   memcpy(e->bytes, v, len);
+  memcpy(e->old, p, len);
   return e->bytes;
 }
 
@@ -55,6 +57,8 @@ static void print_expects(void) {
     struct expect* e = &expects->e[i];
     printf("expect %s %s %lx ", e->ck, e->tag, (unsigned long)e->addr);
     for (unsigned k = 0; k < e->len; k++) printf("%02x", e->bytes[k]);
+    printf(" ");
+    for (unsigned k = 0; k < e->len; k++) printf("%02x", e->old[k]);
     printf("\n");
   }
 }

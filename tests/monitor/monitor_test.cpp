@@ -1,0 +1,310 @@
+// `cape monitor` on real programs (tests/programs), once per tracker. The programs list
+// what they wrote ("expect CK TAG ADDR HEX"); the checkpoints kept with
+// --keep-checkpoints must hold exactly that (the stack may hold more of main's own frame).
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ckpt/checkpoint.h"
+#include "ckpt/format.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status = -1;  // exit code, or 128 + signal
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/cape-monitor-test-XXXXXX";
+    const char* d = mkdtemp(tmpl);
+    if (!d) std::abort();
+    path_ = d;
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+Result run(const std::vector<std::string>& argv, const std::string& dir) {
+  std::string out = dir + "/stdout", err = dir + "/stderr";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0) _exit(120);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(121);
+  }
+  Result r;
+  int st = 0;
+  if (pid < 0 || waitpid(pid, &st, 0) != pid) return r;
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::string prog(const std::string& name) { return std::string(CAPE_PROG_DIR) + "/capeprog_" + name; }
+
+struct Expect {
+  std::string ck, tag;
+  uint64_t addr = 0;
+  std::vector<uint8_t> bytes, old;
+};
+
+std::vector<Expect> parse_expects(const std::string& out) {
+  std::vector<Expect> v;
+  std::istringstream in(out);
+  std::string word;
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream l(line);
+    if (!(l >> word) || word != "expect") continue;
+    Expect e;
+    std::string addr, hex, old;
+    l >> e.ck >> e.tag >> addr >> hex >> old;
+    e.addr = std::stoull(addr, nullptr, 16);
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+      e.bytes.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+      e.old.push_back(static_cast<uint8_t>(std::stoul(old.substr(i, 2), nullptr, 16)));
+    }
+    v.push_back(e);
+  }
+  return v;
+}
+
+uint64_t value_after(const std::string& out, const std::string& key) {
+  auto pos = out.find("\n" + key + " ");
+  if (pos == std::string::npos) return 0;
+  return std::stoull(out.substr(pos + key.size() + 2), nullptr, 16);
+}
+
+// The byte the checkpoint holds at `a`, or -1.
+int byte_at(const cape::ckpt::Checkpoint& c, uint64_t a) {
+  const cape::ckpt::Run* r = c.find(a);
+  if (!r) return -1;
+  return c.data(*r)[a - r->address];
+}
+
+// Every byte `ck` changed is in `c` with its new value; a byte written with the value it
+// already had may be carried inside a run (word granularity) but then with that value.
+void check_expected_present(const cape::ckpt::Checkpoint& c, const std::vector<Expect>& ex,
+                            const std::string& ck) {
+  std::map<uint64_t, std::pair<uint8_t, uint8_t>> want;  // address -> (first old, last new)
+  for (const Expect& e : ex)
+    if (e.ck == ck)
+      for (size_t i = 0; i < e.bytes.size(); i++) {
+        auto it = want.find(e.addr + i);
+        if (it == want.end())
+          want[e.addr + i] = {e.old[i], e.bytes[i]};
+        else
+          it->second.second = e.bytes[i];
+      }
+  ASSERT_FALSE(want.empty()) << ck;
+  for (auto [a, v] : want) {
+    int got = byte_at(c, a);
+    if (v.first != v.second || got >= 0) {
+      EXPECT_EQ(got, v.second) << ck << " at 0x" << std::hex << a;
+    }
+  }
+}
+
+// Every run below `stack_lo` lies in the 8-byte words of some expected write of `ck`.
+void check_nothing_extra(const cape::ckpt::Checkpoint& c, const std::vector<Expect>& ex,
+                         const std::string& ck, uint64_t stack_lo, const std::string& skip_tag = "") {
+  std::vector<std::pair<uint64_t, uint64_t>> words;
+  for (const Expect& e : ex)
+    if (e.ck == ck) words.emplace_back(e.addr & ~uint64_t{7}, (e.addr + e.bytes.size() + 7) & ~uint64_t{7});
+  for (const auto& r : c.runs) {
+    if (r.address >= stack_lo) continue;
+    bool skip = false;
+    for (const Expect& e : ex)
+      if (!skip_tag.empty() && e.tag == skip_tag && (r.address >> 20) == (e.addr >> 20)) skip = true;
+    if (skip) continue;
+    for (uint64_t a = r.address; a < r.end(); a++) {
+      bool ok = false;
+      for (auto [s, e] : words) ok = ok || (a >= s && a < e);
+      EXPECT_TRUE(ok) << ck << ": unexpected byte at 0x" << std::hex << a << " (run 0x" << r.address
+                      << ", " << std::dec << r.length << " bytes)";
+      if (!ok) break;
+    }
+  }
+}
+
+class Monitor : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::string tracker() const { return GetParam(); }
+  Result monitor(std::vector<std::string> args, const std::string& dir) {
+    std::vector<std::string> argv = {CAPE_BIN, "monitor", "--tracker", tracker()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run(argv, dir);
+  }
+  TempDir tmp;
+};
+
+TEST_P(Monitor, KnownWritesInEveryRegionAndTwoCreatesSplitThem) {
+  std::string keep = tmp.path() + "/keep";
+  Result r = monitor({"--keep-checkpoints", keep, "--", prog("patterns"), "produce"}, tmp.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<Expect> ex = parse_expects(r.out);
+  ASSERT_GE(ex.size(), 12u);
+  uint64_t stack_lo = (value_after(r.out, "stack") & ~uint64_t{4095}) - 65536;
+  auto first = cape::ckpt::read_file(keep + "/0.1.first.dickpt");
+  auto second = cape::ckpt::read_file(keep + "/0.2.second.dickpt");
+  EXPECT_EQ(first.name, "first");
+  EXPECT_EQ(second.sequence, 2u);
+  EXPECT_EQ(first.load_base, 0x555555554000u);  // ADDR_NO_RANDOMIZE, PIE
+  check_expected_present(first, ex, "first");
+  check_expected_present(second, ex, "second");
+  check_nothing_extra(first, ex, "first", stack_lo);
+  check_nothing_extra(second, ex, "second", stack_lo);
+  // The canary array was never written.
+  uint64_t canary = value_after(r.out, "canary");
+  ASSERT_NE(canary, 0u);
+  for (const auto& c : {first, second})
+    for (const auto& run : c.runs) EXPECT_FALSE(run.address < canary + 4096 && run.end() > canary);
+  // Each region of the tracked set appears.
+  for (std::string tag : {"data", "bss", "heap", "mmap", "stack"}) {
+    bool seen = false;
+    for (const Expect& e : ex) seen = seen || (e.tag == tag && byte_at(e.ck == "first" ? first : second, e.addr) == e.bytes[0]);
+    EXPECT_TRUE(seen) << tag;
+  }
+}
+
+TEST_P(Monitor, InjectIntoASecondRunReproducesTheMemory) {
+  std::string keep = tmp.path() + "/keep";
+  Result p = monitor({"--keep-checkpoints", keep, "--", prog("patterns"), "produce"}, tmp.path());
+  ASSERT_EQ(p.status, 0) << p.err;
+  Result c = monitor({"--load", "first=" + keep + "/0.1.first.dickpt", "--load",
+                      "second=" + keep + "/0.2.second.dickpt", "--", prog("patterns"), "consume"},
+                     tmp.path());
+  EXPECT_EQ(c.status, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("consume ok"), std::string::npos) << c.out;
+}
+
+TEST_P(Monitor, FourThreadsWriting) {
+  std::string keep = tmp.path() + "/keep";
+  Result r = monitor({"--keep-checkpoints", keep, "--", prog("threads")}, tmp.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<Expect> ex = parse_expects(r.out);
+  ASSERT_EQ(ex.size(), 4u * 2 * ((3000 + 28) / 29));
+  auto all = cape::ckpt::read_file(keep + "/0.1.all.dickpt");
+  check_expected_present(all, ex, "all");
+  // pthread_create may allocate on the heap: only the .bss must be exact.
+  check_nothing_extra(all, ex, "all", 0x7ff000000000, "heap");
+}
+
+TEST_P(Monitor, RealSegfaultGetsAReportAndTheSignalStatus) {
+  Result r = monitor({"--", prog("crash")}, tmp.path());
+  EXPECT_EQ(r.status, 128 + 11);
+  EXPECT_NE(r.err.find("killed by signal 11 (SIGSEGV"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("at address 0x10"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("crash_here"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("main"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("sleeper_thread"), std::string::npos) << r.err;  // the other thread
+}
+
+TEST_P(Monitor, OwnSigsegvHandlerGetsItsOwnFaultsOnly) {
+  std::string keep = tmp.path() + "/keep";
+  Result r = monitor({"--keep-checkpoints", keep, "--", prog("own_segv")}, tmp.path());
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("faults 3"), std::string::npos) << r.out;
+  auto after = cape::ckpt::read_file(keep + "/0.1.after.dickpt");
+  check_expected_present(after, parse_expects(r.out), "after");
+}
+
+TEST_P(Monitor, ExitStatusAndSignalsPassThrough) {
+  EXPECT_EQ(monitor({"--", "/bin/sh", "-c", "exit 7"}, tmp.path()).status, 7);
+  EXPECT_EQ(monitor({"--", "/bin/sh", "-c", "kill -TERM $$"}, tmp.path()).status, 128 + 15);
+  Result r = monitor({"--", "/nonexistent/program"}, tmp.path());
+  EXPECT_EQ(r.status, 127);
+  EXPECT_NE(r.err.find("cannot run /nonexistent/program"), std::string::npos) << r.err;
+}
+
+TEST_P(Monitor, InjectRefusesRunsOutsideTrackedMemory) {
+  cape::ckpt::Checkpoint bad;
+  bad.name = "first";
+  std::vector<uint8_t> bytes(8, 0x41);
+  bad.append(0x555555554000, bytes, 0);  // the executable's read-only ELF header
+  std::string file = tmp.path() + "/bad.dickpt";
+  cape::ckpt::write_file(bad, file);
+  cape::ckpt::Checkpoint empty;
+  std::string empty_file = tmp.path() + "/empty.dickpt";
+  cape::ckpt::write_file(empty, empty_file);
+  Result r = monitor({"--load", "first=" + file, "--load", "second=" + empty_file, "--",
+                      prog("patterns"), "consume"}, tmp.path());
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.err.find("outside the program's tracked writable memory"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("consume"), std::string::npos);  // killed before it could check
+}
+
+TEST_P(Monitor, InjectOfAnUnknownCheckpointIsAClearError) {
+  Result r = monitor({"--", prog("patterns"), "consume"}, tmp.path());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("inject(\"first\"): no checkpoint of that name"), std::string::npos) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(Trackers, Monitor, ::testing::Values("mprotect", "uffd", "full"),
+                         [](const auto& info) { return info.param; });
+
+// The three trackers give the same checkpoints, address for address and byte for byte.
+TEST(MonitorTrackers, IdenticalCheckpoints) {
+  TempDir tmp;
+  std::map<std::string, std::vector<cape::ckpt::Checkpoint>> got;
+  for (std::string t : {"mprotect", "uffd", "full"}) {
+    std::string keep = tmp.path() + "/" + t;
+    Result r = run({CAPE_BIN, "monitor", "--tracker", t, "--keep-checkpoints", keep, "--",
+                    prog("patterns"), "produce"}, tmp.path());
+    ASSERT_EQ(r.status, 0) << t << r.err;
+    got[t].push_back(cape::ckpt::read_file(keep + "/0.1.first.dickpt"));
+    got[t].push_back(cape::ckpt::read_file(keep + "/0.2.second.dickpt"));
+  }
+  for (std::string t : {"mprotect", "uffd"}) {
+    for (size_t i = 0; i < 2; i++) {
+      const auto &a = got[t][i], &b = got["full"][i];
+      ASSERT_EQ(a.runs.size(), b.runs.size()) << t;
+      for (size_t k = 0; k < a.runs.size(); k++) {
+        EXPECT_EQ(a.runs[k].address, b.runs[k].address) << t;
+        EXPECT_EQ(a.runs[k].length, b.runs[k].length) << t;
+      }
+      EXPECT_EQ(a.bytes, b.bytes) << t;
+    }
+  }
+}
+
+TEST(MonitorRuntime, WithoutAMonitorTheFirstCallSaysHowToRun) {
+  TempDir tmp;
+  Result r = run({prog("patterns"), "produce"}, tmp.path());
+  EXPECT_EQ(r.status, 127);
+  EXPECT_NE(r.err.find("cape_start"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cape monitor -- PROGRAM"), std::string::npos) << r.err;
+}
+
+}  // namespace
