@@ -65,11 +65,21 @@ class NetExchange : public monitor::Exchange {
   explicit NetExchange(net::Node& n, int status_fd) : n_(n), status_fd_(status_fd) {}
   int rank() const override { return n_.rank(); }
   int size() const override { return n_.size(); }
-  void send(const ckpt::Checkpoint& ck, int node) override { n_.send(ck, node); }
-  ckpt::Checkpoint receive(const std::string& name) override { return n_.receive(name); }
-  void broadcast(const ckpt::Checkpoint& ck) override { n_.broadcast(ck); }
+  void send(const ckpt::Checkpoint& ck, int node) override {
+    n_.send(ck, node);
+    mark("send('" + ck.name + "', " + std::to_string(node) + ")");
+  }
+  ckpt::Checkpoint receive(const std::string& name) override {
+    mark("receive('" + name + "')");
+    return n_.receive(name);
+  }
+  void broadcast(const ckpt::Checkpoint& ck) override {
+    n_.broadcast(ck);
+    mark("broadcast('" + ck.name + "')");
+  }
   void wait_for(const std::string& name,
                 const std::function<void(ckpt::Checkpoint&&, int)>& on_part) override {
+    mark("wait_for('" + name + "')");
     n_.wait_for(name, on_part);
   }
   void program_exited(int wait_status) override {
@@ -80,6 +90,21 @@ class NetExchange : public monitor::Exchange {
     n_.program_exited(wait_status);
   }
   void set_region(const std::string& where) override {
+    {
+      std::lock_guard lk(mu_);
+      monitor_sets_region_ = true;
+    }
+    report(where);
+  }
+  // Until the monitor names regions itself, the last exchange call says where the node is.
+  void mark(const std::string& call) {
+    {
+      std::lock_guard lk(mu_);
+      if (monitor_sets_region_) return;
+    }
+    report("the region of " + call);
+  }
+  void report(const std::string& where) {
     n_.set_region(where);
     if (status_fd_ >= 0) {
       std::string line = "region " + where + "\n";
@@ -99,6 +124,7 @@ class NetExchange : public monitor::Exchange {
   int status_fd_;
   mutable std::mutex mu_;
   std::optional<int> status_;
+  bool monitor_sets_region_ = false;
 };
 
 // Copies a program's output pipe to its destination, line-tagged like mpirun when asked.
