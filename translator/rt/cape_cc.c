@@ -89,10 +89,13 @@ int cape_cc_thread_of_node(int node) {
   return t >= 0 && t < cur.nthreads ? t : -1;
 }
 
-cape_share_t cape_cc_share(unsigned long long n, unsigned long long chunk, int thread) {
+void cape_cc_share(cape_share_t *out, unsigned long long n, unsigned long long chunk, int thread) {
   cape_share_t s = {0, 0, 1, 1};
   unsigned long long nt = (unsigned long long)cur.nthreads;
-  if (thread < 0 || n == 0) return s;
+  if (thread < 0 || n == 0) {
+    *out = s;
+    return;
+  }
   unsigned long long t = (unsigned long long)thread;
   if (chunk == 0) {
     /* libgomp's static split: the first n % T threads get one more iteration. */
@@ -101,7 +104,8 @@ cape_share_t cape_cc_share(unsigned long long n, unsigned long long chunk, int t
     s.hi = s.lo + q + (t < r ? 1 : 0);
     s.chunk = s.hi - s.lo;
     s.stride = s.chunk ? s.chunk : 1;
-    return s;
+    *out = s;
+    return;
   }
   /* Round robin chunks: chunk j goes to thread j % T. */
   s.lo = t * chunk;
@@ -109,7 +113,7 @@ cape_share_t cape_cc_share(unsigned long long n, unsigned long long chunk, int t
   s.chunk = chunk;
   s.stride = chunk * nt;
   if (s.lo >= n) s.lo = s.hi = 0;
-  return s;
+  *out = s;
 }
 
 int cape_cc_mine(int j) {
@@ -117,63 +121,9 @@ int cape_cc_mine(int j) {
   return j % cur.nthreads == cur.tid;
 }
 
-cape_share_t cape_cc_distribute(cape_share_t *desc, unsigned long long n,
-                                unsigned long long chunk) {
-  /* 001_3036025dc34c4021.txt Fig. 3 lines 1-5 and 13-16, one chunk per slave. desc[s] is
-   * written only by the master and sent only to slave s, so a word the master leaves
-   * unchanged (hence absent from `before`) already holds the same value on slave s. */
-  if (cape_master()) {
-    cape_start();
-    int nodes = cape_num_nodes();
-    for (int s = 1; s < nodes; ++s) {
-      desc[s] = cape_cc_share(n, chunk, cape_cc_thread_of_node(s));
-      cape_create("before");
-      cape_send("before", s);
-    }
-    return cape_cc_share(n, chunk, cape_cc_thread_of_node(0));
-  }
-  cape_receive("before");
-  cape_inject("before");
-  cape_start();
-  return desc[cape_node_id()];
-}
+int cape_cc_distributed(void) { return cur.distributed && level == 1; }
 
-static void exchange(int last) {
-  /* 001 Fig. 3 lines 6-12 (master) and 18-25 (slaves); 003_45ed75503520c8f4.txt Fig. 3 is
-   * the same exchange for sections, with merge + broadcast for more than one slave. */
-  if (cape_master()) {
-    cape_create("final");
-    cape_stop();
-    cape_wait_for("after");
-    cape_inject("after");
-    if (!last) {
-      cape_merge("final", "after");
-      cape_broadcast("final");
-    }
-  } else {
-    cape_create("after");
-    cape_stop();
-    cape_send("after", 0);
-    if (!last) {
-      cape_receive("final");
-      cape_inject("final");
-    } else {
-      exit(0);
-    }
-  }
-}
-
-void cape_cc_end(int last) {
-  if (cur.distributed) exchange(last);
-}
-
-void cape_cc_sync(void) {
-  if (cur.distributed && level == 1) exchange(0);
-}
-
-void cape_cc_resume(void) {
-  if (cur.distributed && level == 1) cape_start();
-}
+void cape_cc_exit(void) { exit(0); }
 
 /* The OpenMP runtime API, answered for the current team (docs/translator.md). */
 int omp_get_thread_num(void) { return cur.tid < 0 ? 0 : cur.tid; }

@@ -491,14 +491,14 @@ class Translator {
     std::string r;
     for (auto& x : v) {
       r += std::string("  ") + (tls ? "static __thread " : "") + "__typeof__(" + x + ") cape_pv" + s +
-           "_" + x + ";\n  __builtin_memcpy(&cape_pv" + s + "_" + x + ", &" + x + ", sizeof " + x + ");\n";
+           "_" + x + ";\n  CAPE_CC_SAVE(cape_pv" + s + "_" + x + ", " + x + ");\n";
     }
     return r;
   }
   std::string restore_privates(const std::vector<std::string>& v, const std::string& s) {
     std::string r;
     for (auto& x : v)
-      r += "  __builtin_memcpy(&" + x + ", &cape_pv" + s + "_" + x + ", sizeof " + x + ");\n";
+      r += "  CAPE_CC_RESTORE(" + x + ", cape_pv" + s + "_" + x + ");\n";
     return r;
   }
   static std::vector<std::string> with(std::vector<std::string> v, const std::string& x) {
@@ -510,17 +510,60 @@ class Translator {
     return v;
   }
 
+  // The exchange that ends a region or a barrier, inline in the user's function (see
+  // cape/cc.h): 001_3036025dc34c4021.txt Fig. 3 lines 6-12 (master) and 18-25 (slaves).
+  // `last`: "1"/"0" for a region's end, empty for a barrier (never the last).
+  static std::string exchange_code(const std::string& last, const std::string& between = "") {
+    bool barrier = last.empty();
+    std::string cond = barrier ? "" : "!" + last;
+    std::string r =
+        "    if (cape_master()) {\n"
+        "      cape_create(\"final\");                /* Fig. 3 line 6 */\n"
+        "      cape_stop();                          /* line 7 */\n"
+        "      cape_wait_for(\"after\");              /* line 8: every slave's part, merged */\n"
+        "      cape_inject(\"after\");                /* line 9 */\n";
+    if (barrier)
+      r += "      cape_merge(\"final\", \"after\");       /* line 11 */\n"
+           "      cape_broadcast(\"final\");            /* line 12 */\n";
+    else
+      r += "      if (" + cond + ") {                       /* line 10: !last_parallel() */\n"
+           "        cape_merge(\"final\", \"after\");     /* line 11 */\n"
+           "        cape_broadcast(\"final\");          /* line 12 */\n"
+           "      }\n";
+    r += "    } else {\n"
+         "      cape_create(\"after\");                /* line 18 */\n"
+         "      cape_stop();                          /* line 19 */\n"
+         "      cape_send(\"after\", 0);               /* line 20 */\n";
+    if (barrier)
+      r += "      cape_receive(\"final\");              /* line 22 */\n"
+           "      cape_inject(\"final\");               /* line 23 */\n";
+    else
+      r += "      if (" + cond + ") {                       /* line 21 */\n"
+           "        cape_receive(\"final\");            /* line 22 */\n"
+           "        cape_inject(\"final\");             /* line 23 */\n"
+           "      } else {\n"
+           "        cape_cc_exit();                     /* line 25 */\n"
+           "      }\n";
+    r += "    }\n" + between;
+    if (barrier) r += "    cape_start();\n";
+    return r;
+  }
+
+  std::string end_code(Construct* c) {
+    return "  if (cape_cc_distributed()) {\n" + exchange_code(last(c)) + "  }\n  cape_cc_join();\n}\n";
+  }
+
   std::string barrier_code(const Ctx& ctx) {
-    if (ctx.privates.empty()) return "  cape_cc_sync(); cape_cc_resume(); /* barrier */\n";
-    std::string s = "_" + std::to_string(ctx.region), r = "  /* barrier: the region's privates "
-                    "keep their bytes out of the checkpoint */\n";
-    for (auto& x : ctx.privates)
-      r += "  __builtin_memcpy(&cape_pt" + s + "_" + x + ", &" + x + ", sizeof " + x +
-           "); __builtin_memcpy(&" + x + ", &cape_pv" + s + "_" + x + ", sizeof " + x + ");\n";
-    r += "  cape_cc_sync();\n";
-    for (auto& x : ctx.privates)
-      r += "  __builtin_memcpy(&" + x + ", &cape_pt" + s + "_" + x + ", sizeof " + x + ");\n";
-    return r + "  cape_cc_resume();\n";
+    if (ctx.privates.empty())
+      return "  if (cape_cc_distributed()) { /* barrier */\n" + exchange_code("") + "  }\n";
+    std::string s = "_" + std::to_string(ctx.region), r = "  if (cape_cc_distributed()) { /* barrier; "
+                    "the region's privates keep their bytes out of the checkpoint */\n";
+    std::string back;
+    for (auto& x : ctx.privates) {
+      r += "    CAPE_CC_SAVE(cape_pt" + s + "_" + x + ", " + x + "); CAPE_CC_RESTORE(" + x + ", cape_pv" + s + "_" + x + ");\n";
+      back += "    CAPE_CC_RESTORE(" + x + ", cape_pt" + s + "_" + x + ");\n";
+    }
+    return r + exchange_code("", back) + "  }\n";
   }
 
   std::string flags() const { return o_.master_idle ? "CAPE_CC_MASTER_IDLE" : "0"; }
@@ -593,22 +636,36 @@ class Translator {
     gen_begin(c, "001_3036025dc34c4021.txt Fig. 3 by chunks");
     loop_setup(L, s);
     gen(save_privates(priv, s, false));
-    gen("  static __thread cape_share_t cape_sh" + s + ";\n"
+    std::string sh = "cape_sh" + s, sv = "cape_s" + s;
+    gen("  static __thread cape_share_t " + sh + ";\n"
         "  static __thread unsigned long long cape_b" + s + ", cape_k" + s + ";\n"
-        "  if (cape_cc_fork(" + cl.num_threads + ", " + cl.cond + ", " + flags() + "))\n"
-        "    cape_sh" + s + " = cape_cc_distribute(cape_desc, cape_n" + s + ", " + cl.chunk +
-        "); /* Fig. 3 lines 1-5 (master), 13-16 (slaves) */\n"
-        "  else\n"
-        "    cape_sh" + s + " = cape_cc_share(cape_n" + s + ", 0, 0); /* serial: every iteration */\n");
+        "  static __thread int " + sv + ";\n"
+        "  if (cape_cc_fork(" + cl.num_threads + ", " + cl.cond + ", " + flags() + ")) {\n"
+        "    if (cape_master()) {                    /* Fig. 3 line 1 */\n"
+        "      cape_start();                         /* line 2 */\n"
+        "      for (" + sv + " = 1; " + sv + " < cape_num_nodes(); ++" + sv + ") { /* line 3: a chunk per slave */\n"
+        "        cape_cc_share(&cape_desc[" + sv + "], cape_n" + s + ", " + cl.chunk + ", cape_cc_thread_of_node(" + sv + "));\n"
+        "        cape_create(\"before\");             /* line 4 */\n"
+        "        cape_send(\"before\", " + sv + ");      /* line 5 */\n"
+        "      }\n"
+        "      " + sv + " = 0;\n"
+        "      cape_cc_share(&" + sh + ", cape_n" + s + ", " + cl.chunk + ", cape_cc_thread_of_node(0)); /* the master's own share */\n"
+        "    } else {\n"
+        "      cape_receive(\"before\");              /* line 14 */\n"
+        "      cape_inject(\"before\");               /* line 15 */\n"
+        "      cape_start();                         /* line 16 */\n"
+        "      " + sh + " = cape_desc[cape_node_id()];\n"
+        "    }\n"
+        "  } else {\n"
+        "    cape_cc_share(&" + sh + ", cape_n" + s + ", 0, 0); /* serial: every iteration */\n"
+        "  }\n");
     Ctx inner = ctx;
     inner.region = c->id;
     inner.in_ws = true;
     chunk_loop(L, s, inner);
     gen(restore_privates(priv, s));
     gen("  cape_b" + s + " = cape_k" + s + " = 0;\n"
-        "  cape_sh" + s + " = (cape_share_t){0, 0, 0, 0};\n"
-        "  cape_cc_end(" + last(c) + "); /* Fig. 3 lines 6-12 (master), 17-25 (slaves) */\n"
-        "  cape_cc_join();\n}\n");
+        "  cape_sh" + s + " = (cape_share_t){0, 0, 0, 0};\n" + end_code(c));
     desc_used_ = true;
   }
 
@@ -626,7 +683,7 @@ class Translator {
     inner.in_ws = true;
     emit_sections(secs, inner);
     gen(restore_privates(cl.priv, s));
-    gen("  cape_cc_end(" + last(c) + "); /* create, exchange, inject (Fig. 3) */\n  cape_cc_join();\n}\n");
+    gen(end_code(c));
   }
 
   void parallel(Construct* c, const Ctx& ctx) {
@@ -643,7 +700,7 @@ class Translator {
     inner.privates = cl.priv;
     emit_stmt(c->stmt, inner);
     gen(restore_privates(cl.priv, s));
-    gen("  cape_cc_end(" + last(c) + ");\n  cape_cc_join();\n}\n");
+    gen(end_code(c));
   }
 
   bool check_ws(Construct* c, const Ctx& ctx) {
@@ -669,7 +726,7 @@ class Translator {
     gen(save_privates(priv, s, true));
     gen("  static __thread cape_share_t cape_sh" + s + ";\n"
         "  static __thread unsigned long long cape_b" + s + ", cape_k" + s + ";\n"
-        "  cape_sh" + s + " = cape_cc_share(cape_n" + s + ", " + cl.chunk + ", cape_cc_tid());\n");
+        "  cape_cc_share(&cape_sh" + s + ", cape_n" + s + ", " + cl.chunk + ", cape_cc_tid());\n");
     Ctx inner = ctx;
     inner.in_ws = true;
     chunk_loop(L, s, inner);
@@ -805,7 +862,10 @@ class Translator {
           while (i < e && t_[i].kind != TokKind::PragmaEnd) ++i;
           continue;
         }
-        if (punct(i, "(") && punct(i - 1, ")")) unknown = true;  // call through a pointer
+        // `(*fp)(x)` or `f(x)(y)` call through a pointer; `(double)(x)` is a cast.
+        if (punct(i, "(") && punct(i - 1, ")") && match_[i - 1] >= 0 &&
+            (punct(match_[i - 1] + 1, "*") || ident(match_[i - 1] - 1)))
+          unknown = true;
         if (punct(i, "(") && ident(i - 1) && !kNotCalls.count(t_[i - 1].text)) r.push_back(t_[i - 1].text);
       }
       return r;

@@ -37,25 +37,31 @@ int cape_cc_tid(void);
 void cape_cc_join(void);
 /* OpenMP thread number of `node` in the current team, -1 when the node has no share. */
 int cape_cc_thread_of_node(int node);
-/* The share of `thread` in a loop of n iterations; chunk 0 means schedule(static) without a
- * chunk size, split like libgomp (the first n % T threads get one more). */
-cape_share_t cape_cc_share(unsigned long long n, unsigned long long chunk, int thread);
+/* The share of `thread` in a loop of n iterations, written to *out (never returned by value:
+ * a returned struct may pass through a temporary in the caller's tracked frame); chunk 0
+ * means schedule(static) without a chunk size, split like libgomp (the first n % T threads
+ * get one more). */
+void cape_cc_share(cape_share_t *out, unsigned long long n, unsigned long long chunk, int thread);
 /* 1 when section j of a sections construct is this thread's (round robin). */
 int cape_cc_mine(int j);
-/* A barrier inside a region: create, exchange through the master, inject (the second half
- * of 001 Fig. 3 without leaving the region), then cape_cc_resume() restarts tracking.
- * Both do nothing outside a distributed team. */
-void cape_cc_sync(void);
-void cape_cc_resume(void);
-/* End of a distributed region on this node: the exchange of 001 Fig. 3 lines 6-12 / 18-25.
- * last: the region is the program's last (docs/translator.md, last_parallel rule); then the
- * master does not broadcast and the slaves exit with status 0. */
-void cape_cc_end(int last);
-/* The `before` exchange of 001 Fig. 3 lines 2-5 / 14-16, generalised to chunks: the master
- * writes each slave's share into desc[slave], creates and sends `before`; a slave receives
- * and injects it. Returns this node's share. Starts tracking on every node. */
-cape_share_t cape_cc_distribute(cape_share_t *desc, unsigned long long n,
-                                unsigned long long chunk);
+/* 1 inside a region that runs on the nodes (not serialized): checkpoints are exchanged. */
+int cape_cc_distributed(void);
+/* A slave after the program's last parallel region (001 Fig. 3 line 25). */
+void cape_cc_exit(void) __attribute__((noreturn));
+
+/* Private variables: their bytes are saved before a region and put back before each
+ * create(), so no checkpoint carries them. The empty asm tells the compiler the variable
+ * may have been written (reading an uninitialised private is fine here: bytes only). */
+#define CAPE_CC_SAVE(save, x)                                   \
+  do {                                                          \
+    __asm__ __volatile__("" : : "r"(&(x)) : "memory");          \
+    __builtin_memcpy(&(save), &(x), sizeof(x));                 \
+  } while (0)
+#define CAPE_CC_RESTORE(x, save) __builtin_memcpy(&(x), &(save), sizeof(x))
+
+/* The checkpoint calls themselves are generated inline, in the user's function: create()
+ * captures the stack above its caller's frame, so calling it from a helper here would ship
+ * the helper's dead frames too. */
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# End-to-end check of one OpenMP program (tests/omp/): built with `gcc -fopenmp` and with
+# cape-cc, run natively with OMP_NUM_THREADS=N and on N CAPE nodes; outputs must be equal.
+#   e2e.sh CAPE_CC CAPE PROGRAM.c [N]
+# The CAPE run uses `cape run -n N` when that subcommand exists, else N `cape node`
+# processes on loopback (the same thing `cape run` starts). Exit 77 (skip) only when the
+# `cape` binary itself is missing.
+set -euo pipefail
+cc=$1 cape=$2 src=$3 n=${4:-3}
+name=$(basename "$src" .c)
+work=$(mktemp -d "${TMPDIR:-/tmp}/cape-e2e-$name.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+gcc -O1 -fopenmp "$src" -o native
+OMP_NUM_THREADS=$n ./native > expected
+"$cc" -O1 -Wall -fopenmp "$src" -o prog 2> cc.err || { cat cc.err >&2; echo "FAIL: cape-cc" >&2; exit 1; }
+if [ -s cc.err ]; then cat cc.err >&2; echo "FAIL: cape-cc printed warnings" >&2; exit 1; fi
+
+if [ ! -x "$cape" ]; then echo "SKIP: $cape not built" >&2; exit 77; fi
+status=0
+if "$cape" --help 2>/dev/null | grep -qE '^ +run '; then
+  timeout 120 "$cape" run -n "$n" -- ./prog > actual 2> run.err || status=$?
+else
+  umask 077
+  head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > secret
+  port=$((20000 + RANDOM % 30000))
+  pids=()
+  for ((r = 1; r < n; r++)); do
+    timeout 120 "$cape" node --master "127.0.0.1:$port" --rank "$r" --size "$n" \
+      --secret-file secret --output-dir logs -- ./prog > "node$r.out" 2>&1 &
+    pids+=($!)
+  done
+  timeout 120 "$cape" node --master "127.0.0.1:$port" --rank 0 --size "$n" \
+    --secret-file secret --output-dir logs -- ./prog > actual 2> run.err || status=$?
+  for p in "${pids[@]}"; do wait "$p" || status=$((status ? status : $?)); done
+fi
+if [ "$status" != 0 ] || ! cmp -s expected actual; then
+  echo "FAIL: $name on $n nodes (status $status)" >&2
+  echo "--- native:" >&2; cat expected >&2
+  echo "--- cape:" >&2; cat actual >&2
+  cat run.err >&2 || true
+  for f in node*.out logs/*; do [ -f "$f" ] && { echo "--- $f" >&2; cat "$f" >&2; }; done
+  exit 1
+fi
+grep -i "conflict\|differently" run.err logs/* 2>/dev/null >&2 || true
+echo "ok: $name, native and $n CAPE nodes agree"
