@@ -2,6 +2,7 @@
 // (CAPE-1's complete checkpoints, 003_45ed75503520c8f4.txt Sect. IV; the oracle of the tests).
 #include "monitor/trackers.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace cape::monitor {
@@ -16,17 +17,20 @@ void FullTracker::start(const StoppedThread& t, const std::vector<Region>& regio
 }
 
 void FullTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
-  std::vector<uint8_t> cur;
+  constexpr size_t kChunk = 64 * kPageSize;  // read in pieces that stay in the cache
+  std::vector<uint8_t> cur(kChunk);
   for (Copy& c : copies_) {
-    cur.resize(c.bytes.size());
-    size_t n = t.tracee.read_bytes_fallible(c.start, cur);
-    n &= ~(kPageSize - 1);
-    for (size_t off = 0; off < n; off += kPageSize) {
-      std::span<const uint8_t> o(c.bytes.data() + off, kPageSize), now(cur.data() + off, kPageSize);
-      if (std::memcmp(o.data(), now.data(), kPageSize) == 0) continue;
-      ++pages_visited;
-      visit(c.start + off, o, now);
-      std::memcpy(c.bytes.data() + off, now.data(), kPageSize);
+    for (size_t base = 0; base + kPageSize <= c.bytes.size(); base += kChunk) {
+      size_t len = std::min(kChunk, c.bytes.size() - base);
+      size_t n = t.tracee.read_bytes_fallible(c.start + base, {cur.data(), len}) & ~(kPageSize - 1);
+      for (size_t off = 0; off < n; off += kPageSize) {
+        uint8_t* o = c.bytes.data() + base + off;
+        if (std::memcmp(o, cur.data() + off, kPageSize) == 0) continue;
+        ++pages_visited;
+        visit(c.start + base + off, {o, kPageSize}, {cur.data() + off, kPageSize});
+        std::memcpy(o, cur.data() + off, kPageSize);
+      }
+      if (n < len) break;  // unmapped since start()
     }
   }
 }

@@ -591,12 +591,7 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
   if (!tracking_) throw UserError("create(\"" + name + "\") outside start() ... stop()");
   // What may be captured now: the tracked set with the runtime's frames cut off.
   Intervals now = to_intervals(tracked_set(read_maps(pid_), exe_, boundary, tls_));
-  if (getenv("CAPE_DEBUG_MAPS")) {
-    std::ifstream in("/proc/" + std::to_string(pid_) + "/maps");
-    std::string l;
-    while (std::getline(in, l)) write_stderr(l + "\n");
-    for (auto [s, e] : now) write_stderr("tracked " + hex(s) + "-" + hex(e) + "\n");
-  }
+  for (auto [s, e] : now) CAPE_LOG_AT(debug, "monitor") << "tracked " << hex(s) << "-" << hex(e);
   const uint64_t ts = region_;
 
   ckpt::Checkpoint tracked;  // pages of start()'s set, from the tracker

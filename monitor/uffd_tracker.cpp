@@ -101,6 +101,7 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Region>& regio
 
 void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
   constexpr size_t kVec = 512;
+  constexpr uint64_t kChunk = 64 * kPageSize;
   std::vector<page_region_v1> vec(kVec);
   std::vector<uint8_t> cur;
   for (Copy& c : copies_) {
@@ -121,14 +122,19 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
         fail_errno("PAGEMAP_SCAN");
       }
       for (long i = 0; i < n; i++) {
-        uint64_t s = vec[i].start, e = std::min<uint64_t>(vec[i].end, end);
-        cur.resize(e - s);
-        size_t got = t.tracee.read_bytes_fallible(s, cur) & ~(kPageSize - 1);
-        for (size_t off = 0; off < got; off += kPageSize) {
-          uint8_t* orig = c.bytes.data() + (s + off - c.region.start);
-          ++pages_visited;
-          visit(s + off, {orig, kPageSize}, {cur.data() + off, kPageSize});
-          std::memcpy(orig, cur.data() + off, kPageSize);
+        // In chunks that stay in the cache: read, diff, refresh the copy.
+        for (uint64_t s = vec[i].start, e = std::min<uint64_t>(vec[i].end, end); s < e;) {
+          uint64_t len = std::min<uint64_t>(e - s, kChunk);
+          cur.resize(len);
+          size_t got = t.tracee.read_bytes_fallible(s, cur) & ~(kPageSize - 1);
+          for (size_t off = 0; off < got; off += kPageSize) {
+            uint8_t* orig = c.bytes.data() + (s + off - c.region.start);
+            ++pages_visited;
+            visit(s + off, {orig, kPageSize}, {cur.data() + off, kPageSize});
+            std::memcpy(orig, cur.data() + off, kPageSize);
+          }
+          if (got < len) break;  // unmapped meanwhile
+          s += len;
         }
       }
       // A full vector may come with a stale walk_end (KERNEL-FACTS.md): go on from the
