@@ -211,7 +211,7 @@ int run_node(const NodeArgs& a) {
   o.size = size;
   if (a.secret_fd >= 0) {
     o.secret = net::Secret::from_fd(a.secret_fd);
-    ::close(a.secret_fd);
+    if (a.secret_fd != STDIN_FILENO) ::close(a.secret_fd);  // stdin stays: --watch-stdin
   } else if (!a.secret_file.empty()) {
     o.secret = net::Secret::from_file(a.secret_file);
   } else if (const char* s = std::getenv("CAPE_SECRET")) {

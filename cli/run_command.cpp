@@ -224,7 +224,11 @@ int run_job(const RunArgs& a) {
       args.insert(args.end(), {"--master", addr + ":" + std::to_string(port), "--secret-fd", "0",
                                "--watch-stdin"});
       args.insert(args.end(), common.begin(), common.end());
-      std::string cmd = "cd " + net::shell_quote(cwd()) + " && exec " + net::shell_quote(a.remote_cape);
+      // The same directory and environment as the master (the determinism contract: the
+      // environment sits on the program's stack, so it must match byte for byte).
+      std::string cmd = "cd " + net::shell_quote(cwd()) + " && exec env -i";
+      for (char** e = environ; *e; ++e) cmd += " " + net::shell_quote(*e);
+      cmd += " " + net::shell_quote(a.remote_cape);
       for (const auto& w : with_program(args)) cmd += " " + net::shell_quote(w);
       p->start(cmd, secret.text(), [&out_mu, r](const std::string& h, const char* d, size_t n) {
         // What a remote node prints before its log is open (a missing cape, a bad option).

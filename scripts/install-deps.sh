@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
-  libunwind-dev libssh-dev libcli11-dev libxxhash-dev
+  libunwind-dev libssh-dev libssl-dev libcli11-dev libxxhash-dev
   flex bison
   openmpi-bin libopenmpi-dev
   openssh-server openssh-client
