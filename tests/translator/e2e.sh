@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # End-to-end check of one OpenMP program (tests/omp/): built with `gcc -fopenmp` and with
 # cape-cc, run natively with OMP_NUM_THREADS=N and on N CAPE nodes; outputs must be equal.
-#   e2e.sh CAPE_CC CAPE PROGRAM.c [N]
+#   e2e.sh CAPE_CC CAPE PROGRAM.c [N [CAPE_CC_FLAGS...]]
 # The CAPE run uses `cape run -n N` when that subcommand exists, else N `cape node`
 # processes on loopback (the same thing `cape run` starts). Exit 77 (skip) only when the
 # `cape` binary itself is missing.
 set -euo pipefail
 cc=$1 cape=$2 src=$3 n=${4:-3}
+shift 4 2>/dev/null || shift $#
+flags=("$@")
 name=$(basename "$src" .c)
 work=$(mktemp -d "${TMPDIR:-/tmp}/cape-e2e-$name.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -14,7 +16,7 @@ cd "$work"
 
 gcc -O1 -fopenmp "$src" -o native
 OMP_NUM_THREADS=$n ./native > expected
-"$cc" -O1 -Wall -fopenmp "$src" -o prog 2> cc.err || { cat cc.err >&2; echo "FAIL: cape-cc" >&2; exit 1; }
+"$cc" "${flags[@]}" -O1 -Wall -fopenmp "$src" -o prog 2> cc.err || { cat cc.err >&2; echo "FAIL: cape-cc" >&2; exit 1; }
 if [ -s cc.err ]; then cat cc.err >&2; echo "FAIL: cape-cc printed warnings" >&2; exit 1; fi
 
 if [ ! -x "$cape" ]; then echo "SKIP: $cape not built" >&2; exit 77; fi

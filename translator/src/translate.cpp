@@ -476,7 +476,8 @@ class Translator {
   }
 
   void chunk_loop(const Loop& L, const std::string& s, const Ctx& ctx) {
-    gen("  for (cape_b" + s + " = cape_sh" + s + ".lo; cape_b" + s + " < cape_sh" + s +
+    gen("  /* Fig. 3 line 17: D, on this node's chunks */\n"
+        "  for (cape_b" + s + " = cape_sh" + s + ".lo; cape_b" + s + " < cape_sh" + s +
         ".hi; cape_b" + s + " += cape_sh" + s + ".stride)\n"
         "    for (cape_k" + s + " = cape_b" + s + "; cape_k" + s + " < cape_sh" + s + ".hi && cape_k" + s +
         " - cape_b" + s + " < cape_sh" + s + ".chunk; ++cape_k" + s + ") {\n"
@@ -550,7 +551,10 @@ class Translator {
   }
 
   std::string end_code(Construct* c) {
-    return "  if (cape_cc_distributed()) {\n" + exchange_code(last(c)) + "  }\n  cape_cc_join();\n}\n";
+    std::string l = "cape_last_" + std::to_string(c->id);
+    return "  if (cape_cc_distributed()) {\n    const int " + l + " = " + last(c) +
+           "; /* last_parallel(), decided when translating (docs/translator.md) */\n" +
+           exchange_code(l) + "  }\n  cape_cc_join();\n}\n";
   }
 
   std::string barrier_code(const Ctx& ctx) {

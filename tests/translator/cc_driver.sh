@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# cape-cc as a drop-in compiler: separate compile and link, --keep, -v, --model, errors with
+# the user's file and line (through #line), translation errors fail the build.
+#   cc_driver.sh CAPE_CC TESTS_TRANSLATOR_DIR
+set -euo pipefail
+cc=$1 here=$2
+work=$(mktemp -d "${TMPDIR:-/tmp}/cape-cc-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cp "$here/golden/parallel_for.c" main.c
+cat > helper.h <<'H'
+int helper(int);
+H
+cat > helper.c <<'H'
+#include "helper.h"
+int helper(int x) {
+  int s = 0;
+#pragma omp parallel for
+  for (int i = 0; i < x; i++) s += 0;
+  return x + s;
+}
+H
+# Separate compilation: objects named as gcc names them, then a link step.
+"$cc" -fopenmp -O2 -c main.c
+"$cc" -fopenmp -O2 -c helper.c -o sub.o
+[ -f main.o ] && [ -f sub.o ] || fail "objects not where gcc puts them"
+"$cc" -fopenmp main.o sub.o -o prog
+[ -x prog ] || fail "no program linked"
+nm prog | grep -q ' T cape_master' || fail "libcape not linked"
+nm prog | grep -q ' T omp_get_thread_num' || fail "libcape_cc not linked"
+
+# --keep and -v
+"$cc" --keep -v -c main.c 2> v.err
+[ -f main.cape.c ] || fail "--keep did not keep main.cape.c"
+grep -q 'cape_create("before")' main.cape.c || fail "kept file is not a translation"
+grep -q '^cape-cc: .*gcc' v.err || fail "-v did not show the compiler command"
+
+# --model
+if "$cc" --model=mt -c main.c 2> m.err; then fail "--model=mt accepted"; fi
+grep -q 'not implemented yet' m.err || fail "--model=mt message: $(cat m.err)"
+"$cc" --model=single -c main.c
+
+# A C error in the user's code is reported at the user's file and line.
+cat > bad.c <<'B'
+int a[10];
+int main(void) {
+#pragma omp parallel for
+  for (int i = 0; i < 10; i++)
+    a[i] = undeclared_thing;
+  return 0;
+}
+B
+if "$cc" -c bad.c 2> bad.err; then fail "bad.c compiled"; fi
+grep -q '^bad.c:5:[0-9]*: error: .undeclared_thing' bad.err || fail "gcc error not at bad.c:5: $(cat bad.err)"
+
+# A translation error fails with the translator's message and no compile.
+cp "$here/errors/critical.c" .
+if "$cc" -c critical.c 2> crit.err; then fail "critical.c compiled"; fi
+grep -q "critical.c:6:13: error: 'omp critical' is not supported by CAPE" crit.err || fail "$(cat crit.err)"
+[ ! -f critical.o ] || fail "object made despite the error"
+
+# schedule(dynamic) is run as static, with a note under -v only.
+cat > dyn.c <<'D'
+int a[10];
+int main(void) {
+#pragma omp parallel for schedule(dynamic, 2)
+  for (int i = 0; i < 10; i++) a[i] = i;
+  return 0;
+}
+D
+"$cc" -c dyn.c 2> dyn.err
+[ ! -s dyn.err ] || fail "note printed without -v"
+"$cc" -v -c dyn.c 2> dyn.err
+grep -q 'note: schedule(dynamic) is run as schedule(static, 2)' dyn.err || fail "$(cat dyn.err)"
+
+# No OpenMP: the same program gcc makes.
+cp "$here/../omp/noomp.c" .
+gcc -O1 noomp.c -o native
+"$cc" -O1 noomp.c -o capecc
+# (it makes no runtime call, so it runs without a monitor)
+cmp <(./native a b) <(./capecc a b) || fail "noomp output differs"
+echo ok

@@ -1,0 +1,8 @@
+/* expect: 4:26: error: clause 'collapse(2)' is not supported yet */
+int a[10][10];
+int main(void) {
+#pragma omp parallel for collapse(2)
+  for (int i = 0; i < 10; i++)
+    for (int j = 0; j < 10; j++) a[i][j] = i;
+  return 0;
+}

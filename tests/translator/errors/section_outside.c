@@ -1,0 +1,5 @@
+/* expect: 3:13: error: 'omp section' outside 'omp sections' */
+int main(void) {
+#pragma omp section
+  return 0;
+}

@@ -1,0 +1,120 @@
+/* Translated by cape-translate from region.c: OpenMP directives became CAPE runtime calls (docs/translator.md). */
+#include <cape/cc.h>
+#line 1 "region.c"
+#include <omp.h>
+int a[100], who[8];
+void f(int n) {
+{ /* cape: #pragma omp parallel (region.c:4), every node runs the region; writes meet at barriers and at its end */
+  __typeof__(n) cape_pv_5_n;
+  CAPE_CC_SAVE(cape_pv_5_n, n);
+  static __thread __typeof__(n) cape_pt_5_n;
+  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM))
+    cape_start();
+#line 5 "region.c"
+  {
+    n = omp_get_thread_num();
+{ /* cape: #pragma omp for (region.c:7), this thread's share of the static schedule */
+  int cape_lb_1 = (99), cape_ub_1 = (0);
+  long long cape_st_1 = -(2);
+  int i = cape_lb_1;
+  unsigned long long cape_n_1 = cape_st_1 < 0 && cape_lb_1 >= cape_ub_1 ? ((unsigned long long)cape_lb_1 - (unsigned long long)cape_ub_1) / (unsigned long long)-cape_st_1 + 1 : 0;
+  static __thread __typeof__(i) cape_pv_1_i;
+  CAPE_CC_SAVE(cape_pv_1_i, i);
+  static __thread cape_share_t cape_sh_1;
+  static __thread unsigned long long cape_b_1, cape_k_1;
+  cape_cc_share(&cape_sh_1, cape_n_1, 0, cape_cc_tid());
+  /* Fig. 3 line 17: D, on this node's chunks */
+  for (cape_b_1 = cape_sh_1.lo; cape_b_1 < cape_sh_1.hi; cape_b_1 += cape_sh_1.stride)
+    for (cape_k_1 = cape_b_1; cape_k_1 < cape_sh_1.hi && cape_k_1 - cape_b_1 < cape_sh_1.chunk; ++cape_k_1) {
+      i = (__typeof__(i))((unsigned long long)cape_lb_1 + cape_k_1 * (unsigned long long)cape_st_1);
+#line 8 "region.c"
+                                     a[i] = i;
+    }
+  CAPE_CC_RESTORE(i, cape_pv_1_i);
+  cape_b_1 = cape_k_1 = 0;
+  cape_sh_1 = (cape_share_t){0, 0, 0, 0};
+}
+#line 9 "region.c"
+{ /* cape: #pragma omp single (region.c:9), run by thread 0 */
+  if (cape_cc_tid() == 0) {
+#line 10 "region.c"
+    who[0] = n;
+  }
+  if (cape_cc_distributed()) { /* barrier; the region's privates keep their bytes out of the checkpoint */
+    CAPE_CC_SAVE(cape_pt_5_n, n); CAPE_CC_RESTORE(n, cape_pv_5_n);
+    if (cape_master()) {
+      cape_create("final");                /* Fig. 3 line 6 */
+      cape_stop();                          /* line 7 */
+      cape_wait_for("after");              /* line 8: every slave's part, merged */
+      cape_inject("after");                /* line 9 */
+      cape_merge("final", "after");       /* line 11 */
+      cape_broadcast("final");            /* line 12 */
+    } else {
+      cape_create("after");                /* line 18 */
+      cape_stop();                          /* line 19 */
+      cape_send("after", 0);               /* line 20 */
+      cape_receive("final");              /* line 22 */
+      cape_inject("final");               /* line 23 */
+    }
+    CAPE_CC_RESTORE(n, cape_pt_5_n);
+    cape_start();
+  }
+}
+#line 11 "region.c"
+{ /* cape: #pragma omp master (region.c:11) */
+  if (cape_cc_tid() == 0) {
+#line 12 "region.c"
+    who[1] = 1;
+  }
+}
+#line 13 "region.c"
+  if (cape_cc_distributed()) { /* barrier; the region's privates keep their bytes out of the checkpoint */
+    CAPE_CC_SAVE(cape_pt_5_n, n); CAPE_CC_RESTORE(n, cape_pv_5_n);
+    if (cape_master()) {
+      cape_create("final");                /* Fig. 3 line 6 */
+      cape_stop();                          /* line 7 */
+      cape_wait_for("after");              /* line 8: every slave's part, merged */
+      cape_inject("after");                /* line 9 */
+      cape_merge("final", "after");       /* line 11 */
+      cape_broadcast("final");            /* line 12 */
+    } else {
+      cape_create("after");                /* line 18 */
+      cape_stop();                          /* line 19 */
+      cape_send("after", 0);               /* line 20 */
+      cape_receive("final");              /* line 22 */
+      cape_inject("final");               /* line 23 */
+    }
+    CAPE_CC_RESTORE(n, cape_pt_5_n);
+    cape_start();
+  }
+#line 14 "region.c"
+  }
+  CAPE_CC_RESTORE(n, cape_pv_5_n);
+  if (cape_cc_distributed()) {
+    const int cape_last_5 = 0; /* last_parallel(), decided when translating (docs/translator.md) */
+    if (cape_master()) {
+      cape_create("final");                /* Fig. 3 line 6 */
+      cape_stop();                          /* line 7 */
+      cape_wait_for("after");              /* line 8: every slave's part, merged */
+      cape_inject("after");                /* line 9 */
+      if (!cape_last_5) {                       /* line 10: !last_parallel() */
+        cape_merge("final", "after");     /* line 11 */
+        cape_broadcast("final");          /* line 12 */
+      }
+    } else {
+      cape_create("after");                /* line 18 */
+      cape_stop();                          /* line 19 */
+      cape_send("after", 0);               /* line 20 */
+      if (!cape_last_5) {                       /* line 21 */
+        cape_receive("final");            /* line 22 */
+        cape_inject("final");             /* line 23 */
+      } else {
+        cape_cc_exit();                     /* line 25 */
+      }
+    }
+  }
+  cape_cc_join();
+}
+#line 14 "region.c"
+
+}
