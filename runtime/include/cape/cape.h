@@ -28,6 +28,35 @@ int cape_last_parallel(void);   /* 1 when the current parallel region is the pro
 int cape_node_id(void);         /* this node's rank, 0 .. cape_num_nodes()-1 */
 int cape_num_nodes(void);       /* number of nodes in the job */
 
+/* Data sharing and reductions (002_2c61c2cb27f62a9a.txt Table 2, Fig. 6-7): the clause
+ * calls come before the region's cape_start() and hold until its cape_stop(). `size` is
+ * sizeof the variable. Under the TICKPT model only shared, lastprivate, copyin, copyprivate
+ * and reduction data travel; under DICKPT every tracked write does, and the calls still make
+ * private data stay private and reductions come out right. */
+void cape_set_shared(void *addr, unsigned long size);
+void cape_set_private(void *addr, unsigned long size);
+void cape_set_firstprivate(void *addr, unsigned long size);
+void cape_set_lastprivate(void *addr, unsigned long size);
+void cape_set_copyin(void *addr, unsigned long size);
+void cape_set_copyprivate(void *addr, unsigned long size);
+void cape_set_threadprivate(void *addr, unsigned long size);
+void cape_set_default_none(void);
+
+/* reduction(op: v); op and type numbered as in the DICKPT format (docs/dickpt-format.md). */
+enum cape_reduce_op {
+  CAPE_RED_ADD = 1, CAPE_RED_MUL, CAPE_RED_SUB, CAPE_RED_BAND, CAPE_RED_BOR, CAPE_RED_BXOR,
+  CAPE_RED_LAND, CAPE_RED_LOR, CAPE_RED_MIN, CAPE_RED_MAX
+};
+enum cape_elem_type {
+  CAPE_T_INT8 = 1, CAPE_T_UINT8, CAPE_T_INT16, CAPE_T_UINT16, CAPE_T_INT32, CAPE_T_UINT32,
+  CAPE_T_INT64, CAPE_T_UINT64, CAPE_T_FLOAT, CAPE_T_DOUBLE
+};
+void cape_reduction(void *addr, unsigned long size, int op, int type);
+
+/* The checkpoint model the program was compiled for (cape-cc --ckpt=tickpt|dickpt). */
+enum cape_ckpt_model { CAPE_CKPT_DICKPT = 0, CAPE_CKPT_TICKPT = 1 };
+void cape_set_ckpt_model(int model);
+
 #ifdef __cplusplus
 }
 #endif
