@@ -16,7 +16,7 @@ cd "$work"
 
 gcc -O1 -fopenmp "$src" -o native
 OMP_NUM_THREADS=$n ./native > expected
-"$cc" "${flags[@]}" -O1 -Wall -fopenmp "$src" -o prog 2> cc.err || { cat cc.err >&2; echo "FAIL: cape-cc" >&2; exit 1; }
+"$cc" -O1 -Wall -fopenmp "${flags[@]}" "$src" -o prog 2> cc.err || { cat cc.err >&2; echo "FAIL: cape-cc" >&2; exit 1; }
 if [ -s cc.err ]; then cat cc.err >&2; echo "FAIL: cape-cc printed warnings" >&2; exit 1; fi
 
 if [ ! -x "$cape" ]; then echo "SKIP: $cape not built" >&2; exit 77; fi

@@ -99,6 +99,7 @@ struct Ctx {
   int region = 0;                    // id of the lexically enclosing parallel construct
   std::vector<std::string> privates; // its private(list), swapped around barriers
   bool in_ws = false;                // inside a for/sections/single
+  int region_b = -1;                 // first token of the region's statement
 };
 
 class Emitter {
@@ -557,15 +558,90 @@ class Translator {
            exchange_code(l) + "  }\n  cape_cc_join();\n}\n";
   }
 
-  std::string barrier_code(const Ctx& ctx) {
-    if (ctx.privates.empty())
+  // Names declared by the statements of [b, e) that are still in scope at e: the variables
+  // a region declared before a barrier. A heuristic over tokens: a statement that starts
+  // with a type keyword, or with `name name`, declares the last identifier of each
+  // declarator; static/extern/typedef/register declarations and prototypes are skipped.
+  std::vector<std::string> locals_in_scope(int b, int e) const {
+    static const Names types = {"int", "long", "short", "char", "float", "double", "unsigned",
+                                "signed", "_Bool", "bool", "const", "volatile", "struct",
+                                "union", "enum", "size_t", "ssize_t", "ptrdiff_t", "int8_t",
+                                "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+                                "uint32_t", "uint64_t", "intptr_t", "uintptr_t"};
+    static const Names not_types = {"return", "goto", "case", "default", "break", "continue",
+                                    "sizeof", "static", "extern", "typedef", "register"};
+    std::vector<std::vector<std::string>> scopes(1);
+    bool start = true;
+    for (int i = b; i < e; ++i) {
+      if (t_[i].kind == TokKind::PragmaStart) {
+        while (i < e && t_[i].kind != TokKind::PragmaEnd) ++i;
+        start = true;
+        continue;
+      }
+      if (punct(i, "{")) { scopes.emplace_back(); start = true; continue; }
+      if (punct(i, "}")) { if (scopes.size() > 1) scopes.pop_back(); start = true; continue; }
+      if (punct(i, ";")) { start = true; continue; }
+      if (!start) {
+        if ((punct(i, "(") || punct(i, "[")) && match_[i] > i && match_[i] < e) i = match_[i];
+        continue;
+      }
+      start = false;
+      if (!ident(i) || not_types.count(t_[i].text)) continue;
+      auto next_is = [&](int k) { return punct(k, "=") || punct(k, ";") || punct(k, ",") || punct(k, "["); };
+      bool decl = types.count(t_[i].text) || (ident(i + 1) && next_is(i + 2)) ||
+                  (punct(i + 1, "*") && ident(i + 2) && next_is(i + 3));
+      if (!decl) continue;
+      // Declarators up to the ';' at this depth.
+      int semi = i;
+      while (semi < e && !punct(semi, ";")) semi = match_[semi] > semi ? match_[semi] + 1 : semi + 1;
+      int part = i;
+      for (int k = i; k <= semi && k < e; ++k) {
+        bool end = k == semi || punct(k, ",");
+        if (!end) {
+          if (match_[k] > k) k = match_[k];
+          continue;
+        }
+        std::string name;
+        bool fn = false;
+        for (int q = part; q < k; ++q) {
+          if (punct(q, "=") || punct(q, "[")) break;
+          if (punct(q, "(")) { fn = true; break; }
+          if (ident(q) && !types.count(t_[q].text)) name = t_[q].text;
+        }
+        if (!fn && !name.empty()) scopes.back().push_back(name);
+        part = k + 1;
+      }
+      i = semi - 1;
+    }
+    std::vector<std::string> r;
+    for (auto& sc : scopes)
+      for (auto& n : sc)
+        if (std::find(r.begin(), r.end(), n) == r.end()) r.push_back(n);
+    return r;
+  }
+
+  // A barrier at token `at`: the region's privates get their bytes back and its other
+  // locals are cleared before create(); each node takes its own values back afterwards.
+  std::string barrier_code(const Ctx& ctx, int at) {
+    std::vector<std::string> locals;
+    if (ctx.region_b >= 0)
+      for (auto& n : locals_in_scope(ctx.region_b, at))
+        if (std::find(ctx.privates.begin(), ctx.privates.end(), n) == ctx.privates.end()) locals.push_back(n);
+    if (ctx.privates.empty() && locals.empty())
       return "  if (cape_cc_distributed()) { /* barrier */\n" + exchange_code("") + "  }\n";
-    std::string s = "_" + std::to_string(ctx.region), r = "  if (cape_cc_distributed()) { /* barrier; "
-                    "the region's privates keep their bytes out of the checkpoint */\n";
+    std::string s = "_" + std::to_string(ctx.region), b = "_" + std::to_string(at);
+    std::string r = "  if (cape_cc_distributed()) { /* barrier: the region's private variables "
+                    "stay out of the checkpoint */\n";
     std::string back;
+    for (auto& x : locals)
+      r += "    static __thread __typeof__(" + x + ") cape_lt" + b + "_" + x + ";\n";
     for (auto& x : ctx.privates) {
       r += "    CAPE_CC_SAVE(cape_pt" + s + "_" + x + ", " + x + "); CAPE_CC_RESTORE(" + x + ", cape_pv" + s + "_" + x + ");\n";
       back += "    CAPE_CC_RESTORE(" + x + ", cape_pt" + s + "_" + x + ");\n";
+    }
+    for (auto& x : locals) {
+      r += "    CAPE_CC_SAVE(cape_lt" + b + "_" + x + ", " + x + "); CAPE_CC_CLEAR(" + x + ");\n";
+      back += "    CAPE_CC_RESTORE(" + x + ", cape_lt" + b + "_" + x + ");\n";
     }
     return r + exchange_code("", back) + "  }\n";
   }
@@ -591,7 +667,7 @@ class Translator {
       if (ctx.in_ws)
         d_.error_at(name_tok(c), "'omp barrier' may not be closely nested in a worksharing construct");
       em_.line(t_[c->dir.first_tok].line);
-      em_.raw(barrier_code(ctx));
+      em_.raw(barrier_code(ctx, c->all.b));
       return;
     }
     if (n == "simd") {
@@ -702,6 +778,7 @@ class Translator {
     Ctx inner;
     inner.region = c->id;
     inner.privates = cl.priv;
+    inner.region_b = c->stmt->all.b;
     emit_stmt(c->stmt, inner);
     gen(restore_privates(cl.priv, s));
     gen(end_code(c));
@@ -736,7 +813,7 @@ class Translator {
     chunk_loop(L, s, inner);
     gen(restore_privates(priv, s));
     gen("  cape_b" + s + " = cape_k" + s + " = 0;\n  cape_sh" + s + " = (cape_share_t){0, 0, 0, 0};\n");
-    if (!cl.nowait) gen(barrier_code(ctx));
+    if (!cl.nowait) gen(barrier_code(ctx, c->all.b));
     gen("}\n");
   }
 
@@ -800,7 +877,7 @@ class Translator {
     inner.in_ws = true;
     emit_sections(secs, inner);
     gen(restore_privates(cl.priv, s));
-    if (!cl.nowait) gen(barrier_code(ctx));
+    if (!cl.nowait) gen(barrier_code(ctx, c->all.b));
     gen("}\n");
   }
 
@@ -823,7 +900,7 @@ class Translator {
     emit_stmt(c->stmt, inner);
     gen("  }\n");
     gen(restore_privates(cl.priv, s));
-    if (is_single && !cl.nowait) gen(barrier_code(ctx));
+    if (is_single && !cl.nowait) gen(barrier_code(ctx, c->all.b));
     gen("}\n");
   }
 

@@ -40,7 +40,7 @@ void f(int n) {
 #line 10 "region.c"
     who[0] = n;
   }
-  if (cape_cc_distributed()) { /* barrier; the region's privates keep their bytes out of the checkpoint */
+  if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
     CAPE_CC_SAVE(cape_pt_5_n, n); CAPE_CC_RESTORE(n, cape_pv_5_n);
     if (cape_master()) {
       cape_create("final");                /* Fig. 3 line 6 */
@@ -68,7 +68,7 @@ void f(int n) {
   }
 }
 #line 13 "region.c"
-  if (cape_cc_distributed()) { /* barrier; the region's privates keep their bytes out of the checkpoint */
+  if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
     CAPE_CC_SAVE(cape_pt_5_n, n); CAPE_CC_RESTORE(n, cape_pv_5_n);
     if (cape_master()) {
       cape_create("final");                /* Fig. 3 line 6 */

@@ -55,9 +55,13 @@ void cape_cc_exit(void) __attribute__((noreturn));
 #define CAPE_CC_SAVE(save, x)                                   \
   do {                                                          \
     __asm__ __volatile__("" : : "r"(&(x)) : "memory");          \
-    __builtin_memcpy(&(save), &(x), sizeof(x));                 \
+    __builtin_memcpy((void *)&(save), &(x), sizeof(x));         \
   } while (0)
-#define CAPE_CC_RESTORE(x, save) __builtin_memcpy(&(x), &(save), sizeof(x))
+#define CAPE_CC_RESTORE(x, save) __builtin_memcpy((void *)&(x), &(save), sizeof(x))
+/* A variable declared inside a region is private too, but its bytes from before the region
+ * are unknown: every node clears it before create() (equal bytes on every node are no
+ * conflict) and takes its own value back after the exchange. */
+#define CAPE_CC_CLEAR(x) __builtin_memset((void *)&(x), 0, sizeof(x))
 
 /* The checkpoint calls themselves are generated inline, in the user's function: create()
  * captures the stack above its caller's frame, so calling it from a helper here would ship
