@@ -505,9 +505,10 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
                     std::to_string(opt_.size - 1));
   if (node == opt_.rank) {
     // To oneself: straight into the queue (the serialised form keeps one code path).
-    std::vector<uint8_t> bytes = name_header(ck.name);
-    size_t off = bytes.size();
+    std::vector<uint8_t> head = name_header(ck.name);
     auto ser = ckpt::serialize(ck);
+    Buffer bytes(head.begin(), head.end());
+    size_t off = bytes.size();
     bytes.insert(bytes.end(), ser.begin(), ser.end());
     {
       std::lock_guard lk(mu_);

@@ -97,7 +97,7 @@ class Node {
   struct Peer;
   struct Queued {
     int from;
-    std::vector<uint8_t> frame;  // the whole checkpoint frame payload
+    Buffer frame;                // the whole checkpoint frame payload
     size_t offset;               // where the DICKPT bytes start
   };
 
