@@ -44,7 +44,7 @@ echo
 echo "== cape: cape-cc, then cape run -n $nodes (local launcher)"
 "$cape_cc" -O2 "$root/paper-repro/mamult.c" -o "$work/mamult-cape" || exit 1
 t0=$(now)
-"$cape" run -n "$nodes" -- "$work/mamult-cape" "$n" > "$work/cape.out"
+"$cape" run -n "$nodes" --output-dir "$work/logs" -- "$work/mamult-cape" "$n" > "$work/cape.out"
 status=$?
 t1=$(now)
 cat "$work/cape.out"
