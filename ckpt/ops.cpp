@@ -109,7 +109,13 @@ void Differ::add(uint64_t address, std::span<const uint8_t> old, std::span<const
       return;
     }
     size_t t = e;
-    while (t > b && o[t - 1] == c[t - 1]) --t;  // the last word changed, so this stops in it
+    if (e - tail_start == kWordSize) {
+      // A whole last word: its highest differing byte from the XOR (little-endian).
+      uint64_t x = load64(o + tail_start) ^ load64(c + tail_start);
+      t = tail_start + kWordSize - static_cast<size_t>(__builtin_clzll(x)) / 8;
+    } else {
+      while (t > b && o[t - 1] == c[t - 1]) --t;  // the last word changed, so this stops in it
+    }
     out_.append(address + b, cur.subspan(b, t - b), timestamp_);
   };
 
@@ -132,7 +138,12 @@ void Differ::add(uint64_t address, std::span<const uint8_t> old, std::span<const
     if (pos >= n) break;
     size_t e = skip_changed_words(address, o, c, pos, n);
     size_t b = pos;
-    while (o[b] == c[b]) ++b;  // the first word changed, so this stops in it
+    if (n - pos >= kWordSize && (address + pos) % kWordSize == 0) {
+      uint64_t x = load64(o + pos) ^ load64(c + pos);  // nonzero: the word changed
+      b += static_cast<size_t>(__builtin_ctzll(x)) / 8;
+    } else {
+      while (o[b] == c[b]) ++b;  // the first word changed, so this stops in it
+    }
     emit(b, e);
     pos = e;
   }
