@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every benchmark program of a bench build (cape_bench_*), one after the other.
+# Runs every benchmark program of a bench build (cape_bench_*, not the *_victim programs
+# they run under the monitor), one after the other.
 # Results are ratios measured within each run; the machine is shared and noisy.
 set -euo pipefail
 build=${1:-build-bench}
@@ -9,5 +10,5 @@ while IFS= read -r b; do
   echo "== $(basename "$b")"
   "$b"
   echo
-done < <(find "$build/bench" -type f -name 'cape_bench_*' -perm -u+x | sort)
+done < <(find "$build/bench" -type f -name 'cape_bench_*' ! -name '*_victim' -perm -u+x | sort)
 [ "$found" = 1 ] || { echo "no benchmarks found under $build/bench" >&2; exit 1; }
