@@ -32,20 +32,37 @@ T get(std::span<const uint8_t> in, size_t at) {
 
 std::string at_offset(size_t off) { return " (at byte " + std::to_string(off) + ")"; }
 
+// Whether the runs' bytes lie in run order, back to back, and fill `bytes` exactly: then
+// they are the file's data block as they are.
+bool bytes_in_run_order(const Checkpoint& c) {
+  uint64_t at = 0;
+  for (const Run& r : c.runs) {
+    if (r.offset != at) return false;
+    at += r.length;
+  }
+  return at == c.bytes.size();
+}
+
 }  // namespace
 
-std::vector<uint8_t> serialize(const Checkpoint& c) {
+SerializedParts serialize_parts(const Checkpoint& c) {
   check_invariants(c);
   if (c.name.size() > kMaxNameLength) throw Error("checkpoint name longer than 4096 bytes");
   if (c.registers && c.registers->bytes.size() > kMaxRegisterLength)
     throw Error("register set larger than 4096 bytes");
 
-  size_t size = kHeaderSize + pad8(c.name.size());
-  if (c.registers) size += pad8(c.registers->bytes.size());
-  for (const Run& r : c.runs) size += kRunHeaderSize + pad8(r.length);
-  size += kTrailerSize;
+  SerializedParts parts;
+  if (bytes_in_run_order(c)) {
+    parts.data = c.bytes;
+  } else {
+    for (const Run& r : c.runs) parts.compacted.insert(parts.compacted.end(), c.data(r).begin(), c.data(r).end());
+    parts.data = parts.compacted;
+  }
 
-  std::vector<uint8_t> out(size, 0);  // zero fill gives the padding and reserved bytes
+  size_t prefix = kHeaderSize + pad8(c.name.size()) + (c.registers ? pad8(c.registers->bytes.size()) : 0) +
+                  c.runs.size() * kRunHeaderSize;
+  std::vector<uint8_t>& out = parts.prefix;
+  out.assign(prefix, 0);  // zero fill gives the padding and reserved bytes
   std::memcpy(out.data(), kMagic, sizeof kMagic);
   put<uint16_t>(out, 8, kFormatVersion);
   put<uint8_t>(out, 10, static_cast<uint8_t>(c.kind));
@@ -58,7 +75,7 @@ std::vector<uint8_t> serialize(const Checkpoint& c) {
   put<uint32_t>(out, 48, static_cast<uint32_t>(c.name.size()));
   put<uint16_t>(out, 52, static_cast<uint16_t>(c.registers ? c.registers->arch : Arch::none));
   put<uint16_t>(out, 54, static_cast<uint16_t>(c.registers ? c.registers->bytes.size() : 0));
-  put<uint64_t>(out, 56, c.payload_bytes());
+  put<uint64_t>(out, 56, parts.data.size());
 
   size_t at = kHeaderSize;
   std::memcpy(out.data() + at, c.name.data(), c.name.size());
@@ -74,14 +91,36 @@ std::vector<uint8_t> serialize(const Checkpoint& c) {
     put<uint8_t>(out, at + 24, static_cast<uint8_t>(r.reduction.op));
     put<uint8_t>(out, at + 25, static_cast<uint8_t>(r.reduction.type));
     at += kRunHeaderSize;
-    std::memcpy(out.data() + at, c.bytes.data() + r.offset, r.length);
-    at += pad8(r.length);
   }
-  put<uint64_t>(out, at, XXH3_64bits(out.data(), at));
+
+  parts.suffix.assign(pad8(parts.data.size()) - parts.data.size() + kTrailerSize, 0);
+  XXH3_state_t* st = XXH3_createState();
+  if (!st) throw Error("out of memory for the checksum state");
+  XXH3_64bits_reset(st);
+  XXH3_64bits_update(st, parts.prefix.data(), parts.prefix.size());
+  XXH3_64bits_update(st, parts.data.data(), parts.data.size());
+  XXH3_64bits_update(st, parts.suffix.data(), parts.suffix.size() - kTrailerSize);
+  uint64_t sum = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  put<uint64_t>(parts.suffix, parts.suffix.size() - kTrailerSize, sum);
+  return parts;
+}
+
+std::vector<uint8_t> serialize(const Checkpoint& c) {
+  SerializedParts p = serialize_parts(c);
+  std::vector<uint8_t> out;
+  out.reserve(p.size());
+  out.insert(out.end(), p.prefix.begin(), p.prefix.end());
+  out.insert(out.end(), p.data.begin(), p.data.end());
+  out.insert(out.end(), p.suffix.begin(), p.suffix.end());
   return out;
 }
 
-Checkpoint parse(std::span<const uint8_t> in, ParseOptions options) {
+namespace {
+
+// Checks everything but the data block's contents and fills all of `c` but its bytes.
+// Returns where the data block starts.
+size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoint& c) {
   if (in.size() < kHeaderSize + kTrailerSize)
     throw Error("truncated: " + std::to_string(in.size()) + " bytes is shorter than the " +
                 std::to_string(kHeaderSize + kTrailerSize) + "-byte minimum of a DICKPT file");
@@ -99,7 +138,6 @@ Checkpoint parse(std::span<const uint8_t> in, ParseOptions options) {
     if (want != have) throw Error("checksum mismatch: the file is corrupt or truncated");
   }
 
-  Checkpoint c;
   auto kind = get<uint8_t>(in, 10);
   if (kind < 1 || kind > 3) throw Error("unknown checkpoint kind " + std::to_string(kind) + at_offset(10));
   c.kind = static_cast<Kind>(kind);
@@ -133,19 +171,17 @@ Checkpoint parse(std::span<const uint8_t> in, ParseOptions options) {
     throw Error("register fields set without the registers flag" + at_offset(52));
   }
 
-  // Each run takes at least its header, so the count is bounded by what is left; the
-  // payload is bounded by the file size. Nothing is allocated from an unchecked number.
+  // The table's size is bounded by what is left of the file, and the payload by the file
+  // size: nothing is allocated from an unchecked number.
   if (run_count > remaining() / kRunHeaderSize)
     throw Error("run count " + std::to_string(run_count) + " cannot fit in a file of " +
                 std::to_string(in.size()) + " bytes" + at_offset(40));
   if (payload > remaining()) throw Error("payload size " + std::to_string(payload) + " exceeds the file" + at_offset(56));
   c.runs.reserve(run_count);
-  c.bytes.reserve(payload);
 
-  uint64_t prev_end = 0;
+  uint64_t prev_end = 0, offset = 0;
   for (uint64_t i = 0; i < run_count; ++i) {
     std::string where = "run " + std::to_string(i);
-    if (remaining() < kRunHeaderSize) throw Error("truncated in " + where + "'s header" + at_offset(at));
     Run r;
     r.address = get<uint64_t>(in, at);
     r.length = get<uint64_t>(in, at + 8);
@@ -154,30 +190,53 @@ Checkpoint parse(std::span<const uint8_t> in, ParseOptions options) {
     r.reduction.type = static_cast<ElemType>(get<uint8_t>(in, at + 25));
     for (size_t k = 26; k < kRunHeaderSize; ++k)
       if (in[at + k] != 0) throw Error(where + " has nonzero reserved bytes" + at_offset(at + k));
-    size_t header_at = at;
-    at += kRunHeaderSize;
-    if (r.length == 0) throw Error(where + " is empty" + at_offset(header_at));
-    if (r.length > remaining() || pad8(r.length) > remaining())
-      throw Error(where + " length " + std::to_string(r.length) + " runs past the end of the file" + at_offset(header_at));
-    if (r.address + r.length < r.address) throw Error(where + " wraps around the address space" + at_offset(header_at));
-    if (i > 0 && r.address < prev_end) throw Error(where + " overlaps or precedes the run before it (runs must be sorted)" + at_offset(header_at));
+    if (r.length == 0) throw Error(where + " is empty" + at_offset(at));
+    if (r.length > payload - offset)
+      throw Error(where + " length " + std::to_string(r.length) + " runs past the payload the header declares" +
+                  at_offset(at + 8));
+    if (r.address + r.length < r.address) throw Error(where + " wraps around the address space" + at_offset(at));
+    if (i > 0 && r.address < prev_end)
+      throw Error(where + " overlaps or precedes the run before it (runs must be sorted)" + at_offset(at));
     try {
       check_reduction(r.reduction, r.length);
     } catch (const Error& e) {
-      throw Error(where + ": " + e.what() + at_offset(header_at + 24));
+      throw Error(where + ": " + e.what() + at_offset(at + 24));
     }
-    if (c.bytes.size() + r.length > payload)
-      throw Error(where + " goes beyond the payload size the header declares" + at_offset(header_at));
-    r.offset = c.bytes.size();
-    c.bytes.insert(c.bytes.end(), in.begin() + at, in.begin() + at + r.length);
-    at += pad8(r.length);
+    r.offset = offset;
+    offset += r.length;
     prev_end = r.end();
     c.runs.push_back(r);
+    at += kRunHeaderSize;
   }
-  if (c.bytes.size() != payload)
+  if (offset != payload)
     throw Error("payload size " + std::to_string(payload) + " in the header does not match the runs' " +
-                std::to_string(c.bytes.size()) + " bytes");
-  if (at != body) throw Error(std::to_string(body - at) + " unexpected bytes after the last run" + at_offset(at));
+                std::to_string(offset) + " bytes");
+  if (remaining() != pad8(payload))
+    throw Error("the data block should be " + std::to_string(pad8(payload)) + " bytes but " +
+                std::to_string(remaining()) + " are left" + at_offset(at));
+  for (size_t k = at + payload; k < body; ++k)
+    if (in[k] != 0) throw Error("nonzero padding after the data" + at_offset(k));
+  return at;
+}
+
+}  // namespace
+
+Checkpoint parse(std::span<const uint8_t> in, ParseOptions options) {
+  Checkpoint c;
+  size_t data = parse_layout(in, options, c);
+  uint64_t payload = c.runs.empty() ? 0 : c.runs.back().offset + c.runs.back().length;
+  c.bytes.assign(in.begin() + data, in.begin() + data + payload);
+  return c;
+}
+
+Checkpoint parse(std::vector<uint8_t>&& buffer, size_t offset, ParseOptions options) {
+  if (offset > buffer.size()) throw Error("checkpoint offset past the end of its buffer");
+  Checkpoint c;
+  size_t data = offset + parse_layout(std::span<const uint8_t>(buffer).subspan(offset), options, c);
+  uint64_t payload = c.runs.empty() ? 0 : c.runs.back().offset + c.runs.back().length;
+  std::memmove(buffer.data(), buffer.data() + data, payload);  // warm memory, no fresh pages
+  buffer.resize(payload);
+  c.bytes = std::move(buffer);
   return c;
 }
 

@@ -9,14 +9,20 @@
 //   | name (name_len bytes, zero-padded to 8)                      |
 //   | registers (reg_len bytes, zero-padded to 8), if flags & 1    |
 //   +--------------------------------------------------------------+
-//   | run: address u64 | length u64 | timestamp u64 |              |
-//   |      op u8 | type u8 | 6 zero bytes | data, zero-padded to 8 |  x run_count
+//   | run table: address u64 | length u64 | timestamp u64 |        |
+//   |            op u8 | type u8 | 6 zero bytes                    |  x run_count
+//   +--------------------------------------------------------------+
+//   | data: every run's bytes, back to back in run order           |  payload_bytes
+//   | zero padding to a multiple of 8                              |
 //   +--------------------------------------------------------------+
 //   | XXH3-64 of every byte before it (u64)                        |
 //   +--------------------------------------------------------------+
 //
-// All integers little-endian. The reader checks every count, length and offset against
-// the buffer before it touches data and never allocates more than the buffer's size.
+// All integers little-endian. The data block is laid out as Checkpoint::bytes is in memory,
+// so a checkpoint is sent without copying its data (serialize_parts) and a received buffer
+// becomes a Checkpoint without copying into fresh memory (parse of an owned buffer).
+// The reader checks every count, length and offset against the buffer before it touches
+// data and never allocates more than the buffer's size.
 #pragma once
 
 #include <cstdint>
@@ -36,13 +42,27 @@ inline constexpr size_t kTrailerSize = 8;
 inline constexpr uint32_t kMaxNameLength = 4096;
 inline constexpr uint16_t kMaxRegisterLength = 4096;
 
-std::vector<uint8_t> serialize(const Checkpoint& c);
+// The file in three pieces, for writev/sendmsg without copying the run data: `prefix`
+// (header, name, registers, run table), `data` (the runs' bytes: a view of the
+// Checkpoint's own buffer, which must outlive the parts), `suffix` (padding and checksum).
+struct SerializedParts {
+  std::vector<uint8_t> prefix;
+  std::span<const uint8_t> data;
+  std::vector<uint8_t> suffix;
+  std::vector<uint8_t> compacted;  // holds `data` when the checkpoint's bytes were not in run order
+  size_t size() const { return prefix.size() + data.size() + suffix.size(); }
+};
+SerializedParts serialize_parts(const Checkpoint& c);
+std::vector<uint8_t> serialize(const Checkpoint& c);  // the three parts in one buffer
 
 struct ParseOptions {
   bool verify_checksum = true;  // off only for the fuzzer, to reach the structural checks
 };
 // Throws Error with what is wrong and where (byte offset).
 Checkpoint parse(std::span<const uint8_t> file, ParseOptions options = {});
+// The same, taking ownership of `buffer`, whose file starts at `offset`: the run data is
+// moved to the front of the buffer, which becomes the Checkpoint's bytes.
+Checkpoint parse(std::vector<uint8_t>&& buffer, size_t offset, ParseOptions options = {});
 
 // Writes atomically (temporary file + rename) so a crash never leaves half a checkpoint.
 // Errors name the path.

@@ -63,25 +63,10 @@ void encode_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]);
 std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_payload,
                           FrameHeader& out);
 
-// A byte vector that does not zero what it allocates: a received payload is written by
-// read(2) right away, and zeroing 100 MiB first costs as much as a third of the transfer.
-template <class T>
-struct DefaultInitAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
-  using std::allocator<T>::allocator;
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... A>
-  void construct(U* p, A&&... a) {
-    ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
-  }
-};
-using Buffer = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+// Frame payloads. A plain byte vector (zeroed when sized, a cheap pass next to the
+// transfer), so that a received checkpoint frame becomes the Checkpoint's own bytes
+// (ckpt::parse of an owned buffer) instead of being copied into fresh memory.
+using Buffer = std::vector<uint8_t>;
 
 struct Frame {
   FrameType type = FrameType::heartbeat;

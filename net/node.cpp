@@ -527,8 +527,9 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
     if (p.closed) throw UserError("send '" + ck.name + "' to " + who(p) + ": it has left the job");
   }
   std::vector<uint8_t> head = name_header(ck.name);
-  std::vector<uint8_t> body = ckpt::serialize(ck);
-  iovec v[2] = {iov_of(head.data(), head.size()), iov_of(body.data(), body.size())};
+  ckpt::SerializedParts body = ckpt::serialize_parts(ck);  // the run data is not copied
+  iovec v[4] = {iov_of(head.data(), head.size()), iov_of(body.prefix.data(), body.prefix.size()),
+                iov_of(body.data.data(), body.data.size()), iov_of(body.suffix.data(), body.suffix.size())};
   IoResult r = send_frame(p, FrameType::checkpoint, v);
   if (!r.ok()) {
     std::string msg;
@@ -545,8 +546,9 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
 void Node::broadcast(const ckpt::Checkpoint& ck) {
   if (opt_.rank != 0) throw UserError("broadcast '" + ck.name + "': only the master broadcasts");
   std::vector<uint8_t> head = name_header(ck.name);
-  std::vector<uint8_t> body = ckpt::serialize(ck);  // once for every slave
-  iovec v[2] = {iov_of(head.data(), head.size()), iov_of(body.data(), body.size())};
+  ckpt::SerializedParts body = ckpt::serialize_parts(ck);  // once for every slave, data not copied
+  iovec v[4] = {iov_of(head.data(), head.size()), iov_of(body.prefix.data(), body.prefix.size()),
+                iov_of(body.data.data(), body.data.size()), iov_of(body.suffix.data(), body.suffix.size())};
   std::vector<Peer*> to;
   std::vector<int> fds;
   {
@@ -587,8 +589,9 @@ bool Node::can_still_arrive(int from) const {
 
 ckpt::Checkpoint Node::decode(Queued&& q, const std::string& name) {
   try {
-    std::span<const uint8_t> bytes(q.frame);
-    ckpt::Checkpoint ck = ckpt::parse(bytes.subspan(q.offset));
+    // The frame's payload hash (checked on arrival) covers these bytes end to end, so the
+    // file's own checksum is not computed a second time; the structure is still checked.
+    ckpt::Checkpoint ck = ckpt::parse(std::move(q.frame), q.offset, {.verify_checksum = false});
     if (ck.name.empty()) ck.name = name;
     return ck;
   } catch (const ckpt::Error& e) {
