@@ -13,6 +13,7 @@ packages=(
   flex bison
   openmpi-bin libopenmpi-dev
   openssh-server openssh-client
+  slurmd slurmctld slurm-client munge
   clang libclang-rt-14-dev
 )
 

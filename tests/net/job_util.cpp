@@ -151,6 +151,38 @@ bool wait_until_gone(const std::string& token, std::chrono::milliseconds bound) 
   return processes_with(token).empty();
 }
 
+std::vector<pid_t> processes_using(const std::string& dir) {
+  std::vector<pid_t> out;
+  auto inside = [&](const std::string& link) {
+    char buf[4096];
+    ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
+    if (n < 0) return false;
+    std::string target(buf, static_cast<size_t>(n));
+    return target == dir || target.rfind(dir + "/", 0) == 0;
+  };
+  DIR* d = ::opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    char* end;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end || pid <= 0 || pid == ::getpid()) continue;
+    std::string base = std::string("/proc/") + e->d_name;
+    bool hit = inside(base + "/cwd");
+    if (!hit)
+      if (DIR* fds = ::opendir((base + "/fd").c_str())) {
+        while (dirent* f = ::readdir(fds))
+          if (f->d_name[0] != '.' && inside(base + "/fd/" + f->d_name)) {
+            hit = true;
+            break;
+          }
+        ::closedir(fds);
+      }
+    if (hit) out.push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(d);
+  return out;
+}
+
 int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};

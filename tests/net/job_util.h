@@ -37,6 +37,8 @@ std::string read_file(const std::string& path);
 bool wait_for_text(const std::string& path, const std::string& text, std::chrono::milliseconds bound);
 std::vector<pid_t> processes_with(const std::string& token);  // any argument equal to token
 bool wait_until_gone(const std::string& token, std::chrono::milliseconds bound);
+// Processes (not this one) whose cwd or an open file is `dir` or inside it.
+std::vector<pid_t> processes_using(const std::string& dir);
 std::vector<std::string> cmdline(pid_t pid);
 pid_t parent_of(pid_t pid);
 int free_port();
