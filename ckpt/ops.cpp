@@ -64,9 +64,10 @@ size_t skip_changed_words(uint64_t address, const uint8_t* o, const uint8_t* c, 
       // Aligned: four words at a time while none is equal (rewritten rows of an array),
       // then whole words until the last partial one.
       while (n - pos >= 32) {
-        bool any_equal = (load64(o + pos) == load64(c + pos)) | (load64(o + pos + 8) == load64(c + pos + 8)) |
-                         (load64(o + pos + 16) == load64(c + pos + 16)) |
-                         (load64(o + pos + 24) == load64(c + pos + 24));
+        // Integer ORs, not ||: four compares without branches.
+        int any_equal = int(load64(o + pos) == load64(c + pos)) | int(load64(o + pos + 8) == load64(c + pos + 8)) |
+                        int(load64(o + pos + 16) == load64(c + pos + 16)) |
+                        int(load64(o + pos + 24) == load64(c + pos + 24));
         if (any_equal) break;
         pos += 32;
       }
@@ -213,12 +214,35 @@ Checkpoint diff(const Checkpoint& older, const Checkpoint& newer) {
 
 namespace {
 
+// Integer + and * wrap around (computed in the unsigned type: signed overflow would be
+// undefined behaviour here, and a partial sum that overflows wraps on real hardware too).
+template <class T>
+T add_wrapping(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
+  }
+}
+
+template <class T>
+T mul_wrapping(T a, T b) {
+  if constexpr (std::is_integral_v<T>) {
+    // unsigned int, not a narrower type: uint8_t/uint16_t would be promoted to int again.
+    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return a * b;
+  }
+}
+
 template <class T>
 T combine(ReduceOp op, T a, T b) {
   switch (op) {
     case ReduceOp::add:
-    case ReduceOp::sub: return static_cast<T>(a + b);  // OpenMP combines '-' partials with +
-    case ReduceOp::mul: return static_cast<T>(a * b);
+    case ReduceOp::sub: return add_wrapping(a, b);  // OpenMP combines '-' partials with +
+    case ReduceOp::mul: return mul_wrapping(a, b);
     case ReduceOp::land: return static_cast<T>((a != T{}) && (b != T{}));
     case ReduceOp::lor: return static_cast<T>((a != T{}) || (b != T{}));
     case ReduceOp::min: return b < a ? b : a;

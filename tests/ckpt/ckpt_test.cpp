@@ -440,6 +440,18 @@ TEST(Merge, ReductionsEqualTheOperatorAppliedSequentially) {
   EXPECT_EQ(from_bytes<int32_t>(merge(a, b).merged.bytes)[0], 6);  // '-' partials add up
 }
 
+TEST(Merge, IntegerReductionsWrapAroundWithoutUndefinedBehaviour) {
+  // Found by the fuzzer: partial sums that overflow int32 (UBSan checks this under SAN=undefined).
+  Checkpoint a, b;
+  a.append(0, as_bytes<int32_t>({2147483647, -2147483647 - 1}), 0, {ReduceOp::add, ElemType::i32});
+  b.append(0, as_bytes<int32_t>({1, -1}), 0, {ReduceOp::add, ElemType::i32});
+  EXPECT_EQ(from_bytes<int32_t>(merge(a, b).merged.bytes), (std::vector<int32_t>{-2147483647 - 1, 2147483647}));
+  Checkpoint c, d;
+  c.append(0, as_bytes<int16_t>({30000}), 0, {ReduceOp::mul, ElemType::i16});
+  d.append(0, as_bytes<int16_t>({3}), 0, {ReduceOp::mul, ElemType::i16});
+  EXPECT_EQ(from_bytes<int16_t>(merge(c, d).merged.bytes)[0], static_cast<int16_t>(90000 - 65536));
+}
+
 TEST(Merge, MismatchedReductionsAreAnError) {
   Checkpoint a, b;
   a.append(0, as_bytes<int32_t>({1}), 0, {ReduceOp::add, ElemType::i32});
