@@ -12,7 +12,12 @@
 
 #include "protocol.h"
 
-/* `syscall; int3` at a known address: the monitor's remote syscalls run here. */
+/* `syscall; int3` at a known address: the monitor's remote syscalls run here. Right after
+ * it, the resume stub (src/protocol.h, CAPE_RESUME_STUB_OFFSET): one syscall, its result
+ * stored at -8(%rsp), then rax, rcx, r11, rdi, rsi, rdx popped and `iretq` back to where the
+ * thread was (rip, cs, rflags, rsp, ss). The monitor points rsp at a frame in its own
+ * scratch mapping, so this writes no program memory; it lets the mprotect tracker serve a
+ * fault with one ptrace stop. Then the tag, which also names the scratch memfd. */
 __asm__(
     ".text\n"
     ".globl cape_syscall_gadget\n"
@@ -22,6 +27,19 @@ __asm__(
     "  syscall\n"
     "  int3\n"
     "  ud2\n"
+    "  .org cape_syscall_gadget + 5, 0xcc\n" /* CAPE_RESUME_STUB_OFFSET */
+    "  syscall\n"
+    "  movq %rax, -8(%rsp)\n"
+    "  popq %rax\n"
+    "  popq %rcx\n"
+    "  popq %r11\n"
+    "  popq %rdi\n"
+    "  popq %rsi\n"
+    "  popq %rdx\n"
+    "  iretq\n"
+    "  ud2\n"
+    "  .org cape_syscall_gadget + 32, 0xcc\n" /* CAPE_RESUME_TAG_OFFSET */
+    "  .asciz \"" CAPE_RESUME_TAG "\"\n"
     ".size cape_syscall_gadget, .-cape_syscall_gadget\n");
 extern const char cape_syscall_gadget[];
 

@@ -15,6 +15,15 @@
 #define CAPE_TRAP_MAGIC 0x43415045ca000000ULL /* "CAPE" | 0xca in the upper bytes */
 #define CAPE_TRAP_MAGIC_MASK 0xffffffffff000000ULL
 
+/* After the gadget (libcape's cape.c): the resume stub, entered with rax/rdi/rsi/rdx = one
+ * syscall and rsp = the address of a frame {rax, rcx, r11, rdi, rsi, rdx, rip, cs, rflags,
+ * rsp, ss} in monitor-owned memory; the syscall's result goes to the word below the frame
+ * (the monitor sets it to 1 first: 1 = not run yet, 0 or -errno = done). The tag at
+ * CAPE_RESUME_TAG_OFFSET tells the monitor the stub is there (older libcape: it is not). */
+#define CAPE_RESUME_STUB_OFFSET 5
+#define CAPE_RESUME_TAG_OFFSET 32
+#define CAPE_RESUME_TAG "cape-resume-1"
+
 enum cape_op {
   CAPE_OP_HELLO = 1, /* unused by the program; reserved for probing */
   CAPE_OP_MASTER,
