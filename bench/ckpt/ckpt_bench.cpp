@@ -1,7 +1,8 @@
 // diff, apply and merge throughput on 64 MiB images, beside memcpy measured in the same run
-// (issue: diff and merge at >= 50% of memcpy bandwidth). diff's rate is bytes of *image* per
-// second (it reads all of it); apply's and merge's are bytes of *delta data* per second (they
-// touch only that), so each is compared with copying the bytes it has to move.
+// (issue: diff and merge at >= 50% of memcpy bandwidth). Every operation is rated in bytes of
+// *image* per second (the 64 MiB the checkpoints describe), as the issue states the goal;
+// apply and merge touch only the delta, so their rate in bytes of *delta data* per second is
+// printed beside it.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -52,6 +53,13 @@ const Fixture& fixture(int percent, int cluster) {
   return cache.emplace(std::pair{percent, cluster}, std::move(f)).first->second;
 }
 
+// Image bytes per second as the rate; delta bytes per second as a counter.
+void rate_both(benchmark::State& state, const Fixture& f) {
+  state.SetBytesProcessed(int64_t(state.iterations()) * kImage);
+  state.counters["delta_bytes_per_second"] = benchmark::Counter(
+      double(f.delta_a.payload_bytes() + f.delta_b.payload_bytes()), benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void BM_memcpy(benchmark::State& state) {
   std::vector<uint8_t> src(kImage, 1), dst(kImage, 0);
   for (auto _ : state) {
@@ -89,7 +97,7 @@ void BM_apply(benchmark::State& state) {
     cape::ckpt::apply(f.delta_b, image);
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(f.delta_a.payload_bytes() + f.delta_b.payload_bytes()));
+  rate_both(state, f);
 }
 
 void BM_merge(benchmark::State& state) {
@@ -100,7 +108,7 @@ void BM_merge(benchmark::State& state) {
     runs = r.merged.runs.size();
     benchmark::DoNotOptimize(r.merged.bytes.data());
   }
-  state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(f.delta_a.payload_bytes() + f.delta_b.payload_bytes()));
+  rate_both(state, f);
   state.counters["runs"] = double(runs);
   state.counters["delta_MiB"] = double(f.delta_a.payload_bytes() + f.delta_b.payload_bytes()) / (1 << 20);
 }
@@ -118,23 +126,34 @@ class RatioReporter : public benchmark::ConsoleReporter {
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& r : runs) {
-      auto it = r.counters.find("bytes_per_second");
-      if (it != r.counters.end()) rates_.emplace_back(r.benchmark_name(), double(it->second));
+      auto image = r.counters.find("bytes_per_second");
+      auto delta = r.counters.find("delta_bytes_per_second");
+      if (image != r.counters.end())
+        rates_.push_back({r.benchmark_name(), double(image->second),
+                          delta == r.counters.end() ? 0.0 : double(delta->second)});
     }
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
     double memcpy_rate = 0;
-    for (auto& [name, rate] : rates_)
-      if (name == "BM_memcpy") memcpy_rate = rate;
+    for (auto& r : rates_)
+      if (r.name == "BM_memcpy") memcpy_rate = r.image;
     if (memcpy_rate == 0) return;
-    std::printf("\nrates (diff: image bytes/s; apply, merge: delta bytes/s) as a fraction of memcpy (%.2f GB/s), same run:\n", memcpy_rate / 1e9);
-    for (auto& [name, rate] : rates_)
-      std::printf("  %-20s %6.2f GB/s  %5.0f%% of memcpy\n", name.c_str(), rate / 1e9, 100.0 * rate / memcpy_rate);
+    std::printf("\nimage bytes/s as a fraction of memcpy (%.2f GB/s), same run (args: %% of words changed,"
+                " words per cluster):\n", memcpy_rate / 1e9);
+    for (auto& r : rates_) {
+      std::printf("  %-20s %7.2f GB/s  %5.0f%% of memcpy", r.name.c_str(), r.image / 1e9, 100.0 * r.image / memcpy_rate);
+      if (r.delta > 0) std::printf("   (delta data %.2f GB/s)", r.delta / 1e9);
+      std::printf("\n");
+    }
   }
 
  private:
-  std::vector<std::pair<std::string, double>> rates_;
+  struct Rate {
+    std::string name;
+    double image, delta;
+  };
+  std::vector<Rate> rates_;
 };
 
 }  // namespace
