@@ -1,21 +1,51 @@
-// `mprotect`, the faithful CAPE-2 tracker (003_45ed75503520c8f4.txt Sect. III.A): start()
-// write-protects the tracked set with syscalls run inside the tracee; the first write to a
-// page raises SIGSEGV, seen here as a ptrace signal-stop; the monitor copies the page,
-// makes it writable with one more remote mprotect and resumes without the signal.
-// Cost per page: two ptrace stops (the fault, the remote syscall's int3).
+// `mprotect`, the faithful CAPE-2 tracker (003_45ed75503520c8f4.txt Sect. III.A and V):
+// start() write-protects the tracked set with syscalls run inside the tracee; the first
+// write to a page raises SIGSEGV, seen here as a ptrace signal-stop; the monitor copies the
+// page, makes it writable again and resumes the thread without the signal.
+//
+// One ptrace stop per fault (docs/monitor.md has the numbers): instead of a second stop for
+// a remote mprotect, the thread is resumed at libcape's resume stub (runtime/src/protocol.h)
+// with rax/rdi/rsi/rdx = mprotect(page, len, prot) and rsp = a frame holding the registers
+// it had at the fault. The stub runs the syscall, stores its result below the frame, pops
+// the registers and `iretq`s back to the faulting instruction, which now succeeds. The
+// frames live in a small MAP_SHARED memfd mapping (the "scratch"), mapped at a fixed
+// address in the tracee (so the program's own mappings land where they would without it;
+// shared mappings are never tracked) and in the monitor, which fills frames with plain
+// stores. Without the stub (an older libcape) or the scratch, each fault costs two stops.
+//
+// Neighbours: when a thread faults on the page right after the run it had unprotected
+// last, the next pages of the same region are copied and unprotected with it, twice as
+// many each time up to CAPE_MPROTECT_AHEAD (default 16; 1 = never). Their originals are
+// copied first, so a page that is then not written is only reported unchanged.
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include "monitor/remote_syscall.h"
 #include "monitor/trackers.h"
+#include "protocol.h"
+#include "util/error.h"
 #include "util/log.h"
 
 namespace cape::monitor {
 namespace {
+
+constexpr uint64_t kScratchAddr = 0x100000000000;  // 16 TiB: far below mmap_base, above brk
+constexpr uint64_t kSlots = 256, kSlotBytes = 16384;  // room below a frame for a signal frame
+constexpr uint64_t kScratchBytes = kSlots * kSlotBytes;
+constexpr uint32_t kBlockPages = 1024;  // arena block: 4 MiB
+
+// The stub's view: status, then what it pops (protocol.h).
+struct Frame {
+  uint64_t status;  // 1 = syscall not run yet, else its result
+  uint64_t rax, rcx, r11, rdi, rsi, rdx, rip, cs, rflags, rsp, ss;
+};
+
 void remote_mprotect(const StoppedThread& t, uint64_t start, uint64_t len, int prot) {
   AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
   long r = remote.syscall(SYS_mprotect, static_cast<long>(start), static_cast<long>(len), prot);
@@ -24,7 +54,32 @@ void remote_mprotect(const StoppedThread& t, uint64_t start, uint64_t len, int p
     fail_errno("mprotect in the tracee");
   }
 }
+
+uint64_t env_number(const char* name, uint64_t dflt, uint64_t lo, uint64_t hi) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return dflt;
+  return std::clamp<uint64_t>(std::strtoull(v, nullptr, 10), lo, hi);
+}
+
 }  // namespace
+
+struct MprotectTracker::Slot {
+  Frame* frame = nullptr;     // in scratch_local_; nullptr = no stub for this thread
+  uint64_t frame_remote = 0;  // the tracee's address of frame->rax (its rsp in the stub)
+  uint64_t page = 0, n = 0;   // the run last unprotected through the stub
+  int prot = 0;
+  uint64_t run_end = 0, run_len = 0;  // for neighbours
+  uint64_t status() const { return __atomic_load_n(&frame->status, __ATOMIC_ACQUIRE); }
+  bool in_flight() const { return frame && status() == 1; }
+};
+
+MprotectTracker::MprotectTracker()
+    : max_ahead_(env_number("CAPE_MPROTECT_AHEAD", 16, 1, 256)),
+      use_stub_(env_number("CAPE_MPROTECT_ONE_STOP", 1, 0, 1) == 1) {}
+
+MprotectTracker::~MprotectTracker() {
+  if (scratch_local_) ::munmap(scratch_local_, kScratchBytes);
+}
 
 const Region* MprotectTracker::region_of(uint64_t a) const {
   auto it = std::upper_bound(regions_.begin(), regions_.end(), a,
@@ -34,19 +89,96 @@ const Region* MprotectTracker::region_of(uint64_t a) const {
   return it->contains(a) ? &*it : nullptr;
 }
 
-void MprotectTracker::start(const StoppedThread& t, const std::vector<Region>& regions) {
-  regions_ = regions;
-  originals_.clear();
-  for (const Region& r : regions_) remote_mprotect(t, r.start, r.size(), r.prot & ~PROT_WRITE);
+void MprotectTracker::setup_scratch(const StoppedThread& t) {
+  scratch_tried_ = true;
+  if (!use_stub_ || !t.gadget) return;
+  auto give_up = [](const std::string& why) {
+    CAPE_LOG_AT(info, "monitor") << "mprotect tracker: two stops per fault (" << why << ")";
+  };
+  char tag[sizeof CAPE_RESUME_TAG];
+  if (t.tracee.read_bytes_fallible(t.gadget + CAPE_RESUME_TAG_OFFSET,
+                                   {reinterpret_cast<uint8_t*>(tag), sizeof tag}) != sizeof tag ||
+      std::memcmp(tag, CAPE_RESUME_TAG, sizeof tag) != 0)
+    return give_up("libcape has no resume stub");
+  util::ScopedFd fd;
+  {
+    AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
+    // The tag is a NUL-terminated string in libcape's text: the memfd's name.
+    long rfd = remote.syscall(SYS_memfd_create, static_cast<long>(t.gadget + CAPE_RESUME_TAG_OFFSET),
+                              MFD_CLOEXEC);
+    if (rfd < 0) return give_up("memfd_create in the program: " + std::string(strerror(static_cast<int>(-rfd))));
+    util::ScopedFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, t.tracee.pid(), 0)));
+    if (pidfd.valid()) fd.reset(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), rfd, 0)));
+    long addr = -EBADF;
+    if (fd.valid() && ::ftruncate(fd.get(), kScratchBytes) == 0)
+      addr = remote.syscall(SYS_mmap, static_cast<long>(kScratchAddr), static_cast<long>(kScratchBytes),
+                            PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, rfd, 0);
+    remote.syscall(SYS_close, rfd);
+    if (addr < 0) return give_up("no scratch mapping: " + std::string(strerror(static_cast<int>(-addr))));
+    if (static_cast<uint64_t>(addr) != kScratchAddr) {  // a kernel without MAP_FIXED_NOREPLACE
+      remote.syscall(SYS_munmap, addr, static_cast<long>(kScratchBytes));
+      return give_up("scratch address taken");
+    }
+  }
+  void* local = ::mmap(nullptr, kScratchBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+  if (local == MAP_FAILED) fail_errno("mmap of the scratch memfd");
+  scratch_local_ = static_cast<uint8_t*>(local);
+  scratch_remote_ = kScratchAddr;
+  stub_ = t.gadget + CAPE_RESUME_STUB_OFFSET;
 }
 
-void MprotectTracker::unprotect(const StoppedThread& t, uint64_t page, uint64_t n, int prot) {
-  for (uint64_t i = 0; i < n; i++) {
-    std::vector<uint8_t> copy(kPageSize);
-    t.tracee.read_bytes(page + i * kPageSize, copy);
-    originals_.emplace(page + i * kPageSize, std::move(copy));
+MprotectTracker::Slot* MprotectTracker::slot_for(pid_t tid) {
+  auto it = slots_.find(tid);
+  if (it != slots_.end()) return it->second.get();
+  auto s = std::make_unique<Slot>();
+  uint64_t i = slots_.size();
+  if (scratch_local_ && i < kSlots) {
+    // The frame at the top of the slot; a signal frame pushed in the stub stays below it.
+    uint64_t off = i * kSlotBytes + kSlotBytes - 128;
+    s->frame = reinterpret_cast<Frame*>(scratch_local_ + off);
+    s->frame_remote = scratch_remote_ + off + offsetof(Frame, rax);
   }
-  remote_mprotect(t, page, n * kPageSize, prot);
+  return slots_.emplace(tid, std::move(s)).first->second.get();
+}
+
+uint8_t* MprotectTracker::original(uint64_t page) {
+  uint32_t i = originals_.at(page);
+  return arena_[i / kBlockPages].get() + uint64_t{i % kBlockPages} * kPageSize;
+}
+
+uint64_t MprotectTracker::copy_originals(const StoppedThread& t, uint64_t page, uint64_t n) {
+  // A run is copied with one read into consecutive arena pages of one block.
+  if (used_ % kBlockPages + n > kBlockPages) used_ = (used_ / kBlockPages + 1) * kBlockPages;
+  uint32_t block = used_ / kBlockPages;
+  while (arena_.size() <= block)
+    arena_.push_back(std::unique_ptr<uint8_t[]>(new uint8_t[uint64_t{kBlockPages} * kPageSize]));
+  uint8_t* dst = arena_[block].get() + uint64_t{used_ % kBlockPages} * kPageSize;
+  uint64_t got = t.tracee.read_bytes_fallible(page, {dst, n * kPageSize}) / kPageSize;
+  if (got == 0) t.tracee.read_bytes(page, {dst, kPageSize});  // throws with the address
+  for (uint64_t i = 0; i < got; i++) originals_.emplace(page + i * kPageSize, used_++);
+  return got;
+}
+
+void MprotectTracker::unprotect(const StoppedThread& t, Slot* s, uint64_t page, uint64_t n, int prot) {
+  if (!s || !s->frame) {
+    remote_mprotect(t, page, n * kPageSize, prot);
+    return;
+  }
+  user_regs_struct regs = Tracee::get_regs(t.tid);
+  Frame* f = s->frame;
+  f->rax = regs.rax, f->rcx = regs.rcx, f->r11 = regs.r11;
+  f->rdi = regs.rdi, f->rsi = regs.rsi, f->rdx = regs.rdx;
+  f->rip = regs.rip, f->cs = regs.cs, f->rflags = regs.eflags, f->rsp = regs.rsp, f->ss = regs.ss;
+  __atomic_store_n(&f->status, uint64_t{1}, __ATOMIC_RELEASE);
+  s->page = page, s->n = n, s->prot = prot;
+  regs.rip = stub_;
+  regs.rsp = s->frame_remote;
+  regs.rax = SYS_mprotect;
+  regs.rdi = page;
+  regs.rsi = n * kPageSize;
+  regs.rdx = static_cast<unsigned long long>(prot);
+  Tracee::set_regs(t.tid, regs);
+  ++one_stop_faults;
 }
 
 bool MprotectTracker::on_fault(const StoppedThread& t, const siginfo_t& info) {
@@ -55,49 +187,162 @@ bool MprotectTracker::on_fault(const StoppedThread& t, const siginfo_t& info) {
   const Region* r = region_of(addr);
   if (!r) return false;
   uint64_t page = page_down(addr);
-  // Another thread may have faulted on this page and been served first: its copy is the
-  // original, this fault is stale (KERNEL-FACTS.md, multithreaded tracee).
-  if (originals_.count(page)) return true;
+  Slot* s = slot_for(t.tid);
+  auto it = originals_.lower_bound(page);
+  if (it != originals_.end() && it->first == page) {
+    // Already copied: another thread was served first (its unprotect may still be on its
+    // way), or this thread's own unprotect failed. Unprotect again (it is idempotent).
+    if (s->frame && page >= s->page && page < s->page + s->n * kPageSize &&
+        static_cast<int64_t>(s->status()) < 0) {
+      errno = static_cast<int>(-static_cast<int64_t>(s->status()));
+      fail_errno("mprotect in the tracee");
+    }
+    unprotect(t, s, page, 1, r->prot);
+    return true;
+  }
   ++faults;
-  unprotect(t, page, 1, r->prot);
+  uint64_t n = 1;
+  if (max_ahead_ > 1 && page == s->run_end) {
+    n = std::min(max_ahead_, s->run_len * 2);
+    n = std::min(n, (page_up(r->end) - page) / kPageSize);  // this region only
+    if (it != originals_.end()) n = std::min(n, (it->first - page) / kPageSize);  // not copied yet
+  }
+  n = copy_originals(t, page, n);
+  pages_ahead += n - 1;
+  s->run_end = page + n * kPageSize;
+  s->run_len = n;
+  unprotect(t, s, page, n, r->prot);
   return true;
 }
 
-void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint64_t end) {
-  for (uint64_t p = page_down(start); p < end; p += kPageSize) {
-    const Region* r = region_of(p);
-    if (!r || originals_.count(p)) continue;
-    unprotect(t, p, 1, r->prot);
+void MprotectTracker::finish_stub_by_hand(const StoppedThread& t, Slot& s) {
+  user_regs_struct regs = Tracee::get_regs(t.tid);
+  if (regs.rip != stub_ && regs.rip != stub_ + 2) return;  // before or right after `syscall`
+  const Frame& f = *s.frame;
+  user_regs_struct back = regs;
+  back.rax = f.rax, back.rcx = f.rcx, back.r11 = f.r11, back.rdi = f.rdi, back.rsi = f.rsi;
+  back.rdx = f.rdx, back.rip = f.rip, back.cs = f.cs, back.eflags = f.rflags, back.rsp = f.rsp;
+  back.ss = f.ss;
+  Tracee::set_regs(t.tid, back);
+  long result = 0;
+  if (regs.rip == stub_ + 2)
+    result = static_cast<long>(regs.rax);
+  else
+    remote_mprotect(t, s.page, s.n * kPageSize, s.prot);
+  __atomic_store_n(&s.frame->status, static_cast<uint64_t>(result), __ATOMIC_RELEASE);
+  if (result < 0) {
+    errno = static_cast<int>(-result);
+    fail_errno("mprotect in the tracee");
   }
 }
 
-void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
-  std::vector<uint8_t> cur(kPageSize);
-  for (auto& [page, original] : originals_) {
-    if (t.tracee.read_bytes_fallible(page, cur) != kPageSize) continue;  // unmapped since
-    ++pages_visited;
-    visit(page, original, cur);
+void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint64_t end) {
+  // A signal about to be delivered to a thread still on its way through the stub: finish
+  // the stub here so that the handler runs on the program's stack, and open that stack.
+  auto sit = slots_.find(t.tid);
+  if (sit != slots_.end() && sit->second->in_flight()) {
+    finish_stub_by_hand(t, *sit->second);
+    uint64_t sp = Tracee::get_regs(t.tid).rsp;
+    before_write(t, sp > 32768 ? sp - 32768 : 0, sp);
   }
-  // Protect the written pages again, one syscall per run of neighbours (the kernel merges
-  // the VMAs back).
+  std::vector<std::pair<uint64_t, uint64_t>> runs;  // [page, n) copied, to unprotect
+  for (uint64_t p = page_down(start); p < end; p += kPageSize) {
+    const Region* r = region_of(p);
+    if (!r || originals_.count(p)) continue;
+    copy_originals(t, p, 1);
+    if (!runs.empty() && runs.back().first + runs.back().second * kPageSize == p &&
+        region_of(runs.back().first) == r)
+      runs.back().second++;
+    else
+      runs.emplace_back(p, 1);
+  }
+  if (runs.empty()) return;
   AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
-  auto it = originals_.begin();
-  while (it != originals_.end()) {
-    uint64_t first = it->first, end = first + kPageSize;
-    const Region* r = region_of(first);
-    ++it;
-    while (it != originals_.end() && it->first == end && region_of(end) == r) {
-      end += kPageSize;
-      ++it;
-    }
-    long res = remote.syscall(SYS_mprotect, static_cast<long>(first),
-                              static_cast<long>(end - first), r->prot & ~PROT_WRITE);
-    if (res < 0 && res != -ENOMEM) {  // ENOMEM: unmapped by the program meanwhile
+  for (auto [p, n] : runs) {
+    long res = remote.syscall(SYS_mprotect, static_cast<long>(p), static_cast<long>(n * kPageSize),
+                              region_of(p)->prot);
+    if (res < 0) {
       errno = static_cast<int>(-res);
       fail_errno("mprotect in the tracee");
     }
   }
+}
+
+void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
+  // Pages whose unprotect is still on its way (a thread between its fault and the stub's
+  // syscall: only when the program races with its own runtime call): re-protecting them now
+  // would be undone by that syscall, so they stay writable and listed, with what they hold
+  // now as their original.
+  std::vector<std::pair<uint64_t, uint64_t>> in_flight;
+  for (auto& [tid, s] : slots_)
+    if (s->in_flight()) in_flight.emplace_back(s->page, s->page + s->n * kPageSize);
+  auto flying = [&](uint64_t p) {
+    for (auto [a, b] : in_flight)
+      if (p >= a && p < b) return true;
+    return false;
+  };
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> keep;
+
+  constexpr uint64_t kChunk = 64;  // pages read at once (stays in the cache)
+  std::vector<uint8_t> cur(kChunk * kPageSize);
+  std::vector<std::pair<uint64_t, uint64_t>> protect;  // [first, end) to protect again
+  auto it = originals_.begin();
+  while (it != originals_.end()) {
+    // A run of neighbouring pages, read in chunks.
+    uint64_t first = it->first, n = 0;
+    auto run_end = it;
+    while (run_end != originals_.end() && run_end->first == first + n * kPageSize && n < kChunk) {
+      ++run_end;
+      ++n;
+    }
+    uint64_t got = t.tracee.read_bytes_fallible(first, {cur.data(), n * kPageSize}) / kPageSize;
+    for (uint64_t i = 0; i < n; i++, ++it) {
+      uint64_t page = first + i * kPageSize;
+      if (i >= got) continue;  // unmapped since
+      ++pages_visited;
+      std::span<const uint8_t> c(cur.data() + i * kPageSize, kPageSize);
+      visit(page, {original(page), kPageSize}, c);
+      if (flying(page)) {
+        keep.emplace_back(page, std::vector<uint8_t>(c.begin(), c.end()));
+        continue;
+      }
+      if (!protect.empty() && protect.back().second == page && region_of(page) == region_of(protect.back().first))
+        protect.back().second += kPageSize;
+      else
+        protect.emplace_back(page, page + kPageSize);
+    }
+  }
+  // Protect the written pages again, one syscall per run of neighbours (the kernel merges
+  // the VMAs back).
+  if (!protect.empty()) {
+    AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
+    for (auto [first, end] : protect) {
+      long res = remote.syscall(SYS_mprotect, static_cast<long>(first), static_cast<long>(end - first),
+                                region_of(first)->prot & ~PROT_WRITE);
+      if (res < 0 && res != -ENOMEM) {  // ENOMEM: unmapped by the program meanwhile
+        errno = static_cast<int>(-res);
+        fail_errno("mprotect in the tracee");
+      }
+    }
+  }
   originals_.clear();
+  used_ = 0;
+  for (auto& [page, bytes] : keep) {
+    if (used_ % kBlockPages + 1 > kBlockPages) used_ = (used_ / kBlockPages + 1) * kBlockPages;
+    uint32_t block = used_ / kBlockPages;
+    std::memcpy(arena_[block].get() + uint64_t{used_ % kBlockPages} * kPageSize, bytes.data(), kPageSize);
+    originals_.emplace(page, used_++);
+  }
+  for (auto& [tid, s] : slots_) s->run_end = 0;
+}
+
+void MprotectTracker::start(const StoppedThread& t, const std::vector<Region>& regions) {
+  if (!scratch_tried_) setup_scratch(t);
+  regions_ = regions;
+  originals_.clear();
+  used_ = 0;
+  for (auto& [tid, s] : slots_) s->run_end = 0;
+  for (const Region& r : regions_) remote_mprotect(t, r.start, r.size(), r.prot & ~PROT_WRITE);
 }
 
 void MprotectTracker::stop(const StoppedThread& t) {
@@ -114,6 +359,9 @@ void MprotectTracker::stop(const StoppedThread& t) {
   }
   regions_.clear();
   originals_.clear();
+  used_ = 0;
+  CAPE_LOG_AT(debug, "monitor") << "mprotect tracker: " << faults << " faults, " << one_stop_faults
+                                << " through the stub, " << pages_ahead << " neighbours";
 }
 
 }  // namespace cape::monitor

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "monitor/dirty_tracker.h"
@@ -10,8 +11,13 @@
 namespace cape::monitor {
 
 // CAPE-2's way (003_45ed75503520c8f4.txt Sect. III.A): read-only pages, SIGSEGV, copy, unprotect.
+// One ptrace stop per fault: the unprotecting mprotect runs in the faulting thread on its way
+// back to the faulting instruction, through libcape's resume stub (runtime/src/protocol.h)
+// with the thread's registers kept in a scratch mapping shared with the monitor.
 class MprotectTracker final : public DirtyTracker {
  public:
+  MprotectTracker();
+  ~MprotectTracker() override;
   TrackerKind kind() const override { return TrackerKind::mprotect; }
   void start(const StoppedThread& t, const std::vector<Region>& regions) override;
   void collect(const StoppedThread& t, const PageVisitor& visit) override;
@@ -19,12 +25,35 @@ class MprotectTracker final : public DirtyTracker {
   bool on_fault(const StoppedThread& t, const siginfo_t& info) override;
   void before_write(const StoppedThread& t, uint64_t start, uint64_t end) override;
 
+  // Counters for the bench and the debug log.
+  uint64_t one_stop_faults = 0;   // served through the resume stub
+  uint64_t pages_ahead = 0;       // neighbours unprotected with a faulting page
+
  private:
+  struct Slot;  // one thread's frame in the scratch mapping
   const Region* region_of(uint64_t a) const;
-  // Copies [page, page + n pages) and makes it writable (one remote mprotect).
-  void unprotect(const StoppedThread& t, uint64_t page, uint64_t n, int prot);
+  void setup_scratch(const StoppedThread& t);
+  Slot* slot_for(pid_t tid);
+  // Copies the originals of [page, page + n pages) (n may shrink if memory ends).
+  uint64_t copy_originals(const StoppedThread& t, uint64_t page, uint64_t n);
+  uint8_t* original(uint64_t page);
+  // Makes [page, page + n pages) writable: through the stub (one stop) or a remote syscall.
+  void unprotect(const StoppedThread& t, Slot* slot, uint64_t page, uint64_t n, int prot);
+  void finish_stub_by_hand(const StoppedThread& t, Slot& slot);
+
   std::vector<Region> regions_;
-  std::map<uint64_t, std::vector<uint8_t>> originals_;  // written pages -> content before
+  // Written pages -> index of their original in arena_ (pages of kArenaBlock each, kept
+  // across windows so the copies go to warm memory).
+  std::map<uint64_t, uint32_t> originals_;
+  std::vector<std::unique_ptr<uint8_t[]>> arena_;
+  uint32_t used_ = 0;
+  // The scratch mapping: in the tracee at scratch_remote_, here at scratch_local_.
+  bool scratch_tried_ = false;
+  uint64_t stub_ = 0, scratch_remote_ = 0;
+  uint8_t* scratch_local_ = nullptr;
+  std::map<pid_t, std::unique_ptr<Slot>> slots_;
+  uint64_t max_ahead_ = 16;  // CAPE_MPROTECT_AHEAD; 1 = no neighbours
+  bool use_stub_ = true;     // CAPE_MPROTECT_ONE_STOP=0: two stops, as CAPE-2 (for the bench)
 };
 
 // userfaultfd write-protection, asynchronous (WP_ASYNC): the kernel marks written pages
