@@ -20,6 +20,7 @@
 #include "cli/command.h"
 #include "monitor/monitor.h"
 #include "net/node.h"
+#include "net/socket.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/scoped_fd.h"
@@ -128,6 +129,10 @@ class NetExchange : public monitor::Exchange {
 };
 
 // Copies a program's output pipe to its destination, line-tagged like mpirun when asked.
+// When the destination's reader is gone (EPIPE: `cape run ... | head -1` after head exits),
+// the relay stops and closes its end of the program's pipe, so the program's own next write
+// fails as it would with no cape in between: SIGPIPE (its default) or EPIPE if it catches or
+// ignores the signal. The node itself never dies of SIGPIPE (net::catch_sigpipe).
 class Relay {
  public:
   Relay(int from, int to, std::string tag) : from_(from), to_(to), tag_(std::move(tag)) {
@@ -138,16 +143,19 @@ class Relay {
   }
 
  private:
-  void put(const char* p, size_t n) {
+  // False when the destination's reader is gone.
+  bool put(const char* p, size_t n) {
     while (n > 0) {
       ssize_t w = ::write(to_, p, n);
       if (w < 0) {
         if (errno == EINTR) continue;
-        return;  // destination gone (closed terminal): drop, as a shell would
+        if (errno == EPIPE) return false;
+        return true;  // destination broken otherwise (closed terminal): drop, as a shell would
       }
       p += w;
       n -= static_cast<size_t>(w);
     }
+    return true;
   }
   void run() {
     char buf[65536];
@@ -156,17 +164,23 @@ class Relay {
       ssize_t r = ::read(from_.get(), buf, sizeof buf);
       if (r < 0 && errno == EINTR) continue;
       if (r <= 0) break;  // EOF: every writer (the program and its children) is gone
+      bool open = true;
       if (tag_.empty()) {
-        put(buf, static_cast<size_t>(r));
-        continue;
+        open = put(buf, static_cast<size_t>(r));
+      } else {
+        std::string out;
+        for (ssize_t i = 0; i < r; ++i) {
+          if (at_line_start) out += tag_;
+          out += buf[i];
+          at_line_start = buf[i] == '\n';
+        }
+        open = put(out.data(), out.size());
       }
-      std::string out;
-      for (ssize_t i = 0; i < r; ++i) {
-        if (at_line_start) out += tag_;
-        out += buf[i];
-        at_line_start = buf[i] == '\n';
+      if (!open) {
+        CAPE_LOG_AT(info, "net") << "the output's reader is gone (EPIPE); no longer relaying";
+        from_.reset();  // the program's next write gets EPIPE/SIGPIPE on its own pipe
+        return;
       }
-      put(out.data(), out.size());
     }
   }
   util::ScopedFd from_;
@@ -192,6 +206,8 @@ int run_node(const NodeArgs& a) {
     throw UserError("rank " + std::to_string(rank) + " (from " + rank_src + ") is not below the size " +
                     std::to_string(size) + " (from " + size_src + ")");
   util::set_log_rank(rank);
+  // EPIPE, not death, when an output's reader goes away; the program still gets SIGPIPE.
+  net::catch_sigpipe();
 
   // Slaves keep everything they print (theirs and their program's) in a per-node log.
   int out_fd = STDOUT_FILENO, err_fd = STDERR_FILENO;
@@ -282,9 +298,12 @@ int run_node(const NodeArgs& a) {
     po_w.reset();  // the relays end when the program's copies close too
     pe_w.reset();
   }
-  // The master's own program ended badly: its status (128+signal, like a shell), not 1.
+  // The job failed: every node exits with the failing program's status (128+signal, like
+  // a shell; 1 for a lost node), so cape run, mpirun and srun all report it.
+  if (auto code = node.failure_exit_code()) return *code;
+  // The master's own program ended badly: its status, not the monitor's 1.
   if (auto st = exchange.status(); st && rank == 0 && !net::wait_status_ok(*st))
-    status = WIFEXITED(*st) ? WEXITSTATUS(*st) : 128 + WTERMSIG(*st);
+    status = net::exit_code_of(*st);
   return status;
 }
 

@@ -98,10 +98,11 @@ pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const 
   return pid;
 }
 
-int status_code(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st); }
-
 int run_job(const RunArgs& a) {
   if (a.n < 1) throw UserError("-n wants at least 1 node");
+  // A closed stderr must not kill the launcher before it has stopped its nodes. (A handler,
+  // so the nodes it execs start with the default; they install their own.)
+  net::catch_sigpipe();
   if (!a.hosts.empty() && !a.hostfile.empty()) throw UserError("give -H or --hostfile, not both");
   std::vector<net::HostSlots> hosts;
   if (!a.hostfile.empty()) hosts = net::parse_hostfile(a.hostfile);
@@ -250,6 +251,7 @@ int run_job(const RunArgs& a) {
   const auto grace = std::chrono::milliseconds(static_cast<long>(a.timeout * 1000) + 2000);
   std::optional<Clock::time_point> slave_failed_at;
   std::string slave_failure;
+  int slave_failure_code = 1;
   Child& master = children[0];
   auto reap = [&](Child& c) {
     int st = 0;
@@ -277,6 +279,7 @@ int run_job(const RunArgs& a) {
           slave_failure = "node " + std::to_string(c.rank) + " (pid " + std::to_string(c.pid) +
                           ") " + net::describe_wait_status(c.status) + "; see " + a.output_dir +
                           "/node." + std::to_string(c.rank) + ".log";
+          slave_failure_code = net::exit_code_of(c.status);
         }
       }
     for (size_t i = 0; i < remotes.size(); ++i)
@@ -284,23 +287,26 @@ int run_job(const RunArgs& a) {
         slave_failed_at = Clock::now();
         slave_failure = "node " + std::to_string(i + 1) + " (over ssh) exited with status " +
                         std::to_string(remotes[i]->exit_status());
+        slave_failure_code = remotes[i]->exit_status() > 0 ? remotes[i]->exit_status() : 1;
       }
     if (!master.done && slave_failed_at && Clock::now() - *slave_failed_at > grace) {
-      std::fprintf(stderr, "cape: %s; the master did not end the job, stopping it\n",
-                   slave_failure.c_str());
+      std::fprintf(stderr,
+                   "cape: %s; the master did not end the job, stopping it (job exit status %d)\n",
+                   slave_failure.c_str(), slave_failure_code);
       ::kill(master.pid, SIGKILL);
       ::waitpid(master.pid, &master.status, 0);
       master.done = true;
-      master.status = 1 << 8;  // exit status 1: the job failed
+      master.status = (slave_failure_code & 0xff) << 8;  // exits with the slave node's status
     }
   }
   int st = master.status;
   if (WIFSIGNALED(st) && !slave_failed_at) {
     std::lock_guard lk(region_mu);
-    std::fprintf(stderr, "cape: node 0 (the master node, pid %d) was %s %s\n", master.pid,
-                 net::describe_wait_status(st).c_str(),
+    std::fprintf(stderr, "cape: node 0 (the master node, pid %d) was %s %s (job exit status %d)\n",
+                 master.pid, net::describe_wait_status(st).c_str(),
                  master_region.empty() ? "outside any parallel region"
-                                       : ("in " + master_region).c_str());
+                                       : ("in " + master_region).c_str(),
+                 net::exit_code_of(st));
   }
   // The slaves end on their own (exit reports, the master's EOF); then they are stopped.
   auto deadline = Clock::now() + grace;
@@ -324,7 +330,7 @@ int run_job(const RunArgs& a) {
     }
   remotes.clear();  // closes the channels: remote nodes stop
   status_reader.join();
-  return status_code(st);
+  return net::exit_code_of(st);
 }
 
 cape::cli::Registrar reg("run", [](CLI::App& app, cape::cli::Context& ctx) {

@@ -33,6 +33,12 @@ std::string describe_wait_status(int st) {
 
 bool wait_status_ok(int st) { return WIFEXITED(st) && WEXITSTATUS(st) == 0; }
 
+int exit_code_of(int st) {
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
+  return 1;
+}
+
 struct Node::Peer {
   int rank = -1;
   util::ScopedFd fd;
@@ -387,23 +393,29 @@ void Node::on_frame(Peer& p, Frame& f) {
       std::string msg;
       {
         std::lock_guard lk(mu_);
-        p.exited = true;
         p.exit_status = status;
         if (!r.empty()) p.region = r;
         if (!wait_status_ok(status))
           msg = who(p) + ": program " + describe_wait_status(status) + " " + region_of(p);
       }
-      cv_.notify_all();
       CAPE_LOG_AT(info, "net") << "node " << p.rank << " program " << describe_wait_status(status);
       // A slave ending with 0 is normal (001 Fig. 3, line 25); anything else ends the job.
-      // The master's failing program is reported by the master itself.
-      if (!msg.empty()) fail(msg, opt_.rank == 0);
+      // The master's failing program is reported by the master itself. The job fails before
+      // the peer is marked exited, so a waiter never reports "left the job" instead.
+      if (!msg.empty()) fail(msg, opt_.rank == 0, exit_code_of(status));
+      {
+        std::lock_guard lk(mu_);
+        p.exited = true;
+      }
+      cv_.notify_all();
       return;
     }
     case FrameType::abort: {
       PayloadReader in(f.payload);
       std::string msg = in.str(1 << 16);
-      fail(msg, false);  // the master printed it
+      int code = in.i32();  // after the message (older masters sent none: 1)
+      if (in.failed() || code < 1 || code > 255) code = 1;
+      fail_as_is(msg, false, code);  // the master printed it
       std::lock_guard lk(mu_);
       p.closed = true;
       return;
@@ -434,11 +446,16 @@ void Node::on_frame(Peer& p, Frame& f) {
   }
 }
 
-void Node::fail(const std::string& message, bool report) {
+void Node::fail(const std::string& message, bool report, int exit_code) {
+  fail_as_is(message + " (job exit status " + std::to_string(exit_code) + ")", report, exit_code);
+}
+
+void Node::fail_as_is(const std::string& message, bool report, int exit_code) {
   {
     std::lock_guard lk(mu_);
     if (failure_ || stopping_) return;
     failure_ = message;
+    failure_exit_code_ = exit_code;
   }
   cv_.notify_all();
   CAPE_LOG_AT(info, "net") << "job failed: " << message;
@@ -446,6 +463,7 @@ void Node::fail(const std::string& message, bool report) {
     // Tell every slave still connected, with a short bound: they stop their programs.
     PayloadWriter w;
     w.str(message);
+    w.i32(exit_code);
     iovec v = iov_of(w.buffer().data(), w.buffer().size());
     for (size_t r = 1; r < peers_.size(); ++r) {
       Peer& p = *peers_[r];
@@ -471,6 +489,12 @@ void Node::throw_failure() {
 std::optional<std::string> Node::failure() const {
   std::lock_guard lk(mu_);
   return failure_;
+}
+
+std::optional<int> Node::failure_exit_code() const {
+  std::lock_guard lk(mu_);
+  if (!failure_) return std::nullopt;
+  return failure_exit_code_;
 }
 
 // ---- sending -------------------------------------------------------------------------
@@ -662,8 +686,10 @@ void Node::wait_for(const std::string& name,
                           (p.exited ? " (its program " + describe_wait_status(p.exit_status) + ")"
                                     : std::string()) +
                           " " + region_of(p);
+        int code = p.exited && !wait_status_ok(p.exit_status) ? exit_code_of(p.exit_status) : 1;
         lk.unlock();
-        fail(msg, true);
+        fail(msg, true, code);
+        if (auto f = failure()) throw UserError(*f);  // this one, or an earlier failure
         throw UserError(msg);
       }
     cv_.wait(lk);
@@ -715,7 +741,7 @@ void Node::program_exited(int wait_status) {
     std::string msg = "node 0 (the master at " + opt_.label + ", pid " + std::to_string(::getpid()) +
                       "): program " + describe_wait_status(wait_status) + " " +
                       (region.empty() ? "outside any parallel region" : "in " + region);
-    fail(msg, true);
+    fail(msg, true, exit_code_of(wait_status));
     return;
   }
   for (size_t r = 1; r < peers_.size(); ++r) {

@@ -64,6 +64,7 @@ struct NodeOptions {
 // A wait status (from waitpid) in words: "exited with status 3", "killed by signal 9 (Killed)".
 std::string describe_wait_status(int wait_status);
 bool wait_status_ok(int wait_status);  // exited with 0
+int exit_code_of(int wait_status);     // the exit code, or 128+signal (like a shell)
 
 class Node {
  public:
@@ -92,6 +93,12 @@ class Node {
 
   // The failure message once the job has failed.
   std::optional<std::string> failure() const;
+  // Once the job has failed: the status every node of the job exits with, the same on all
+  // (the master sends it with the abort), so cape run, mpirun and srun all report it: the
+  // failing program's own status (its exit code, or 128+signal like a shell), 1 when no
+  // program status is known (a node vanished or stopped answering, a bad frame). The
+  // failure message ends with "(job exit status N)".
+  std::optional<int> failure_exit_code() const;
 
  private:
   struct Peer;
@@ -110,7 +117,9 @@ class Node {
   void on_frame(Peer& p, Frame& f);
   // Fails the job once: records `message`, wakes every waiter, aborts the slaves (master),
   // runs on_failure. Later calls do nothing.
-  void fail(const std::string& message, bool report);
+  // `exit_code` becomes failure_exit_code(); the message gets "(job exit status N)".
+  void fail(const std::string& message, bool report, int exit_code = 1);
+  void fail_as_is(const std::string& full_message, bool report, int exit_code);
   [[noreturn]] void throw_failure();
   std::string who(const Peer& p) const;  // "node 2 (host, pid 123)"; mu_ held
   std::string region_of(const Peer& p) const;  // mu_ held
@@ -130,6 +139,7 @@ class Node {
   std::condition_variable cv_;
   std::map<std::string, std::deque<Queued>, std::less<>> queues_;
   std::optional<std::string> failure_;
+  int failure_exit_code_ = 1;
   std::string region_;
   int joined_ = 0;
   bool stopping_ = false;

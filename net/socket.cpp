@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -145,6 +146,18 @@ void set_nodelay(int fd) {
   int one = 1;
   if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
     throw UserError(errno_message("setsockopt TCP_NODELAY"));
+}
+
+namespace {
+void on_sigpipe(int) {}
+}  // namespace
+
+void catch_sigpipe() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigpipe;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  if (::sigaction(SIGPIPE, &sa, nullptr) != 0) throw UserError(errno_message("sigaction SIGPIPE"));
 }
 
 }  // namespace cape::net

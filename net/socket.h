@@ -29,4 +29,10 @@ std::string peer_name(int fd);
 void set_nonblocking(int fd);
 void set_nodelay(int fd);
 
+// SIGPIPE is caught by a handler that does nothing: a write to a closed pipe or socket fails
+// with EPIPE instead of killing this process. A handler, not SIG_IGN: exec resets caught
+// signals to their default, so programs started from here get the normal SIGPIPE (an ignored
+// signal would stay ignored across exec). Throws cape::UserError if sigaction fails.
+void catch_sigpipe();
+
 }  // namespace cape::net

@@ -75,6 +75,84 @@ TEST(Job, Mpirun) {
   EXPECT_TRUE(processes_with(token).empty());
 }
 
+// A slave's program fails: cape run exits with that program's status (128+signal when
+// killed), and the one message says so.
+TEST(Job, SlaveFailureGivesItsStatus) {
+  struct Case {
+    std::string fail;
+    int code;
+    std::string words;
+  };
+  for (const Case& c : {Case{"fail=2:5", 5, "node 2 (" }, Case{"fail=1:-6", 134, "node 1 ("}}) {
+    TempDir d;
+    std::string token = unique_token();
+    Proc p = Proc::start({CAPE_BIN, "run", "-n", "3", "--output-dir", d.path + "/logs", "--", FIG3,
+                          "2", "0", token, c.fail},
+                         d.path);
+    EXPECT_EQ(p.wait(60s), c.code) << p.err();
+    std::string err = p.err();
+    EXPECT_NE(err.find(c.words), std::string::npos) << err;
+    EXPECT_NE(err.find("(job exit status " + std::to_string(c.code) + ")"), std::string::npos) << err;
+    EXPECT_EQ(p.out(), "");
+    EXPECT_TRUE(wait_until_gone(token, 10s));
+  }
+}
+
+// The same under mpirun: every node exits with the failing program's status, so mpirun's
+// own exit status is it too.
+TEST(Job, MpirunSlaveFailureGivesItsStatus) {
+  TempDir d;
+  std::string token = unique_token();
+  int port = free_port();
+  Proc p = Proc::start({"mpirun", "--oversubscribe", "--allow-run-as-root", "-n", "3", "-x",
+                        "CAPE_SECRET", CAPE_BIN, "node", "--master",
+                        "127.0.0.1:" + std::to_string(port), "--output-dir", d.path + "/logs", "--",
+                        FIG3, "2", "0", token, "fail=2:5"},
+                       d.path, {"CAPE_SECRET=" + std::string(64, 'k')});
+  EXPECT_EQ(p.wait(90s), 5) << p.err();
+  EXPECT_NE(p.err().find("node 2 ("), std::string::npos) << p.err();
+  EXPECT_NE(read_file(d.path + "/logs/node.1.log").find("(job exit status 5)"), std::string::npos)
+      << read_file(d.path + "/logs/node.1.log");
+  EXPECT_TRUE(wait_until_gone(token, 10s));
+}
+
+// `cape run ... | head -1`: once head has gone, the master node stops relaying and closes
+// its end of the program's pipe; the program then gets SIGPIPE on its own write (its default
+// disposition, not the node's) and the job ends with 141 like a shell pipeline. The node is
+// not killed by SIGPIPE: it reports the program's end and stops the slaves.
+TEST(Job, OutputReaderGoesAway) {
+  TempDir d;
+  std::string token = unique_token();
+  std::string cmd = std::string("'") + CAPE_BIN + "' run -n 3 --log net:info --output-dir logs -- '" +
+                    LINES + "' 1000000 default " + token +
+                    " | head -1; echo \"cape=${PIPESTATUS[0]}\" >&2";
+  Proc p = Proc::start({"/bin/bash", "-c", cmd}, d.path);
+  EXPECT_EQ(p.wait(60s), 0) << p.err();
+  EXPECT_EQ(p.out(), "line 1\n");
+  std::string err = p.err();
+  EXPECT_NE(err.find("cape=141"), std::string::npos) << err;
+  EXPECT_NE(err.find("no longer relaying"), std::string::npos) << err;
+  EXPECT_NE(err.find("program killed by signal 13"), std::string::npos) << err;
+  EXPECT_EQ(err.find("the master node, pid"), std::string::npos) << "the node died:\n" << err;
+  EXPECT_TRUE(wait_until_gone(token, 10s)) << processes_with(token).size() << " left";
+}
+
+// A program that ignores SIGPIPE sees EPIPE on its own write instead, as without cape.
+TEST(Job, OutputReaderGoesAwayProgramIgnoresSigpipe) {
+  TempDir d;
+  std::string token = unique_token();
+  std::string cmd = std::string("'") + CAPE_BIN + "' run -n 2 --output-dir logs -- '" + LINES +
+                    "' 1000000 ignore-sigpipe " + token +
+                    " | head -1; echo \"cape=${PIPESTATUS[0]}\" >&2";
+  Proc p = Proc::start({"/bin/bash", "-c", cmd}, d.path);
+  EXPECT_EQ(p.wait(60s), 0) << p.err();
+  EXPECT_EQ(p.out(), "line 1\n");
+  std::string err = p.err();
+  EXPECT_NE(err.find("lines: write failed: Broken pipe"), std::string::npos) << err;
+  EXPECT_NE(err.find("cape=3"), std::string::npos) << err;
+  EXPECT_TRUE(wait_until_gone(token, 10s)) << processes_with(token).size() << " left";
+}
+
 enum class Victim { slave_program, slave_node, master_node };
 
 // Starts a 3-node job whose slaves nap 3 s inside each region, waits until slave 1 holds its

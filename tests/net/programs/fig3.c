@@ -4,10 +4,13 @@
  * broadcasts "final". The master prints one line that the tests compare:
  *   fig3 nodes=3 regions=2 sum=... ok
  * Arguments: [regions] [sleep-ms-per-slave-chunk] (the sleep lets a test kill a node
- * mid-region). */
+ * mid-region) [anything, e.g. a test's token] [fail=K:S: slave K ends in the first region,
+ * after its loop, with exit status S, or by signal -S when S < 0]. */
 #include <cape/cape.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define N 4096
@@ -15,10 +18,14 @@
 static long a[N];
 static int lo, hi;         /* a slave's chunk, travels in "before" */
 static int x, r, i, regions, slaves, nap_ms;
+static int fail_node = -1, fail_status; /* the same on every node: from the arguments */
 
 int main(int argc, char **argv) {
   regions = argc > 1 ? atoi(argv[1]) : 2;
   nap_ms = argc > 2 ? atoi(argv[2]) : 0;
+  if (argc > 4 && strncmp(argv[4], "fail=", 5) == 0 &&
+      sscanf(argv[4] + 5, "%d:%d", &fail_node, &fail_status) != 2)
+    return 2;
   slaves = cape_num_nodes() - 1;
   for (r = 0; r < regions; ++r) {
     if (cape_master()) {
@@ -42,6 +49,10 @@ int main(int argc, char **argv) {
       cape_inject("before");
       cape_start();
       for (int k = lo; k < hi; ++k) a[k] += (long)k * k + r; /* k: private, in a register */
+      if (r == 0 && cape_node_id() == fail_node) {
+        if (fail_status < 0) raise(-fail_status);
+        exit(fail_status);
+      }
       if (nap_ms) {
         struct timespec ts = {nap_ms / 1000, (nap_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
