@@ -10,6 +10,7 @@ struct MonitorArgs {
   std::string keep;
   std::vector<std::string> loads;
   std::vector<std::string> argv;
+  bool check_races = false;
 };
 
 cape::cli::Registrar reg("monitor", [](CLI::App& app, cape::cli::Context& ctx) {
@@ -24,6 +25,9 @@ cape::cli::Registrar reg("monitor", [](CLI::App& app, cape::cli::Context& ctx) {
                   "Write every checkpoint made as DIR/<node>.<sequence>.<name>.dickpt");
   sub->add_option("--load", args->loads,
                   "NAME=FILE: give the program the checkpoint FILE under NAME (repeatable)");
+  sub->add_flag("--check-races", args->check_races,
+                "Report two nodes writing different values to one shared word without a "
+                "reduction (Bernstein's conditions; docs/tickpt.md)");
   sub->add_option("program", args->argv, "PROG ARGS... (after --)")->required();
   sub->callback([args, &ctx] {
     cape::monitor::MonitorOptions o;
@@ -36,6 +40,7 @@ cape::cli::Registrar reg("monitor", [](CLI::App& app, cape::cli::Context& ctx) {
       o.loads.emplace_back(l.substr(0, eq), l.substr(eq + 1));
     }
     o.argv = args->argv;
+    o.check_races = args->check_races;
     ctx.exit_status = cape::monitor::run_monitor(o, nullptr);
   });
 });

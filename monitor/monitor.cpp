@@ -15,12 +15,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "ckpt/format.h"
 #include "ckpt/ops.h"
+#include "ckpt/symbols.h"
 #include "injector/injector.h"
 #include "monitor/crash_report.h"
 #include "monitor/remote_syscall.h"
@@ -122,6 +126,114 @@ void append_merged(ckpt::Checkpoint& out, const ckpt::Checkpoint& a, const ckpt:
   }
 }
 
+// Sorts and joins overlapping or touching intervals.
+Intervals normalize(Intervals v) {
+  std::sort(v.begin(), v.end());
+  Intervals out;
+  for (auto [s, e] : v) {
+    if (s >= e) continue;
+    if (!out.empty() && s <= out.back().second)
+      out.back().second = std::max(out.back().second, e);
+    else
+      out.emplace_back(s, e);
+  }
+  return out;
+}
+
+Intervals unite(const Intervals& a, const Intervals& b) {
+  Intervals v = a;
+  v.insert(v.end(), b.begin(), b.end());
+  return normalize(std::move(v));
+}
+
+bool overlaps(const Intervals& set, uint64_t s, uint64_t e) {
+  auto it = std::upper_bound(set.begin(), set.end(), s,
+                             [](uint64_t x, const std::pair<uint64_t, uint64_t>& iv) { return x < iv.first; });
+  if (it != set.begin() && std::prev(it)->second > s) return true;
+  return it != set.end() && it->first < e;
+}
+
+// The bytes of `c` inside `keep` (sorted, disjoint), runs cut at its edges.
+ckpt::Checkpoint clip_to(const ckpt::Checkpoint& c, const Intervals& keep) {
+  ckpt::Checkpoint out;
+  out.kind = c.kind;
+  out.node = c.node;
+  out.sequence = c.sequence;
+  out.timestamp = c.timestamp;
+  out.load_base = c.load_base;
+  out.name = c.name;
+  out.registers = c.registers;
+  for (const ckpt::Run& r : c.runs) {
+    auto it = std::upper_bound(keep.begin(), keep.end(), r.address,
+                               [](uint64_t x, const std::pair<uint64_t, uint64_t>& iv) { return x < iv.first; });
+    if (it != keep.begin()) --it;
+    for (; it != keep.end() && it->first < r.end(); ++it) {
+      uint64_t lo = std::max(it->first, r.address), hi = std::min(it->second, r.end());
+      if (lo >= hi) continue;
+      out.append(lo, c.data(r).subspan(lo - r.address, hi - lo), r.timestamp, r.reduction);
+    }
+  }
+  return out;
+}
+
+// Region numbers live in the upper bits of run timestamps; the lower bits order the
+// nodes' values of lastprivate variables inside one region (Def. 4.2: later wins).
+constexpr int kRegionShift = 20;
+// cape_set_ckpt_model()'s values (runtime/include/cape/cape.h).
+constexpr int CAPE_CKPT_DICKPT = 0, CAPE_CKPT_TICKPT = 1;
+constexpr uint64_t kMaxOrder = (uint64_t{1} << kRegionShift) - 2;
+
+template <typename T>
+T identity_of(ckpt::ReduceOp op) {
+  using L = std::numeric_limits<T>;
+  switch (op) {
+    case ckpt::ReduceOp::mul: case ckpt::ReduceOp::land: return T(1);
+    case ckpt::ReduceOp::band: return static_cast<T>(~uint64_t{0});
+    case ckpt::ReduceOp::min: return L::has_infinity ? L::infinity() : L::max();
+    case ckpt::ReduceOp::max: return L::has_infinity ? -L::infinity() : L::lowest();
+    default: return T(0);  // + - | ^ ||
+  }
+}
+
+template <typename T>
+void fill_identity(ckpt::ReduceOp op, std::vector<uint8_t>& out) {
+  T v = identity_of<T>(op);
+  for (size_t i = 0; i + sizeof(T) <= out.size(); i += sizeof(T)) std::memcpy(out.data() + i, &v, sizeof(T));
+}
+
+// The private initial value of reduction(op: v) (OpenMP: 0, 1, ~0, the type's extremes).
+std::vector<uint8_t> identity(ckpt::Reduction r, uint64_t size) {
+  std::vector<uint8_t> out(size);
+  switch (r.type) {
+    case ckpt::ElemType::i8: fill_identity<int8_t>(r.op, out); break;
+    case ckpt::ElemType::u8: fill_identity<uint8_t>(r.op, out); break;
+    case ckpt::ElemType::i16: fill_identity<int16_t>(r.op, out); break;
+    case ckpt::ElemType::u16: fill_identity<uint16_t>(r.op, out); break;
+    case ckpt::ElemType::i32: fill_identity<int32_t>(r.op, out); break;
+    case ckpt::ElemType::u32: fill_identity<uint32_t>(r.op, out); break;
+    case ckpt::ElemType::i64: fill_identity<int64_t>(r.op, out); break;
+    case ckpt::ElemType::u64: fill_identity<uint64_t>(r.op, out); break;
+    case ckpt::ElemType::f32: fill_identity<float>(r.op, out); break;
+    case ckpt::ElemType::f64: fill_identity<double>(r.op, out); break;
+    case ckpt::ElemType::none: break;
+  }
+  return out;
+}
+
+// "file:line" of a code address, through addr2line (only for reports).
+std::string source_line(const std::string& exe, uint64_t address) {
+  std::string cmd = "addr2line -e '" + exe + "' " + hex(address) + " 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(cmd.c_str(), "r"), ::pclose);
+  if (!p) return "?";
+  char buf[1024];
+  if (!std::fgets(buf, sizeof buf, p.get())) return "?";
+  std::string s = buf;
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  if (s.empty() || s.rfind("??", 0) == 0) return "?";
+  auto slash = s.rfind('/');
+  return slash == std::string::npos ? s : s.substr(slash + 1);
+}
+
 bool default_is_fatal(int sig) {
   switch (sig) {
     case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
@@ -182,6 +294,8 @@ class Monitor {
         throw UserError("--keep-checkpoints: " + o.keep_checkpoints_dir + " is not a directory");
     }
     if (o.argv.empty()) throw UserError("no program to run");
+    const char* env = std::getenv("CAPE_CHECK_RACES");
+    check_races_ = o.check_races || (env && *env && std::strcmp(env, "0") != 0);
   }
 
   int run();
@@ -193,7 +307,7 @@ class Monitor {
   void on_event_stop(pid_t tid, int event);
   void serve(pid_t tid, user_regs_struct regs);
   long dispatch(pid_t tid, int op, uint64_t a1, uint64_t a2, uint64_t boundary);
-  void op_start(const StoppedThread& st);
+  void op_start(const StoppedThread& st, uint64_t boundary);
   void op_stop(const StoppedThread& st);
   void op_create(const StoppedThread& st, const std::string& name, uint64_t boundary);
   void op_inject(const StoppedThread& st, const std::string& name, uint64_t boundary);
@@ -221,6 +335,36 @@ class Monitor {
   uint64_t sequence_ = 0;  // checkpoints made (created or merged) so far
   std::map<std::string, ckpt::Checkpoint> store_;
   bool reported_ = false;
+
+  // Data sharing (002_2c61c2cb27f62a9a.txt Sect. 4; docs/tickpt.md).
+  enum class Attr { shared, priv, firstprivate, lastprivate, copyin, copyprivate, threadprivate, reduction };
+  struct Var {
+    uint64_t addr = 0, size = 0;
+    Attr attr = Attr::shared;
+    ckpt::Reduction red;
+    std::vector<uint8_t> saved;  // reduction: the original value; private: the value to restore
+  };
+  static bool is_private(Attr a) { return a == Attr::priv || a == Attr::firstprivate || a == Attr::threadprivate; }
+  void op_attr(Attr a, uint64_t addr, uint64_t size, ckpt::Reduction red = {});
+  Intervals ranges(bool (*pred)(Attr)) const;
+  Intervals dynamic_memory(const std::vector<Region>& regions) const;
+  bool table_applies(uint64_t checkpoint_timestamp) const {
+    return vars_region_ != 0 && (checkpoint_timestamp >> kRegionShift) == vars_region_;
+  }
+  void report_races(const ckpt::MergeResult& m, int from, const std::string& name);
+
+  std::vector<Var> next_vars_;      // clause calls since the last start()
+  bool next_default_none_ = false;
+  std::vector<Var> threadprivate_;  // program-wide (Fig. 6)
+  std::vector<Var> vars_;           // the region's table: from its start() to the next start()
+  bool default_none_ = false;
+  uint64_t vars_region_ = 0;        // the region vars_ belongs to (0 = none yet)
+  int model_ = CAPE_CKPT_DICKPT;
+  int64_t order_ = -1;              // cape_set_order(); -1 = this node's rank
+  bool check_races_ = false;
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> base_;  // races: DATA-0 by region
+  uint64_t start_pc_ = 0;           // return address of the region's start() call
+  std::unique_ptr<ckpt::SymbolTable> symbols_;
 };
 
 void Monitor::launch() {
@@ -380,6 +524,7 @@ void Monitor::on_event_stop(pid_t tid, int event) {
     // The program replaced itself: whatever was tracked belongs to a gone image.
     tracking_ = false;
     tracker_ = make_tracker(opt_.tracker, pid_);
+    tracee_ = std::make_unique<Tracee>(pid_);  // /proc/PID/mem of the old image writes nothing
     exe_.clear();
   }
   resume(tid, 0);
@@ -493,7 +638,43 @@ long Monitor::dispatch(pid_t tid, int op, uint64_t a1, uint64_t a2, uint64_t bou
     case CAPE_OP_NODE_ID: return rank_;
     case CAPE_OP_NUM_NODES: return size_;
     case CAPE_OP_LAST_PARALLEL: return 0;  // not knowable here; see docs/monitor.md
-    case CAPE_OP_START: op_start(st); return 0;
+    case CAPE_OP_START: op_start(st, boundary); return 0;
+    case CAPE_OP_SET_SHARED: op_attr(Attr::shared, a1, a2); return 0;
+    case CAPE_OP_SET_PRIVATE: op_attr(Attr::priv, a1, a2); return 0;
+    case CAPE_OP_SET_FIRSTPRIVATE: op_attr(Attr::firstprivate, a1, a2); return 0;
+    case CAPE_OP_SET_LASTPRIVATE: op_attr(Attr::lastprivate, a1, a2); return 0;
+    case CAPE_OP_SET_COPYIN: op_attr(Attr::copyin, a1, a2); return 0;
+    case CAPE_OP_SET_COPYPRIVATE: op_attr(Attr::copyprivate, a1, a2); return 0;
+    case CAPE_OP_SET_THREADPRIVATE: op_attr(Attr::threadprivate, a1, a2); return 0;
+    case CAPE_OP_SET_DEFAULT_NONE: next_default_none_ = true; return 0;
+    case CAPE_OP_REDUCTION: {
+      ckpt::Reduction r{static_cast<ckpt::ReduceOp>((a2 >> CAPE_RED_SIZE_BITS) & 0xff),
+                        static_cast<ckpt::ElemType>((a2 >> (CAPE_RED_SIZE_BITS + 8)) & 0xff)};
+      uint64_t size = a2 & ((uint64_t{1} << CAPE_RED_SIZE_BITS) - 1);
+      if (r.op == ckpt::ReduceOp::none || static_cast<int>(r.op) > static_cast<int>(ckpt::ReduceOp::max) ||
+          r.type == ckpt::ElemType::none || static_cast<int>(r.type) > static_cast<int>(ckpt::ElemType::f64))
+        throw UserError("cape_reduction(" + hex(a1) + "): unknown operator or type (" +
+                        std::to_string(static_cast<int>(r.op)) + ", " + std::to_string(static_cast<int>(r.type)) + ")");
+      try {
+        ckpt::check_reduction(r, size);
+      } catch (const ckpt::Error& e) {
+        throw UserError("cape_reduction(" + hex(a1) + ", " + std::to_string(size) + "): " + e.what());
+      }
+      op_attr(Attr::reduction, a1, size, r);
+      return 0;
+    }
+    case CAPE_OP_SET_CKPT_MODEL:
+      if (a1 != CAPE_CKPT_DICKPT && a1 != CAPE_CKPT_TICKPT)
+        throw UserError("cape_set_ckpt_model(" + std::to_string(a1) + "): not CAPE_CKPT_DICKPT or CAPE_CKPT_TICKPT");
+      model_ = static_cast<int>(a1);
+      return 0;
+    case CAPE_OP_SET_ORDER: {
+      int64_t o = static_cast<int64_t>(a1);
+      if (o < 0 || static_cast<uint64_t>(o) > kMaxOrder)
+        throw UserError("cape_set_order(" + std::to_string(o) + "): out of range 0.." + std::to_string(kMaxOrder));
+      order_ = o;
+      return 0;
+    }
     case CAPE_OP_STOP: op_stop(st); return 0;
     case CAPE_OP_CREATE: op_create(st, name(a1), boundary); return 0;
     case CAPE_OP_INJECT: op_inject(st, name(a1), boundary); return 0;
@@ -534,7 +715,18 @@ long Monitor::dispatch(pid_t tid, int op, uint64_t a1, uint64_t a2, uint64_t bou
             store_[n] = std::move(part);
             return;
           }
-          ckpt::MergeResult m = ckpt::merge(it->second, part);
+          ckpt::MergeOptions mo;
+          if (check_races_ && !base_.empty())
+            mo.read_base = [&](uint64_t address, std::span<uint8_t> out) {
+              std::fill(out.begin(), out.end(), uint8_t{0});
+              for (const auto& [start, bytes] : base_)
+                if (address >= start && address + out.size() <= start + bytes.size()) {
+                  std::memcpy(out.data(), bytes.data() + (address - start), out.size());
+                  return;
+                }
+            };
+          ckpt::MergeResult m = ckpt::merge(it->second, part, mo);
+          if (check_races_) report_races(m, from, n);
           if (!m.conflicts.empty())
             CAPE_LOG_AT(warn, "monitor") << "wait_for(\"" << n << "\"): " << m.conflict_bytes
                                          << " bytes written differently by node " << from
@@ -568,15 +760,89 @@ long Monitor::dispatch(pid_t tid, int op, uint64_t a1, uint64_t a2, uint64_t bou
   }
 }
 
-void Monitor::op_start(const StoppedThread& st) {
+void Monitor::op_attr(Attr a, uint64_t addr, uint64_t size, ckpt::Reduction red) {
+  if (tracking_)
+    throw UserError("data-sharing call for " + hex(addr) + " inside start() ... stop(): clause calls "
+                    "come before the region's cape_start() (002 Fig. 7)");
+  if (size == 0 || addr + size < addr) throw UserError("data-sharing call for " + hex(addr) + ": bad size " + std::to_string(size));
+  std::vector<Var>& list = a == Attr::threadprivate ? threadprivate_ : next_vars_;
+  for (Var& v : list)
+    if (v.addr < addr + size && addr < v.addr + v.size) {
+      if (v.addr == addr && v.size == size) {  // a later clause on the same variable wins
+        v.attr = a;
+        v.red = red;
+        return;
+      }
+      throw UserError("data-sharing call for " + hex(addr) + " (" + std::to_string(size) +
+                      " bytes) overlaps another variable at " + hex(v.addr));
+    }
+  list.push_back(Var{addr, size, a, red, {}});
+}
+
+Intervals Monitor::ranges(bool (*pred)(Attr)) const {
+  Intervals v;
+  for (const Var& x : vars_)
+    if (pred(x.attr)) v.emplace_back(x.addr, x.addr + x.size);
+  return normalize(std::move(v));
+}
+
+// Objects with dynamic storage duration are shared (002 Sect. 3.1, 4.1 rule 2): the heap and
+// anonymous private mappings (malloc's large blocks, the program's own mmaps).
+Intervals Monitor::dynamic_memory(const std::vector<Region>& regions) const {
+  Intervals v;
+  for (const Region& r : regions)
+    if (r.kind == Region::heap || r.kind == Region::anon) v.emplace_back(r.start, r.end);
+  return normalize(std::move(v));
+}
+
+void Monitor::op_start(const StoppedThread& st, uint64_t boundary) {
   if (tracking_) op_stop(st);
+  // The region's attribute table: this region's clauses, then threadprivate variables no
+  // clause names (copyin makes a threadprivate variable travel for one region).
+  vars_ = std::move(next_vars_);
+  next_vars_.clear();
+  for (const Var& t : threadprivate_) {
+    bool named = false;
+    for (const Var& v : vars_) named = named || (v.addr < t.addr + t.size && t.addr < v.addr + v.size);
+    if (!named) vars_.push_back(t);
+  }
+  std::sort(vars_.begin(), vars_.end(), [](const Var& x, const Var& y) { return x.addr < y.addr; });
+  default_none_ = next_default_none_;
+  next_default_none_ = false;
+  vars_region_ = region_ + 1;
+  // Before tracking starts: keep reduction variables' originals and give them the
+  // operator's identity; keep private copies' values to restore at stop().
+  for (Var& v : vars_) {
+    if (v.attr != Attr::reduction && v.attr != Attr::priv && v.attr != Attr::firstprivate) continue;
+    v.saved.assign(v.size, 0);
+    tracee_->read_bytes(v.addr, v.saved);
+    if (v.attr == Attr::reduction) tracee_->write_bytes(v.addr, identity(v.red, v.size));
+  }
+  start_pc_ = 0;
+  if (boundary >= 8) {
+    uint64_t ra = 0;
+    std::span<uint8_t> b(reinterpret_cast<uint8_t*>(&ra), 8);
+    if (tracee_->read_bytes_fallible(boundary - 8, b) == 8) start_pc_ = ra;
+  }
   start_regions_ = tracked_set(read_maps(pid_), exe_, 0, tls_);
   tracker_->start(st, start_regions_);
   tracking_ = true;
   ++region_;
   extra_.clear();
+  base_.clear();
+  if (check_races_ && rank_ == 0) {
+    // The master's DATA-0: the base of the three-way merge, so that two nodes writing
+    // neighbouring bytes of one word are not taken for a race.
+    for (const Region& r : start_regions_) {
+      std::vector<uint8_t> bytes(r.size());
+      size_t got = tracee_->read_bytes_fallible(r.start, bytes);
+      bytes.resize(got);
+      base_.emplace_back(r.start, std::move(bytes));
+    }
+  }
   CAPE_LOG_AT(debug, "monitor") << "start(): " << start_regions_.size() << " regions, tracker "
-                                << to_string(tracker_->kind());
+                                << to_string(tracker_->kind()) << ", " << vars_.size() << " attributed variables, "
+                                << (model_ == CAPE_CKPT_TICKPT ? "TICKPT" : "DICKPT");
 }
 
 void Monitor::op_stop(const StoppedThread& st) {
@@ -585,6 +851,44 @@ void Monitor::op_stop(const StoppedThread& st) {
   tracking_ = false;
   extra_.clear();
   start_regions_.clear();
+  // Private copies end with the region: the original variable keeps the value it had
+  // (OpenMP), on every node, so all nodes hold the same memory again.
+  if (vars_region_ == region_)
+    for (const Var& v : vars_)
+      if ((v.attr == Attr::priv || v.attr == Attr::firstprivate) && !v.saved.empty())
+        tracee_->write_bytes(v.addr, v.saved);
+}
+
+void Monitor::report_races(const ckpt::MergeResult& m, int from, const std::string& name) {
+  if (m.conflicts.empty()) return;
+  Intervals priv = ranges(&Monitor::is_private);
+  uint64_t base = load_base(read_maps(pid_), exe_);
+  if (!symbols_) {
+    try {
+      symbols_ = std::make_unique<ckpt::SymbolTable>(ckpt::SymbolTable::load(exe_, base));
+    } catch (const ckpt::Error&) {
+      symbols_ = std::make_unique<ckpt::SymbolTable>();
+    }
+  }
+  std::string where = "?";
+  if (start_pc_) where = source_line(exe_, (symbols_->pie() ? start_pc_ - base : start_pc_) - 1);
+  std::set<std::string> said;
+  for (const ckpt::Conflict& c : m.conflicts) {
+    if (overlaps(priv, c.address, c.address + c.length)) continue;  // private copies differ by design
+    const ckpt::Symbol* sym = symbols_->find(c.address);
+    std::string what;
+    if (sym) {
+      what = sym->name;
+      if (sym->size > 8 || c.address != sym->address) what += "+" + std::to_string(c.address - sym->address);
+    } else {
+      what = hex(c.address);
+    }
+    if (!said.insert(sym ? sym->name : what).second) continue;  // one line per variable
+    write_stderr("cape: race: region " + std::to_string(region_) + " (start() at " + where + "): `" + what +
+                 "` (" + hex(c.address) + ", " + std::to_string(c.length) + " bytes) written with different values "
+                 "by node " + std::to_string(from) + " and another node, without a reduction (checkpoint \"" +
+                 name + "\")\n");
+  }
 }
 
 void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64_t boundary) {
@@ -592,7 +896,7 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
   // What may be captured now: the tracked set with the runtime's frames cut off.
   Intervals now = to_intervals(tracked_set(read_maps(pid_), exe_, boundary, tls_));
   for (auto [s, e] : now) CAPE_LOG_AT(debug, "monitor") << "tracked " << hex(s) << "-" << hex(e);
-  const uint64_t ts = region_;
+  const uint64_t ts = region_ << kRegionShift;
 
   ckpt::Checkpoint tracked;  // pages of start()'s set, from the tracker
   ckpt::Differ tracked_diff(tracked, ts);
@@ -625,10 +929,40 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
   }
 
   fresh_diff.finish();
+  ckpt::Checkpoint all;
+  append_merged(all, tracked, fresh);
+
+  // Data sharing (002 Sect. 4.3). Reduction and lastprivate variables are saved whatever
+  // changed: reductions with their operator, lastprivate with a timestamp that orders the
+  // nodes' shares (Def. 4.2: the sequentially last one wins). TICKPT keeps only shared
+  // data (registered shared/copyin/copyprivate and dynamic memory, minus private);
+  // DICKPT keeps every write, as CAPE-2 did, and inject() leaves private data alone.
+  Intervals forced = ranges([](Attr a) { return a == Attr::reduction || a == Attr::lastprivate; });
+  Intervals travel;
+  if (model_ == CAPE_CKPT_TICKPT) {
+    Intervals shared = ranges([](Attr a) { return a == Attr::shared || a == Attr::copyin || a == Attr::copyprivate; });
+    travel = subtract(unite(shared, dynamic_memory(tracked_set(read_maps(pid_), exe_, boundary, tls_))),
+                    unite(ranges(&Monitor::is_private), forced));
+    travel = normalize(std::move(travel));
+  } else {
+    travel = subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}}, forced);
+  }
+  ckpt::Checkpoint kept = clip_to(all, travel);
+  ckpt::Checkpoint saved;
+  uint64_t order = order_ >= 0 ? static_cast<uint64_t>(order_) : static_cast<uint64_t>(rank_);
+  for (const Var& v : vars_) {
+    if (v.attr != Attr::reduction && v.attr != Attr::lastprivate) continue;
+    std::vector<uint8_t> cur_value(v.size);
+    tracee_->read_bytes(v.addr, cur_value);
+    if (v.attr == Attr::reduction)
+      saved.append(v.addr, cur_value, ts, v.red);
+    else
+      saved.append(v.addr, cur_value, ts + 1 + std::min(order, kMaxOrder));
+  }
   ckpt::Checkpoint out;
   out.kind = ckpt::Kind::delta;
   out.timestamp = ts;
-  append_merged(out, tracked, fresh);
+  append_merged(out, kept, saved);
   stamp(out, name);
   CAPE_LOG_AT(debug, "monitor") << "create(\"" << name << "\"): " << out.runs.size() << " runs, "
                                 << out.payload_bytes() << " bytes, " << tracker_->pages_visited
@@ -642,9 +976,43 @@ void Monitor::op_inject(const StoppedThread& st, const std::string& name, uint64
   std::vector<injector::Range> allowed;
   for (auto [s, e] : to_intervals(tracked_set(read_maps(pid_), exe_, boundary, tls_))) allowed.push_back({s, e});
   injector::check_inside(c, allowed, "inject(\"" + name + "\")");  // before writing anything
+  if (!table_applies(c.timestamp) || (vars_.empty() && !default_none_)) {
+    if (tracking_)
+      for (const ckpt::Run& r : c.runs) tracker_->before_write(st, r.address, r.end());
+    injector::write_checkpoint(tracee_->pid(), c);
+    return;
+  }
+  // A checkpoint of the region the table belongs to: private data is never overwritten
+  // (default(none): nothing but the registered shared variables and dynamic memory), and
+  // a reduction variable gets original op merged partial results (restored first), which
+  // is OpenMP's result on every node however often it is injected.
+  Intervals drop = ranges(&Monitor::is_private);
+  if (default_none_) {
+    Intervals travel = unite(ranges([](Attr a) { return !is_private(a); }),
+                             dynamic_memory(tracked_set(read_maps(pid_), exe_, boundary, tls_)));
+    drop = unite(drop, subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}}, travel));
+  }
+  ckpt::Checkpoint w = clip_to(c, subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}}, drop));
+  ckpt::Checkpoint resolved;
+  resolved.kind = w.kind;
+  for (const ckpt::Run& r : w.runs) {
+    const Var* var = nullptr;
+    if (r.reduction.active())
+      for (const Var& v : vars_)
+        if (v.attr == Attr::reduction && v.addr == r.address && v.size == r.length && v.red == r.reduction &&
+            v.saved.size() == v.size)
+          var = &v;
+    if (!var) {
+      resolved.append(r.address, w.data(r), r.timestamp, r.reduction);
+      continue;
+    }
+    std::vector<uint8_t> value = var->saved;
+    ckpt::reduce(r.reduction, value, w.data(r));
+    resolved.append(r.address, value, r.timestamp);
+  }
   if (tracking_)
-    for (const ckpt::Run& r : c.runs) tracker_->before_write(st, r.address, r.end());
-  injector::write_checkpoint(tracee_->pid(), c);
+    for (const ckpt::Run& r : resolved.runs) tracker_->before_write(st, r.address, r.end());
+  injector::write_checkpoint(tracee_->pid(), resolved);
 }
 
 }  // namespace

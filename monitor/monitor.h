@@ -57,6 +57,11 @@ struct MonitorOptions {
   // (KERNEL-FACTS.md): pin both to the CPU the monitor runs on. Off = let them float.
   bool pin_for_sync_tracker = true;
   KillSwitch* kill_switch = nullptr;
+  // Bernstein check (docs/tickpt.md): the master reports two nodes writing different values
+  // to one shared word without a reduction, naming the variable and the region. Also on
+  // when the environment has CAPE_CHECK_RACES=1 (so `cape run` can pass it to every node
+  // before it has a flag of its own).
+  bool check_races = false;
 };
 
 // Runs the program to its end; see the top of this file for the returned status.

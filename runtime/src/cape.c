@@ -122,3 +122,23 @@ void cape_broadcast(const char* ck) { trap(__func__, CAPE_OP_BROADCAST, (long)ck
 int cape_last_parallel(void) { return (int)trap(__func__, CAPE_OP_LAST_PARALLEL, 0, 0, BOUNDARY); }
 int cape_node_id(void) { return (int)trap(__func__, CAPE_OP_NODE_ID, 0, 0, BOUNDARY); }
 int cape_num_nodes(void) { return (int)trap(__func__, CAPE_OP_NUM_NODES, 0, 0, BOUNDARY); }
+
+/* Data sharing: the monitor keeps the attribute table; nothing is stored here. */
+#define ATTR(fn, OP) \
+  void fn(void* addr, unsigned long size) { trap(__func__, OP, (long)addr, (long)size, BOUNDARY); }
+ATTR(cape_set_shared, CAPE_OP_SET_SHARED)
+ATTR(cape_set_private, CAPE_OP_SET_PRIVATE)
+ATTR(cape_set_firstprivate, CAPE_OP_SET_FIRSTPRIVATE)
+ATTR(cape_set_lastprivate, CAPE_OP_SET_LASTPRIVATE)
+ATTR(cape_set_copyin, CAPE_OP_SET_COPYIN)
+ATTR(cape_set_copyprivate, CAPE_OP_SET_COPYPRIVATE)
+ATTR(cape_set_threadprivate, CAPE_OP_SET_THREADPRIVATE)
+#undef ATTR
+void cape_set_default_none(void) { trap(__func__, CAPE_OP_SET_DEFAULT_NONE, 0, 0, BOUNDARY); }
+void cape_reduction(void* addr, unsigned long size, int op, int type) {
+  unsigned long packed = size | ((unsigned long)(op & 0xff) << CAPE_RED_SIZE_BITS) |
+                         ((unsigned long)(type & 0xff) << (CAPE_RED_SIZE_BITS + 8));
+  trap(__func__, CAPE_OP_REDUCTION, (long)addr, (long)packed, BOUNDARY);
+}
+void cape_set_ckpt_model(int model) { trap(__func__, CAPE_OP_SET_CKPT_MODEL, model, 0, BOUNDARY); }
+void cape_set_order(long order) { trap(__func__, CAPE_OP_SET_ORDER, order, 0, BOUNDARY); }

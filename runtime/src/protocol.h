@@ -39,7 +39,22 @@ enum cape_op {
   CAPE_OP_LAST_PARALLEL,
   CAPE_OP_NODE_ID,
   CAPE_OP_NUM_NODES,
+  /* Data sharing (002_2c61c2cb27f62a9a.txt Table 2): rdi = address, rsi = size. */
+  CAPE_OP_SET_SHARED,
+  CAPE_OP_SET_PRIVATE,
+  CAPE_OP_SET_FIRSTPRIVATE,
+  CAPE_OP_SET_LASTPRIVATE,
+  CAPE_OP_SET_COPYIN,
+  CAPE_OP_SET_COPYPRIVATE,
+  CAPE_OP_SET_THREADPRIVATE,
+  CAPE_OP_SET_DEFAULT_NONE,
+  /* rdi = address, rsi = size | op << 48 | type << 56 (CAPE_RED_SIZE_BITS). */
+  CAPE_OP_REDUCTION,
+  CAPE_OP_SET_CKPT_MODEL, /* rdi = model */
+  CAPE_OP_SET_ORDER,      /* rdi = order */
   CAPE_OP_COUNT
 };
+
+#define CAPE_RED_SIZE_BITS 48
 
 #endif /* CAPE_PROTOCOL_H */

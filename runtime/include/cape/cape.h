@@ -53,6 +53,12 @@ enum cape_elem_type {
 };
 void cape_reduction(void *addr, unsigned long size, int op, int type);
 
+/* lastprivate: this node's share's position in the sequential order of the current
+ * loop's iterations (0 = first). Among the nodes' values of a lastprivate variable the
+ * highest order wins (its runs carry a later timestamp, Def. 4.2). Default: the node id,
+ * which is right when node k runs the k-th chunk. Holds until changed. */
+void cape_set_order(long order);
+
 /* The checkpoint model the program was compiled for (cape-cc --ckpt=tickpt|dickpt). */
 enum cape_ckpt_model { CAPE_CKPT_DICKPT = 0, CAPE_CKPT_TICKPT = 1 };
 void cape_set_ckpt_model(int model);
