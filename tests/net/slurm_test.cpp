@@ -178,5 +178,18 @@ TEST_F(Slurm, ThreeNodeJob) {
   EXPECT_TRUE(wait_until_gone(token, 10s));
 }
 
+// A slave's program exits with 5 mid-region: every node exits with 5, so srun does too.
+TEST_F(Slurm, SlaveFailureGivesItsStatus) {
+  std::string token = unique_token();
+  int port = free_port();
+  Proc p = srun({"-n", "3", CAPE_BIN, "node", "--master", "127.0.0.1:" + std::to_string(port),
+                 "--secret-file", secret_file(), "--output-dir", dir_.path + "/logs", "--", FIG3, "2",
+                 "0", token, "fail=2:5"});
+  EXPECT_EQ(p.wait(90s), 5) << p.err();
+  EXPECT_NE(p.err().find("node 2 ("), std::string::npos) << p.err();
+  EXPECT_NE(p.err().find("(job exit status 5)"), std::string::npos) << p.err();
+  EXPECT_TRUE(wait_until_gone(token, 10s));
+}
+
 }  // namespace
 }  // namespace cape::net::test
