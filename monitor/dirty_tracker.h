@@ -27,6 +27,23 @@
 
 namespace cape::monitor {
 
+// Memory for page copies: mmap'd, never zeroed by us, transparent huge pages (fewer faults
+// when first touched); trackers keep them across windows so copies go to warm memory.
+class PageBuffer {
+ public:
+  PageBuffer() = default;
+  explicit PageBuffer(size_t bytes);
+  ~PageBuffer();
+  PageBuffer(PageBuffer&& o) noexcept;
+  PageBuffer& operator=(PageBuffer&& o) noexcept;
+  uint8_t* data() const { return p_; }
+  size_t size() const { return size_; }
+
+ private:
+  uint8_t* p_ = nullptr;
+  size_t size_ = 0;
+};
+
 enum class TrackerKind { mprotect, uffd, full };
 const char* to_string(TrackerKind k);
 TrackerKind parse_tracker_kind(const std::string& s);  // throws UserError

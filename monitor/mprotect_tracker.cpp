@@ -143,7 +143,7 @@ MprotectTracker::Slot* MprotectTracker::slot_for(pid_t tid) {
 
 uint8_t* MprotectTracker::original(uint64_t page) {
   uint32_t i = originals_.at(page);
-  return arena_[i / kBlockPages].get() + uint64_t{i % kBlockPages} * kPageSize;
+  return arena_[i / kBlockPages].data() + uint64_t{i % kBlockPages} * kPageSize;
 }
 
 uint64_t MprotectTracker::copy_originals(const StoppedThread& t, uint64_t page, uint64_t n) {
@@ -151,8 +151,8 @@ uint64_t MprotectTracker::copy_originals(const StoppedThread& t, uint64_t page, 
   if (used_ % kBlockPages + n > kBlockPages) used_ = (used_ / kBlockPages + 1) * kBlockPages;
   uint32_t block = used_ / kBlockPages;
   while (arena_.size() <= block)
-    arena_.push_back(std::unique_ptr<uint8_t[]>(new uint8_t[uint64_t{kBlockPages} * kPageSize]));
-  uint8_t* dst = arena_[block].get() + uint64_t{used_ % kBlockPages} * kPageSize;
+    arena_.emplace_back(uint64_t{kBlockPages} * kPageSize);
+  uint8_t* dst = arena_[block].data() + uint64_t{used_ % kBlockPages} * kPageSize;
   uint64_t got = t.tracee.read_bytes_fallible(page, {dst, n * kPageSize}) / kPageSize;
   if (got == 0) t.tracee.read_bytes(page, {dst, kPageSize});  // throws with the address
   for (uint64_t i = 0; i < got; i++) originals_.emplace(page + i * kPageSize, used_++);
@@ -330,7 +330,7 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   for (auto& [page, bytes] : keep) {
     if (used_ % kBlockPages + 1 > kBlockPages) used_ = (used_ / kBlockPages + 1) * kBlockPages;
     uint32_t block = used_ / kBlockPages;
-    std::memcpy(arena_[block].get() + uint64_t{used_ % kBlockPages} * kPageSize, bytes.data(), kPageSize);
+    std::memcpy(arena_[block].data() + uint64_t{used_ % kBlockPages} * kPageSize, bytes.data(), kPageSize);
     originals_.emplace(page, used_++);
   }
   for (auto& [tid, s] : slots_) s->run_end = 0;

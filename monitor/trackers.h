@@ -45,7 +45,7 @@ class MprotectTracker final : public DirtyTracker {
   // Written pages -> index of their original in arena_ (pages of kArenaBlock each, kept
   // across windows so the copies go to warm memory).
   std::map<uint64_t, uint32_t> originals_;
-  std::vector<std::unique_ptr<uint8_t[]>> arena_;
+  std::vector<PageBuffer> arena_;
   uint32_t used_ = 0;
   // The scratch mapping: in the tracee at scratch_remote_, here at scratch_local_.
   bool scratch_tried_ = false;
@@ -54,6 +54,16 @@ class MprotectTracker final : public DirtyTracker {
   std::map<pid_t, std::unique_ptr<Slot>> slots_;
   uint64_t max_ahead_ = 16;  // CAPE_MPROTECT_AHEAD; 1 = no neighbours
   bool use_stub_ = true;     // CAPE_MPROTECT_ONE_STOP=0: two stops, as CAPE-2 (for the bench)
+};
+
+// Hands out buffers of at least a given size, preferring ones given back before (warm).
+class BufferPool {
+ public:
+  PageBuffer take(size_t bytes);
+  void give(PageBuffer b) { if (b.size()) free_.push_back(std::move(b)); }
+
+ private:
+  std::vector<PageBuffer> free_;
 };
 
 // userfaultfd write-protection, asynchronous (WP_ASYNC): the kernel marks written pages
@@ -70,14 +80,17 @@ class UffdTracker final : public DirtyTracker {
  private:
   void open_uffd(const StoppedThread& t);
   pid_t pid_;
+  BufferPool pool_;
   util::ScopedFd uffd_, pagemap_;
   struct Copy {
     Region region;
-    std::vector<uint8_t> bytes;
+    PageBuffer buf;   // at least region.size() bytes; reused by later start() calls
+    size_t size = 0;  // bytes copied (whole pages: the region may end unmapped)
     bool registered = false;
   };
   std::vector<Copy> copies_;
 };
+
 
 class FullTracker final : public DirtyTracker {
  public:
@@ -89,9 +102,11 @@ class FullTracker final : public DirtyTracker {
  private:
   struct Copy {
     uint64_t start;
-    std::vector<uint8_t> bytes;
+    PageBuffer buf;
+    size_t size = 0;
   };
   std::vector<Copy> copies_;
+  BufferPool pool_;
 };
 
 }  // namespace cape::monitor

@@ -80,9 +80,10 @@ void UffdTracker::open_uffd(const StoppedThread& t) {
 
 void UffdTracker::start(const StoppedThread& t, const std::vector<Region>& regions) {
   if (!uffd_.valid()) open_uffd(t);
+  for (Copy& c : copies_) pool_.give(std::move(c.buf));
   copies_.clear();
   for (const Region& r : regions) {
-    Copy c{r, {}, false};
+    Copy c{r, {}, 0, false};
     uffdio_register reg{};
     reg.range = {r.start, r.size()};
     reg.mode = UFFDIO_REGISTER_MODE_WP;
@@ -93,8 +94,8 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Region>& regio
     wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
     if (::ioctl(uffd_.get(), UFFDIO_WRITEPROTECT, &wp) != 0) fail_errno("UFFDIO_WRITEPROTECT");
     // Copy after protecting: a write from another thread in between is then marked.
-    c.bytes.resize(r.size());
-    c.bytes.resize(t.tracee.read_bytes_fallible(r.start, c.bytes) & ~(kPageSize - 1));
+    c.buf = pool_.take(r.size());
+    c.size = t.tracee.read_bytes_fallible(r.start, {c.buf.data(), r.size()}) & ~(kPageSize - 1);
     copies_.push_back(std::move(c));
   }
 }
@@ -105,7 +106,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
   std::vector<page_region_v1> vec(kVec);
   std::vector<uint8_t> cur;
   for (Copy& c : copies_) {
-    uint64_t from = c.region.start, end = c.region.start + c.bytes.size();
+    uint64_t from = c.region.start, end = c.region.start + c.size;
     while (from < end) {
       pm_scan_arg_v1 arg{};
       arg.size = sizeof arg;
@@ -128,7 +129,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
           cur.resize(len);
           size_t got = t.tracee.read_bytes_fallible(s, cur) & ~(kPageSize - 1);
           for (size_t off = 0; off < got; off += kPageSize) {
-            uint8_t* orig = c.bytes.data() + (s + off - c.region.start);
+            uint8_t* orig = c.buf.data() + (s + off - c.region.start);
             ++pages_visited;
             visit(s + off, {orig, kPageSize}, {cur.data() + off, kPageSize});
             std::memcpy(orig, cur.data() + off, kPageSize);
@@ -157,6 +158,7 @@ void UffdTracker::stop(const StoppedThread& t) {
         CAPE_LOG_AT(warn, "monitor") << "UFFDIO_UNREGISTER: " << strerror(errno);
     }
   }
+  for (Copy& c : copies_) pool_.give(std::move(c.buf));
   copies_.clear();
 }
 

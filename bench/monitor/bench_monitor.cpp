@@ -5,7 +5,9 @@
 //   untracked page touch              the victim's loop, natively
 //   ptrace stop round trip            int3 in a traced child + PTRACE_CONT, same vCPU
 //   runtime call                      cape_node_id() under `cape monitor` (trap + answer)
-//   per tracker: touch, create, all-in per dirty page, start()
+//   per tracker (and the mprotect tracker's variants, chosen by environment variables):
+//                                     touch, create, all-in per dirty page, in address
+//                                     order and scattered; start(), cold and warm
 //   matmul compute phase              native vs under each tracker
 #include <sched.h>
 #include <signal.h>
@@ -117,19 +119,38 @@ int main() {
   for (int r = 0; r < 5; r++) t.push_back(run_victim(under("full") + " calls 2000")[0]);
   std::printf("%-44s %9.3f us\n", "runtime call (trap + answer, any vCPU)", median(t) / 1000 / 2000);
 
-  std::printf("\n%-10s %12s %12s %12s %10s %10s %12s\n", "tracker", "touch us/pg", "create us/pg",
-              "all-in us/pg", "x memcpy", "x ptrace", "start() ms");
-  for (std::string tr : {"uffd", "mprotect", "full"}) {
-    std::vector<double> st, to, cr;
+  // Each configuration: tracker, environment (the mprotect tracker's variants), order.
+  struct Config {
+    const char *label, *tracker, *env, *order;
+  };
+  const Config configs[] = {
+      {"uffd", "uffd", "", "seq"},
+      {"uffd", "uffd", "", "scatter"},
+      {"mprotect, 2 stops (CAPE-2)", "mprotect", "CAPE_MPROTECT_ONE_STOP=0 CAPE_MPROTECT_AHEAD=1", "seq"},
+      {"mprotect, 2 stops (CAPE-2)", "mprotect", "CAPE_MPROTECT_ONE_STOP=0 CAPE_MPROTECT_AHEAD=1", "scatter"},
+      {"mprotect, 1 stop", "mprotect", "CAPE_MPROTECT_AHEAD=1", "seq"},
+      {"mprotect, 1 stop", "mprotect", "CAPE_MPROTECT_AHEAD=1", "scatter"},
+      {"mprotect, 1 stop + neighbours", "mprotect", "", "seq"},
+      {"mprotect, 1 stop + neighbours", "mprotect", "", "scatter"},
+      {"full", "full", "", "seq"},
+  };
+  std::printf("\n%-30s %-8s %8s %8s %8s %8s %8s %9s %9s\n", "tracker", "order", "touch", "create",
+              "all-in", "x memcpy", "x ptrace", "start()", "start() 2");
+  std::printf("%-30s %-8s %8s %8s %8s %8s %8s %9s %9s\n", "", "", "us/page", "us/page", "us/page", "",
+              "", "ms", "ms (warm)");
+  for (const Config& c : configs) {
+    std::vector<double> st, to, cr, st2;
     for (int r = 0; r < 5; r++) {
-      auto v = run_victim(under(tr) + " touch " + np + " cape");
+      auto v = run_victim(std::string(c.env) + " " + under(c.tracker) + " touch " + np + " cape " + c.order);
       st.push_back(v[0]);
       to.push_back(v[1]);
       cr.push_back(v[2]);
+      st2.push_back(v[4]);
     }
     double touch = median(to) / 1000 / pages, create = median(cr) / 1000 / pages;
-    std::printf("%-10s %12.3f %12.3f %12.3f %10.1f %10.2f %12.2f\n", tr.c_str(), touch, create,
-                touch + create, (touch + create) / cp, (touch + create) / rt, median(st) / 1e6);
+    std::printf("%-30s %-8s %8.3f %8.3f %8.3f %8.1f %8.2f %9.2f %9.2f\n", c.label, c.order, touch,
+                create, touch + create, (touch + create) / cp, (touch + create) / rt, median(st) / 1e6,
+                median(st2) / 1e6);
   }
 
   const std::string n = "400";
@@ -138,15 +159,21 @@ int main() {
   t.clear();
   for (int r = 0; r < 5; r++) t.push_back(run_victim(std::string(VICTIM) + " matmul " + n + " native")[0]);
   double native = median(t);
-  std::printf("%-10s %12.1f ms\n", "native", native / 1e6);
-  for (std::string tr : {"uffd", "mprotect", "full"}) {
+  std::printf("%-30s %8.1f ms\n", "native", native / 1e6);
+  const Config mm[] = {{"uffd", "uffd", "", ""},
+                       {"mprotect, 2 stops (CAPE-2)", "mprotect",
+                        "CAPE_MPROTECT_ONE_STOP=0 CAPE_MPROTECT_AHEAD=1", ""},
+                       {"mprotect, 1 stop", "mprotect", "CAPE_MPROTECT_AHEAD=1", ""},
+                       {"mprotect, 1 stop + neighbours", "mprotect", "", ""},
+                       {"full", "full", "", ""}};
+  for (const Config& k : mm) {
     std::vector<double> c, cr;
     for (int r = 0; r < 5; r++) {
-      auto v = run_victim(under(tr) + " matmul " + n + " cape");
+      auto v = run_victim(std::string(k.env) + " " + under(k.tracker) + " matmul " + n + " cape");
       c.push_back(v[0]);
       cr.push_back(v[1]);
     }
-    std::printf("%-10s %12.1f ms  compute overhead %+6.1f%%  create %.2f ms\n", tr.c_str(),
+    std::printf("%-30s %8.1f ms  compute overhead %+6.1f%%  create %.2f ms\n", k.label,
                 median(c) / 1e6, (median(c) / native - 1) * 100, median(cr) / 1e6);
   }
   return 0;

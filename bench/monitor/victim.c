@@ -1,5 +1,9 @@
 /* The program cape_bench_monitor runs under `cape monitor` (and natively for baselines).
- *   victim touch NPAGES native|cape   one write per page of a populated buffer in a window
+ *   victim touch NPAGES native|cape [seq|scatter]
+ *                                     one write per page of a populated buffer in a window,
+ *                                     in address order or scattered (page i * 7919 mod N:
+ *                                     never two neighbours in a row); then a second window
+ *                                     (start() again: warm buffers in the monitor)
  *   victim matmul N native|cape       C = A x B (doubles) in a window: the compute phase
  *   victim calls N                    N runtime calls (cape_node_id): trap round trips
  * Prints the phases in nanoseconds, measured inside the program. */
@@ -21,18 +25,25 @@ int main(int argc, char** argv) {
   long n = atol(argv[2]);
   int cape = argc > 3 && strcmp(argv[3], "cape") == 0;
   if (strcmp(argv[1], "touch") == 0) {
+    int scatter = argc > 4 && strcmp(argv[4], "scatter") == 0;
     char* buf = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     memset(buf, 1, n * 4096); /* populated, like program data */
     long long t0 = now_ns();
     if (cape) cape_start();
     long long t1 = now_ns();
-    for (long i = 0; i < n; i++) ((volatile long*)(buf + i * 4096))[3] = i + 7;
+    for (long i = 0; i < n; i++) {
+      long p = scatter ? (i * 7919) % n : i;
+      ((volatile long*)(buf + p * 4096))[3] = i + 7;
+    }
     long long t2 = now_ns();
     if (cape) cape_create("touched");
     long long t3 = now_ns();
     if (cape) cape_stop();
     long long t4 = now_ns();
-    printf("%lld %lld %lld %lld\n", t1 - t0, t2 - t1, t3 - t2, t4 - t3);
+    if (cape) cape_start();
+    long long t5 = now_ns();
+    if (cape) cape_stop();
+    printf("%lld %lld %lld %lld %lld\n", t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
   } else if (strcmp(argv[1], "matmul") == 0) {
     double* a = malloc(sizeof(double) * n * n);
     double* b = malloc(sizeof(double) * n * n);
