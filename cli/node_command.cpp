@@ -90,20 +90,34 @@ class NetExchange : public monitor::Exchange {
     }
     n_.program_exited(wait_status);
   }
+  // The monitor names the region when it starts ("parallel region 2 (start() at prog.c:12)");
+  // the exchange call the node is in is added to it ("..., in wait_for('after')"). A new
+  // region starts with no call. Until the monitor names regions, the last exchange call
+  // alone says where the node is ("the region of wait_for('after')").
   void set_region(const std::string& where) override {
+    std::string now;
     {
       std::lock_guard lk(mu_);
       monitor_sets_region_ = true;
+      region_ = where;
+      call_.clear();
+      now = where_locked();
     }
-    report(where);
+    report(now);
   }
-  // Until the monitor names regions itself, the last exchange call says where the node is.
   void mark(const std::string& call) {
+    std::string now;
     {
       std::lock_guard lk(mu_);
-      if (monitor_sets_region_) return;
+      call_ = call;
+      now = where_locked();
     }
-    report("the region of " + call);
+    report(now);
+  }
+  std::string where_locked() const {
+    if (!monitor_sets_region_) return "the region of " + call_;
+    if (region_.empty()) return call_;  // between regions: just the call, if any
+    return call_.empty() ? region_ : region_ + ", in " + call_;
   }
   void report(const std::string& where) {
     n_.set_region(where);
@@ -126,6 +140,8 @@ class NetExchange : public monitor::Exchange {
   mutable std::mutex mu_;
   std::optional<int> status_;
   bool monitor_sets_region_ = false;
+  std::string region_;  // as the monitor named it
+  std::string call_;    // the exchange call in progress or last made
 };
 
 // Copies a program's output pipe to its destination, line-tagged like mpirun when asked.

@@ -300,7 +300,13 @@ int run_job(const RunArgs& a) {
     }
   }
   int st = master.status;
-  if (WIFSIGNALED(st) && !slave_failed_at) {
+  // The master node itself was killed: it could say nothing, so the launcher does (even if
+  // a slave was seen to end first: slaves end when they lose the master, sometimes before
+  // the master's death can be reaped).
+  if (WIFSIGNALED(st)) {
+    // Its last region line may still be in the pipe: read to the end (EOF now: the dead
+    // master held the only write end).
+    status_reader.join();
     std::lock_guard lk(region_mu);
     std::fprintf(stderr, "cape: node 0 (the master node, pid %d) was %s %s (job exit status %d)\n",
                  master.pid, net::describe_wait_status(st).c_str(),
@@ -329,7 +335,7 @@ int run_job(const RunArgs& a) {
       ::waitpid(c.pid, nullptr, 0);
     }
   remotes.clear();  // closes the channels: remote nodes stop
-  status_reader.join();
+  if (status_reader.joinable()) status_reader.join();
   return net::exit_code_of(st);
 }
 

@@ -164,8 +164,12 @@ void kill_mid_region(Victim v, const std::vector<std::string>& expect_in_message
   Proc p = Proc::start({CAPE_BIN, "run", "-n", "3", "--timeout", "2", "--log", "net:debug",
                         "--output-dir", d.path + "/logs", "--", FIG3, "2", "3000", token},
                        d.path);
-  ASSERT_TRUE(wait_for_text(d.path + "/logs/node.1.log", "checkpoint 'before' from node 0", 30s))
-      << read_file(d.path + "/logs/node.1.log");
+  // Both slaves hold their "before" (the master is done sending), then a moment for the
+  // master to reach wait_for: every node is then inside the region, slaves napping.
+  for (const char* log : {"/logs/node.1.log", "/logs/node.2.log"})
+    ASSERT_TRUE(wait_for_text(d.path + log, "checkpoint 'before' from node 0", 30s))
+        << read_file(d.path + log);
+  std::this_thread::sleep_for(300ms);
   pid_t victim = -1;
   std::vector<pid_t> procs = processes_with(token);
   for (pid_t pid : procs) {
