@@ -727,9 +727,14 @@ long Monitor::dispatch(pid_t tid, int op, uint64_t a1, uint64_t a2, uint64_t bou
             };
           ckpt::MergeResult m = ckpt::merge(it->second, part, mo);
           if (check_races_) report_races(m, from, n);
+          // Private copies (kept by DICKPT, never injected) differ by design.
+          Intervals priv = ranges(&Monitor::is_private);
+          std::erase_if(m.conflicts, [&](const ckpt::Conflict& c) {
+            return overlaps(priv, c.address, c.address + c.length);
+          });
           if (!m.conflicts.empty())
-            CAPE_LOG_AT(warn, "monitor") << "wait_for(\"" << n << "\"): " << m.conflict_bytes
-                                         << " bytes written differently by node " << from
+            CAPE_LOG_AT(warn, "monitor") << "wait_for(\"" << n << "\"): " << m.conflicts.size()
+                                         << " ranges written differently by node " << from
                                          << " and another node, first at " << hex(m.conflicts[0].address);
           it->second = std::move(m.merged);
         });

@@ -1,0 +1,256 @@
+// Data sharing and reductions end to end (002_2c61c2cb27f62a9a.txt Sect. 4, docs/tickpt.md):
+// the hand-written CAPE programs of programs/ under the real `cape run -n 3` (and `cape
+// monitor`), in both checkpoint models, against the same algorithm built with -fopenmp and
+// run with OMP_NUM_THREADS=3.
+#include <dirent.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+#include "ckpt/format.h"
+#include "ckpt/symbols.h"
+#include "job_util.h"
+
+namespace cape::net::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kProgs = PROG_DIR;
+
+struct Result {
+  int status = -1;
+  std::string out, err;
+};
+
+Result cape_run(const TempDir& d, const std::vector<std::string>& prog_args,
+                const std::vector<std::string>& extra_opts = {}, const std::vector<std::string>& env = {}) {
+  std::vector<std::string> argv = {CAPE_BIN, "run", "-n", "3", "--output-dir", d.path + "/logs"};
+  argv.insert(argv.end(), extra_opts.begin(), extra_opts.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), prog_args.begin(), prog_args.end());
+  Proc p = Proc::start(argv, d.path, env);
+  Result r;
+  r.status = p.wait(120s);
+  r.out = p.out();
+  r.err = p.err();
+  return r;
+}
+
+Result native(const TempDir& d, const std::vector<std::string>& prog_args) {
+  Proc p = Proc::start(prog_args, d.path, {"OMP_NUM_THREADS=3"});
+  Result r;
+  r.status = p.wait(60s);
+  r.out = p.out();
+  r.err = p.err();
+  return r;
+}
+
+// "key value" lines (the value is the last word) of the reduction program.
+std::map<std::string, std::string> lines(const std::string& out) {
+  std::map<std::string, std::string> m;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto sp = line.rfind(' ');
+    if (sp != std::string::npos) m[line.substr(0, sp)] = line.substr(sp + 1);
+  }
+  return m;
+}
+
+class Model : public ::testing::TestWithParam<std::string> {};
+INSTANTIATE_TEST_SUITE_P(Both, Model, ::testing::Values("tickpt", "dickpt"));
+
+// Every operator over int, long, float and double in two regions. Integers must be equal;
+// float within a relative 1e-5 and double within 1e-12 (the partial results are combined
+// in another order than OpenMP's threads combine them).
+void expect_reductions_equal(const std::string& got_out, const std::string& want_out) {
+  auto got = lines(got_out), want = lines(want_out);
+  ASSERT_EQ(want.size(), 34u) << want_out;
+  ASSERT_EQ(got.size(), want.size()) << got_out;
+  for (const auto& [key, w] : want) {
+    ASSERT_TRUE(got.count(key)) << key;
+    const std::string& g = got[key];
+    if (key.rfind("int", 0) == 0 || key.rfind("long", 0) == 0) {
+      EXPECT_EQ(g, w) << key;
+    } else {
+      double tol = key.rfind("float", 0) == 0 ? 1e-5 : 1e-12;
+      double gv = std::strtod(g.c_str(), nullptr), wv = std::strtod(w.c_str(), nullptr);
+      EXPECT_LE(std::fabs(gv - wv), tol * std::max(1.0, std::fabs(wv))) << key << ": " << g << " vs " << w;
+    }
+  }
+}
+
+TEST_P(Model, EveryReductionOperatorMatchesOpenMP) {
+  TempDir d;
+  Result n = native(d, {kProgs + "/tickpt_reduce_native"});
+  ASSERT_EQ(n.status, 0) << n.err;
+  Result c = cape_run(d, {kProgs + "/tickpt_reduce", GetParam()});
+  ASSERT_EQ(c.status, 0) << c.err;
+  expect_reductions_equal(c.out, n.out);
+  // Known values (the OpenMP result does not depend on the thread count for these).
+  auto got = lines(c.out);
+  EXPECT_EQ(got["int +"], "999005");
+  EXPECT_EQ(got["int *"], "3145728");
+  EXPECT_EQ(got["int &&"], "0");
+  EXPECT_EQ(got["long min"], "-300000000000");
+  EXPECT_EQ(got["double max"], "87.375");
+}
+
+TEST_P(Model, ReductionsAloneUnderCapeMonitor) {
+  TempDir d;
+  Result n = native(d, {kProgs + "/tickpt_reduce_native"});
+  ASSERT_EQ(n.status, 0) << n.err;
+  Proc p = Proc::start({CAPE_BIN, "monitor", "--", kProgs + "/tickpt_reduce", GetParam()}, d.path);
+  ASSERT_EQ(p.wait(60s), 0) << p.err();
+  expect_reductions_equal(p.out(), n.out);
+}
+
+TEST_P(Model, PrivateScratchDoesNotTravelAndKeepsItsValue) {
+  TempDir d;
+  Result n = native(d, {kProgs + "/tickpt_private_native"});
+  ASSERT_EQ(n.status, 0) << n.err;
+  EXPECT_EQ(n.out, "a_sum=215904024 tmp=42 scale=3\n");
+  Result c = cape_run(d, {kProgs + "/tickpt_private", GetParam()});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(c.out, n.out);
+  // Every slave ends with the same memory (its private copies restored as well).
+  for (int k = 1; k <= 2; ++k)
+    EXPECT_NE(read_file(d.path + "/logs/node." + std::to_string(k) + ".log").find(n.out), std::string::npos)
+        << "node " << k;
+  // Private copies differ between nodes by design: no conflict warning about them.
+  EXPECT_EQ(c.err.find("written differently"), std::string::npos) << c.err;
+}
+
+TEST_P(Model, LastprivateTakesTheLastIterationOnASlave) {
+  TempDir d;
+  Result n = native(d, {kProgs + "/tickpt_lastprivate_native"});
+  ASSERT_EQ(n.status, 0) << n.err;
+  EXPECT_EQ(n.out, "last=996011 k=998 sum=331842492\n");
+  Result c = cape_run(d, {kProgs + "/tickpt_lastprivate", GetParam(), "slave"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(c.out, n.out);
+  EXPECT_NE(read_file(d.path + "/logs/node.1.log").find(n.out), std::string::npos);
+}
+
+TEST_P(Model, LastprivateWithTheMasterOnTheLastChunkAndCapeSetOrder) {
+  TempDir d;
+  Result c = cape_run(d, {kProgs + "/tickpt_lastprivate", GetParam(), "master"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(c.out, "last=996011 k=998 sum=331842492\n");
+  EXPECT_NE(read_file(d.path + "/logs/node.2.log").find(c.out), std::string::npos);
+}
+
+// (A node's log mixes its program's stdout and stderr.)
+
+// The merged checkpoints of the master (kind merged, node 0) in `dir`.
+std::vector<ckpt::Checkpoint> merged_checkpoints(const std::string& dir) {
+  std::vector<ckpt::Checkpoint> out;
+  DIR* dp = ::opendir(dir.c_str());
+  if (!dp) return out;
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(dp)) names.push_back(e->d_name);
+  ::closedir(dp);
+  std::sort(names.begin(), names.end());
+  for (const std::string& n : names) {
+    if (n.rfind("0.", 0) != 0) continue;
+    ckpt::Checkpoint c = ckpt::read_file(dir + "/" + n);
+    if (c.kind == ckpt::Kind::merged) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+struct VectorRun {
+  std::string out;
+  uint64_t bytes = 0;
+  std::set<std::string> vars;  // variables the merged checkpoints touch
+};
+
+VectorRun run_vector(const std::string& model, int size) {
+  TempDir d;
+  std::string s = std::to_string(size);
+  Result c = cape_run(d, {kProgs + "/tickpt_vector", model, s, s}, {"--keep-checkpoints", d.path + "/ck"});
+  EXPECT_EQ(c.status, 0) << c.err;
+  VectorRun v;
+  v.out = c.out;
+  auto cks = merged_checkpoints(d.path + "/ck");
+  EXPECT_EQ(cks.size(), 2u) << "one merged checkpoint per region";
+  for (const ckpt::Checkpoint& ck : cks) {
+    v.bytes += ck.payload_bytes();
+    ckpt::SymbolTable syms = ckpt::SymbolTable::load(kProgs + "/tickpt_vector", ck.load_base);
+    for (const ckpt::Run& r : ck.runs)
+      for (uint64_t a = r.address; a < r.end();) {
+        const ckpt::Symbol* sym = syms.find(a);
+        if (!sym) {
+          ++a;
+          continue;
+        }
+        v.vars.insert(sym->name);
+        a = std::max(a + 1, sym->address + sym->size);
+      }
+  }
+  return v;
+}
+
+// 002 Fig. 8/11: both models compute VECTOR right; TICKPT's merged checkpoints hold only
+// B and Y, DICKPT's also i, j, A and Z, and are larger.
+TEST(Vector, BothModelsRightAndTickptExcludesPrivateData) {
+  TempDir d;
+  Result n = native(d, {kProgs + "/tickpt_vector_native", "x", "2000", "2000"});
+  ASSERT_EQ(n.status, 0) << n.err;
+  VectorRun t = run_vector("tickpt", 2000), k = run_vector("dickpt", 2000);
+  EXPECT_EQ(t.out, n.out);
+  EXPECT_EQ(k.out, n.out);
+  for (const char* v : {"B", "Y"}) {
+    EXPECT_TRUE(t.vars.count(v)) << v;
+    EXPECT_TRUE(k.vars.count(v)) << v;
+  }
+  for (const char* v : {"A", "Z", "i", "j"}) {
+    EXPECT_FALSE(t.vars.count(v)) << "TICKPT sent " << v;
+    EXPECT_TRUE(k.vars.count(v)) << "DICKPT did not send " << v;
+  }
+  EXPECT_LT(t.bytes, k.bytes);
+  std::cout << "VECTOR N=M=2000, merged checkpoint payload: TICKPT " << t.bytes << " bytes, DICKPT "
+            << k.bytes << " bytes\n";
+  RecordProperty("tickpt_bytes", std::to_string(t.bytes));
+  RecordProperty("dickpt_bytes", std::to_string(k.bytes));
+}
+
+// --check-races (CAPE_CHECK_RACES=1 reaches every node through `cape run`'s environment).
+TEST_P(Model, CheckRacesReportsARacyProgramByName) {
+  TempDir d;
+  Result c = cape_run(d, {kProgs + "/tickpt_race", GetParam(), "racy"}, {}, {"CAPE_CHECK_RACES=1"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.err.find("cape: race: region 1 (start() at template.h:"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("`flag`"), std::string::npos) << c.err;
+  EXPECT_EQ(c.err.find("`bytes"), std::string::npos) << c.err;  // neighbouring bytes: no race
+  EXPECT_EQ(c.err.find("`total"), std::string::npos) << c.err;  // a reduction: no race
+}
+
+TEST_P(Model, CheckRacesIsSilentOnACorrectProgram) {
+  TempDir d;
+  Result c = cape_run(d, {kProgs + "/tickpt_race", GetParam(), "clean"}, {}, {"CAPE_CHECK_RACES=1"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(c.out, "flag=0 bytes=101112 total=44850\n");
+  EXPECT_EQ(c.err.find("race"), std::string::npos) << c.err;
+}
+
+TEST(CheckRaces, MonitorFlagRunsAlone) {
+  TempDir d;
+  Proc p = Proc::start({CAPE_BIN, "monitor", "--check-races", "--", kProgs + "/tickpt_race", "tickpt", "racy"},
+                       d.path);
+  ASSERT_EQ(p.wait(60s), 0) << p.err();
+  EXPECT_EQ(p.out(), "flag=1 bytes=100000 total=44850\n");  // one node: nothing to race with
+  EXPECT_EQ(p.err().find("race"), std::string::npos) << p.err();
+}
+
+}  // namespace
+}  // namespace cape::net::test
