@@ -40,6 +40,24 @@ __asm__(
     "  ud2\n"
     "  .org cape_syscall_gadget + 32, 0xcc\n" /* CAPE_RESUME_TAG_OFFSET */
     "  .asciz \"" CAPE_RESUME_TAG "\"\n"
+    /* CAPE_COPY_GADGET_OFFSET: copies runs {src, len} listed at rdx (len 0 ends the list)
+     * one after the other to rdi, then int3: the uffd tracker has the program copy its
+     * written pages into the monitor's scratch mapping (faster than reading them). */
+    "  .org cape_syscall_gadget + 48, 0xcc\n"
+    "1:\n"
+    "  movq 8(%rdx), %rcx\n"
+    "  testq %rcx, %rcx\n"
+    "  jz 2f\n"
+    "  movq (%rdx), %rsi\n"
+    "  rep movsb\n"
+    "  addq $16, %rdx\n"
+    "  jmp 1b\n"
+    "  .org cape_syscall_gadget + 72, 0xcc\n" /* CAPE_COPY_TRAP_OFFSET */
+    "2:\n"
+    "  int3\n"
+    "  ud2\n"
+    "  .org cape_syscall_gadget + 80, 0xcc\n" /* CAPE_COPY_TAG_OFFSET */
+    "  .asciz \"" CAPE_COPY_TAG "\"\n"
     ".size cape_syscall_gadget, .-cape_syscall_gadget\n");
 extern const char cape_syscall_gadget[];
 

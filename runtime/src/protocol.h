@@ -23,6 +23,13 @@
 #define CAPE_RESUME_STUB_OFFSET 5
 #define CAPE_RESUME_TAG_OFFSET 32
 #define CAPE_RESUME_TAG "cape-resume-1"
+/* The copy gadget: rdx = a list of {source, length} pairs ending with a zero length,
+ * rdi = the destination; the runs are copied back to back, then int3 (at
+ * CAPE_COPY_TRAP_OFFSET, the rip after it is that + 1). Tagged like the resume stub. */
+#define CAPE_COPY_GADGET_OFFSET 48
+#define CAPE_COPY_TRAP_OFFSET 72
+#define CAPE_COPY_TAG_OFFSET 80
+#define CAPE_COPY_TAG "cape-copy-1"
 
 enum cape_op {
   CAPE_OP_HELLO = 1, /* unused by the program; reserved for probing */
