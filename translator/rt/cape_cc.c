@@ -116,6 +116,27 @@ void cape_cc_share(cape_share_t *out, unsigned long long n, unsigned long long c
   *out = s;
 }
 
+int cape_cc_last(const cape_share_t *s, unsigned long long n) {
+  if (n == 0 || s->lo >= s->hi || s->hi < n || n - 1 < s->lo) return 0;
+  /* Chunks start at lo, lo + stride, ...: n-1 is ours when it falls inside one. */
+  return (n - 1 - s->lo) % s->stride < s->chunk;
+}
+
+/* Only the highest order matters (the others hold the original value again): the
+ * thread with the last iteration gets T, every other thread its number, all distinct and
+ * within the monitor's range. */
+unsigned long long cape_cc_order(unsigned long long n, unsigned long long chunk) {
+  cape_share_t s;
+  if (cur.tid < 0) return 0;
+  cape_cc_share(&s, n, chunk, cur.tid);
+  return cape_cc_last(&s, n) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
+}
+
+unsigned long long cape_cc_order_of_section(int nsections) {
+  if (cur.tid < 0) return 0;
+  return cape_cc_mine(nsections - 1) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
+}
+
 int cape_cc_mine(int j) {
   if (cur.tid < 0) return 0;
   return j % cur.nthreads == cur.tid;

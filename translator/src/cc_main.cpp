@@ -3,7 +3,7 @@
 // name, so `-c x.c` still makes x.o), then runs $CC (default gcc) on the translated files
 // with cape's headers and, when linking, libcape_cc and libcape.
 //
-//   cape-cc [--keep] [--model=single|mt] [--master-idle] [-v] <gcc arguments>
+//   cape-cc [--keep] [--model=single|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] <gcc arguments>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,12 +96,15 @@ int run(const std::vector<std::string>& argv, bool verbose) {
 }
 
 void usage() {
-  std::cout << "usage: cape-cc [--keep] [--model=single|mt] [--master-idle] [-v] <gcc arguments>\n"
+  std::cout << "usage: cape-cc [--keep] [--model=single|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] <gcc arguments>\n"
                "  Translates the OpenMP directives of every .c file into CAPE runtime calls,\n"
                "  then compiles with $CC (default gcc) and links libcape. Run the program\n"
                "  with `cape run -n N -- ./prog`.\n"
                "  --keep         keep each translated file as <name>.cape.c in the current directory\n"
                "  --model=single one process per node (default); mt is not implemented yet\n"
+               "  --ckpt=dickpt  every write of a region travels (CAPE-2, the default)\n"
+               "  --ckpt=tickpt  only shared, lastprivate, copyin, copyprivate and reduction\n"
+               "                 data travel (002_2c61c2cb27f62a9a.txt, CAPE-TICKPT)\n"
                "  --master-idle  the master distributes and merges only (001 Fig. 3 exactly)\n"
                "  -v             show the translation notes and the commands run\n";
 }
@@ -125,6 +128,15 @@ int main(int argc, char** argv) {
     if (a == "--master-idle") { opts.master_idle = true; continue; }
     if (a == "-v") { verbose = true; continue; }
     if (a == "--help") { usage(); return 0; }
+    if (a.rfind("--ckpt=", 0) == 0) {
+      std::string m = a.substr(7);
+      if (m != "dickpt" && m != "tickpt") {
+        std::cerr << "cape-cc: unknown checkpoint model '" << m << "' (dickpt or tickpt)\n";
+        return 2;
+      }
+      opts.tickpt = m == "tickpt";
+      continue;
+    }
     if (a.rfind("--model=", 0) == 0) {
       std::string m = a.substr(8);
       if (m == "single") continue;

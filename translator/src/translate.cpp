@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <string_view>
 
@@ -75,13 +76,26 @@ std::string unsupported_reason(const std::string& name) {
       starts("end declare"))
     return "CAPE has no devices to offload to";
   if (starts("cancel")) return "a region cannot be cancelled across nodes";
-  if (name == "threadprivate") return "not supported yet, see issue 6 (data sharing)";
   if (starts("declare")) return "declarative directives are not supported";
   return "not implemented";
 }
 
+struct Reduction {
+  std::string op;    // the OpenMP operator as written: + * - & | ^ && || min max
+  std::string var;
+  int tok = -1;      // the variable's token, for diagnostics
+};
+
+// The data-sharing clauses of one construct (002_2c61c2cb27f62a9a.txt Sect. 3.2, Table 1).
 struct Clauses {
-  std::vector<std::string> priv;
+  std::vector<std::string> priv;        // private: restored before create()
+  std::vector<std::string> firstpriv;   // firstprivate: restored too (every node has the value)
+  std::vector<std::string> lastpriv;    // lastprivate: restored except on the last iteration's node
+  std::vector<std::string> shared;
+  std::vector<std::string> copyin;
+  std::vector<std::string> copypriv;
+  std::vector<Reduction> red;
+  bool default_none = false;
   std::string num_threads = "0";
   std::string cond = "1";
   std::string chunk = "0";
@@ -100,6 +114,20 @@ struct Ctx {
   std::vector<std::string> privates; // its private(list), swapped around barriers
   bool in_ws = false;                // inside a for/sections/single
   int region_b = -1;                 // first token of the region's statement
+  std::string calls;                 // its clause calls (Fig. 7), made again before every start()
+};
+
+// A variable declaration found by the TICKPT scan (Translator::scan_declarations).
+struct VarDecl {
+  std::string name;
+  int tok;         // the declared name's token
+  int scope_end;   // the token closing its block (the token count at file scope)
+};
+
+// A `#pragma omp threadprivate(list)` and the tokens where its variables are visible.
+struct ThreadPrivate {
+  std::string var;
+  int b = 0, e = 0;
 };
 
 class Emitter {
@@ -172,6 +200,9 @@ class Translator {
   Emitter em_;
   std::vector<int> match_;
   std::set<int> last_;  // ids of constructs that are the program's last parallel region
+  std::vector<ThreadPrivate> tps_;  // threadprivate directives met so far
+  int main_body_ = -1;              // the '{' of main's body
+  mutable std::unique_ptr<std::vector<VarDecl>> decls_;  // every declaration (TICKPT)
 
   // ---- token helpers ----
   bool punct(int i, std::string_view s) const {
@@ -245,6 +276,9 @@ class Translator {
         em_.raw(tok.trivia);
       }
       em_.raw(tok.text);
+      if (i == main_body_)  // the model, told before the first region (cape-cc --ckpt)
+        em_.raw(std::string(" cape_set_ckpt_model(") +
+                (o_.tickpt ? "CAPE_CKPT_TICKPT" : "CAPE_CKPT_DICKPT") + ");");
       first = false;
       ++i;
     }
@@ -280,9 +314,64 @@ class Translator {
                            "their writes only at barriers and at the end of a region");
   }
 
+  // `name, name, ...` from args[from..] of a clause: plain variable names only.
+  std::vector<std::pair<std::string, int>> var_list(const Clause& cl, size_t from, bool& ok) {
+    std::vector<std::pair<std::string, int>> r;
+    const auto& a = cl.args;
+    if (from >= a.size()) {
+      d_.error_at(from ? a.back() : cl.tok, "expected a variable name in clause '" + cl.name + "'");
+      ok = false;
+      return r;
+    }
+    for (size_t k = from; k < a.size(); ++k) {
+      if ((k - from) % 2 == 1) {
+        if (t_[a[k]].text != ",") {
+          d_.error_at(a[k], "expected ',' in the list of clause '" + cl.name + "', found '" +
+                                t_[a[k]].text + "'" +
+                                (t_[a[k]].text == "[" || t_[a[k]].text == "." || t_[a[k]].text == "->"
+                                     ? " (array sections and members are not supported)"
+                                     : ""));
+          ok = false;
+          return r;
+        }
+        if (k + 1 == a.size()) {
+          d_.error_at(a[k], "expected a variable name after ',' in clause '" + cl.name + "'");
+          ok = false;
+        }
+        continue;
+      }
+      const auto& s = t_[a[k]].text;
+      if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) {
+        d_.error_at(a[k], "expected a variable name in clause '" + cl.name + "', found '" + s + "'");
+        ok = false;
+        return r;
+      }
+      r.emplace_back(s, a[k]);
+    }
+    return r;
+  }
+
+  // A variable may appear in one data-sharing clause of a construct, except firstprivate
+  // together with lastprivate (OpenMP 4.5 Sect. 2.15.3).
+  void note_var(Clauses& r, std::map<std::string, std::string>& seen, const Clause& cl,
+                const std::string& name, int tok) {
+    if (cl.name == "copyin" || cl.name == "copyprivate") return;
+    auto it = seen.find(name);
+    if (it == seen.end()) {
+      seen[name] = cl.name;
+      return;
+    }
+    std::set<std::string> pair = {it->second, cl.name};
+    if (pair == std::set<std::string>{"firstprivate", "lastprivate"}) return;
+    d_.error_at(tok, "variable '" + name + "' appears in both '" + it->second + "' and '" +
+                         cl.name + "' clauses");
+    r.ok = false;
+  }
+
   // Reads the clauses of c, checking each against `allowed` (002_2c61c2cb27f62a9a.txt Table 1).
   Clauses clauses(Construct* c, const Names& allowed, bool whole_team = false) {
     Clauses r;
+    std::map<std::string, std::string> seen;
     for (auto& cl : c->dir.clauses) {
       auto err = [&](const std::string& m) {
         d_.error_at(cl.tok, m);
@@ -297,28 +386,55 @@ class Translator {
         if (!cl.has_parens) err("clause '" + cl.name + "' needs an argument in parentheses");
         return cl.has_parens && !a.empty();
       };
-      if (cl.name == "private" || cl.name == "shared") {
+      if (cl.name == "private" || cl.name == "shared" || cl.name == "firstprivate" ||
+          cl.name == "lastprivate" || cl.name == "copyin" || cl.name == "copyprivate") {
         if (!needs_args()) continue;
-        for (size_t k = 0; k < a.size(); ++k) {
-          if (k % 2 == 1) {
-            if (t_[a[k]].text != ",") err("expected ',' in the list of clause '" + cl.name + "'");
-            continue;
-          }
-          const auto& s = t_[a[k]].text;
-          if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) {
-            err("expected a variable name in clause '" + cl.name + "', found '" + s + "'");
-            break;
-          }
-          if (cl.name == "private") r.priv.push_back(s);
+        size_t from = 0;
+        if (cl.name == "lastprivate" && a.size() > 2 && t_[a[1]].text == ":") {
+          err("clause 'lastprivate(" + t_[a[0]].text + ": ...)': modifiers are not supported");
+          continue;
+        }
+        auto& dst = cl.name == "private" ? r.priv : cl.name == "shared" ? r.shared
+                  : cl.name == "firstprivate" ? r.firstpriv : cl.name == "lastprivate" ? r.lastpriv
+                  : cl.name == "copyin" ? r.copyin : r.copypriv;
+        for (auto& [name, tok] : var_list(cl, from, r.ok)) {
+          dst.push_back(name);
+          note_var(r, seen, cl, name, tok);
+        }
+      } else if (cl.name == "reduction") {
+        if (!needs_args()) continue;
+        // reduction(op: list); OpenMP 5 modifiers (inscan, task, default) are not supported.
+        size_t colon = 0;
+        while (colon < a.size() && t_[a[colon]].text != ":") ++colon;
+        if (colon == a.size()) {
+          err("clause 'reduction' needs 'operator: list'");
+          continue;
+        }
+        if (colon >= 2 && t_[a[1]].text == ",") {
+          d_.error_at(a[0], "reduction modifier '" + t_[a[0]].text + "' is not supported");
+          r.ok = false;
+          continue;
+        }
+        std::string op = text(std::vector<int>(a.begin(), a.begin() + colon));
+        static const Names ops = {"+", "*", "-", "&", "|", "^", "&&", "||", "min", "max"};
+        if (!ops.count(op)) {
+          d_.error_at(colon ? a[0] : cl.tok,
+                      "unknown reduction operator '" + op +
+                          "' (one of + * - & | ^ && || min max; 'declare reduction' is not supported)");
+          r.ok = false;
+          continue;
+        }
+        for (auto& [name, tok] : var_list(cl, colon + 1, r.ok)) {
+          r.red.push_back({op, name, tok});
+          note_var(r, seen, cl, name, tok);
         }
       } else if (cl.name == "default") {
         if (!needs_args()) continue;
         std::string v = text(a);
-        if (v != "shared")
-          err("clause 'default(" + v + ")' is not supported yet, see issue 6 (data sharing)");
-      } else if (cl.name == "firstprivate" || cl.name == "lastprivate" || cl.name == "reduction" ||
-                 cl.name == "copyin" || cl.name == "copyprivate" || cl.name == "linear") {
-        err("clause '" + cl.name + "' is not supported yet, see issue 6 (data sharing)");
+        if (v == "none") r.default_none = true;
+        else if (v != "shared") err("clause 'default(" + v + ")': expected 'shared' or 'none'");
+      } else if (cl.name == "linear") {
+        err("clause 'linear' is not supported yet (it belongs to the dropped simd part)");
       } else if (cl.name == "num_threads") {
         if (!needs_args()) continue;
         if (whole_team)
@@ -488,6 +604,139 @@ class Translator {
     gen("    }\n");
   }
 
+  // ---- data-sharing clauses (002_2c61c2cb27f62a9a.txt Sect. 4.2, Fig. 6-7, Table 2) ----
+  static std::string red_op(const std::string& op) {
+    static const std::map<std::string, std::string> m = {
+        {"+", "CAPE_RED_ADD"},   {"*", "CAPE_RED_MUL"},   {"-", "CAPE_RED_SUB"},
+        {"&", "CAPE_RED_BAND"},  {"|", "CAPE_RED_BOR"},   {"^", "CAPE_RED_BXOR"},
+        {"&&", "CAPE_RED_LAND"}, {"||", "CAPE_RED_LOR"},  {"min", "CAPE_RED_MIN"},
+        {"max", "CAPE_RED_MAX"}};
+    return m.at(op);
+  }
+
+  // Threadprivate variables visible at token `at` (Fig. 6: their calls precede every start()).
+  std::vector<std::string> threadprivates_at(int at) const {
+    std::vector<std::string> r;
+    for (auto& tp : tps_)
+      if (tp.b < at && at < tp.e && std::find(r.begin(), r.end(), tp.var) == r.end()) r.push_back(tp.var);
+    return r;
+  }
+
+  // Fig. 7: the clause functions of a construct at token `at`, made before cape_start().
+  // copyin variables are threadprivate again once the copyin checkpoint has been injected.
+  // `with_private` false: the calls made again at a region's barriers, where the private
+  // copies hold each thread's own values (the monitor would take those for the originals
+  // and put them back at stop(); the barrier code keeps them itself).
+  std::string clause_calls(const Clauses& cl, int at, const std::string& ind, bool with_private = true) const {
+    std::string r;
+    auto set = [&](const char* fn, const std::vector<std::string>& v) {
+      for (auto& x : v) r += ind + fn + "(&" + x + ", sizeof(" + x + "));\n";
+    };
+    set("cape_set_threadprivate", threadprivates_at(at));
+    if (cl.default_none) r += ind + "cape_set_default_none();\n";
+    set("cape_set_shared", cl.shared);
+    if (with_private) {
+      set("cape_set_private", cl.priv);
+      set("cape_set_firstprivate", cl.firstpriv);
+    }
+    set("cape_set_lastprivate", cl.lastpriv);
+    for (auto& rd : cl.red)
+      r += ind + "cape_reduction(&" + rd.var + ", sizeof(" + rd.var + "), " + red_op(rd.op) +
+           ", CAPE_CC_TYPE(" + rd.var + "));\n";
+    return r;
+  }
+
+  // The reduction variables' types, checked by the C compiler at the variable's position in
+  // the pragma: the translator sees no declarations, _Generic does.
+  void reduction_checks(const Clauses& cl) {
+    for (auto& rd : cl.red) {
+      const Token& t = t_[rd.tok];
+      bool bitwise = rd.op == "&" || rd.op == "|" || rd.op == "^";
+      em_.line(t.line);
+      em_.raw(std::string(t.col > 1 ? t.col - 1 : 0, ' ') + "_Static_assert(" +
+              (bitwise ? "CAPE_CC_IS_INTEGER(" : "CAPE_CC_TYPE(") + rd.var + ") != 0, \"reduction(" +
+              rd.op + ": " + rd.var + "): '" + rd.var + "' must have " +
+              (bitwise ? "an integer type (char, short, int, long, long long, signed or unsigned)"
+                       : "an arithmetic type (char, short, int, long, long long, signed or "
+                         "unsigned, float or double)") +
+              "\");\n");
+    }
+  }
+
+  // copyin (Table 2): the master's threadprivate values reach every node before the region.
+  // They are flipped before start() so that putting them back is a change the master's
+  // `copyin` checkpoint carries; the slaves inject it.
+  std::string copyin_code(const Clauses& cl, const std::string& s) const {
+    if (cl.copyin.empty()) return "";
+    std::string r = "    /* copyin: the master's threadprivate values, to every node */\n";
+    for (auto& x : cl.copyin) r += "    static __thread __typeof__(" + x + ") cape_ci" + s + "_" + x + ";\n";
+    r += "    if (cape_master()) {\n";
+    for (auto& x : cl.copyin)
+      r += "      CAPE_CC_SAVE(cape_ci" + s + "_" + x + ", " + x + "); CAPE_CC_FLIP(" + x +
+           ");\n      cape_set_copyin(&" + x + ", sizeof(" + x + "));\n";
+    r += "      cape_start();\n";
+    for (auto& x : cl.copyin) r += "      CAPE_CC_RESTORE(" + x + ", cape_ci" + s + "_" + x + ");\n";
+    r += "      cape_create(\"copyin\");\n"
+         "      cape_stop();\n"
+         "      cape_broadcast(\"copyin\");\n"
+         "    } else {\n"
+         "      cape_receive(\"copyin\");\n"
+         "      cape_inject(\"copyin\");\n"
+         "    }\n";
+    return r;
+  }
+
+  // Checks that need the construct: copyin of threadprivate variables only, no reduction or
+  // lastprivate... of the loop variable where OpenMP forbids it.
+  bool check_vars(Construct* c, Clauses& cl, const std::string& loop_var = "") {
+    auto tp = threadprivates_at(c->dir.first_tok);
+    for (auto& cla : c->dir.clauses) {
+      if (cla.name != "copyin" || cla.args.empty()) continue;
+      for (int k : cla.args)
+        if (t_[k].text != "," && std::find(tp.begin(), tp.end(), t_[k].text) == tp.end()) {
+          d_.error_at(k, "'" + t_[k].text + "' in clause 'copyin' is not threadprivate (declare it "
+                         "with '#pragma omp threadprivate(" + t_[k].text + ")' first)");
+          cl.ok = false;
+        }
+    }
+    if (!loop_var.empty())
+      for (auto& rd : cl.red)
+        if (rd.var == loop_var) {
+          d_.error_at(rd.tok, "the loop variable '" + loop_var + "' may not appear in clause 'reduction'");
+          cl.ok = false;
+        }
+    return cl.ok;
+  }
+
+  // private and firstprivate: both get their bytes back before create() (every node holds
+  // the master's value when the region starts, so firstprivate needs nothing more).
+  static std::vector<std::string> privates_of(const Clauses& cl) {
+    std::vector<std::string> v;
+    for (auto* l : {&cl.priv, &cl.firstpriv})
+      for (auto& x : *l)
+        if (std::find(v.begin(), v.end(), x) == v.end() &&
+            std::find(cl.lastpriv.begin(), cl.lastpriv.end(), x) == cl.lastpriv.end())
+          v.push_back(x);
+    return v;
+  }
+
+  // lastprivate: the node that ran the sequentially last iteration (or section) keeps its
+  // value, which its checkpoint carries; every other node puts the original bytes back, so
+  // exactly one node writes the variable and no merge has to choose.
+  std::string lastprivate_code(const Clauses& cl, const std::string& s, const std::string& is_last,
+                               const std::string& final_var = "") const {
+    if (cl.lastpriv.empty()) return "";
+    std::string r;
+    if (!final_var.empty())
+      r = "  if (" + is_last + ") { /* lastprivate: this node ran the last iteration */\n    " +
+          final_var + " = (__typeof__(" + final_var + "))((unsigned long long)cape_lb" + s + " + cape_n" +
+          s + " * (unsigned long long)cape_st" + s + ");\n  } else {\n";
+    else
+      r = "  if (!" + is_last + ") { /* lastprivate: only the last iteration's node keeps its value */\n";
+    for (auto& x : cl.lastpriv) r += "    CAPE_CC_RESTORE(" + x + ", cape_pv" + s + "_" + x + ");\n";
+    return r + "  }\n";
+  }
+
   // Saving privates: into locals before a window, into TLS inside one.
   std::string save_privates(const std::vector<std::string>& v, const std::string& s, bool tls) {
     std::string r;
@@ -514,35 +763,36 @@ class Translator {
 
   // The exchange that ends a region or a barrier, inline in the user's function (see
   // cape/cc.h): 001_3036025dc34c4021.txt Fig. 3 lines 6-12 (master) and 18-25 (slaves).
+  // The master names its own part "after" too, so wait_for merges the slaves' parts into it
+  // (Fig. 3's merge of `final` and `after`, done while the parts arrive): a reduction then
+  // combines the master's partial result with the slaves' when inject() applies them to the
+  // original value, and no `after` of an earlier region is merged again.
   // `last`: "1"/"0" for a region's end, empty for a barrier (never the last).
   static std::string exchange_code(const std::string& last, const std::string& between = "") {
     bool barrier = last.empty();
     std::string cond = barrier ? "" : "!" + last;
     std::string r =
         "    if (cape_master()) {\n"
-        "      cape_create(\"final\");                /* Fig. 3 line 6 */\n"
+        "      cape_create(\"after\");                /* Fig. 3 line 6: the master's part */\n"
         "      cape_stop();                          /* line 7 */\n"
-        "      cape_wait_for(\"after\");              /* line 8: every slave's part, merged */\n"
+        "      cape_wait_for(\"after\");              /* lines 8, 11: every slave's part merged into it */\n"
         "      cape_inject(\"after\");                /* line 9 */\n";
     if (barrier)
-      r += "      cape_merge(\"final\", \"after\");       /* line 11 */\n"
-           "      cape_broadcast(\"final\");            /* line 12 */\n";
+      r += "      cape_broadcast(\"after\");            /* line 12 */\n";
     else
-      r += "      if (" + cond + ") {                       /* line 10: !last_parallel() */\n"
-           "        cape_merge(\"final\", \"after\");     /* line 11 */\n"
-           "        cape_broadcast(\"final\");          /* line 12 */\n"
-           "      }\n";
+      r += "      if (" + cond + ")                         /* line 10: !last_parallel() */\n"
+           "        cape_broadcast(\"after\");          /* line 12 */\n";
     r += "    } else {\n"
          "      cape_create(\"after\");                /* line 18 */\n"
          "      cape_stop();                          /* line 19 */\n"
          "      cape_send(\"after\", 0);               /* line 20 */\n";
     if (barrier)
-      r += "      cape_receive(\"final\");              /* line 22 */\n"
-           "      cape_inject(\"final\");               /* line 23 */\n";
+      r += "      cape_receive(\"after\");              /* line 22 */\n"
+           "      cape_inject(\"after\");               /* line 23 */\n";
     else
       r += "      if (" + cond + ") {                       /* line 21 */\n"
-           "        cape_receive(\"final\");            /* line 22 */\n"
-           "        cape_inject(\"final\");             /* line 23 */\n"
+           "        cape_receive(\"after\");            /* line 22 */\n"
+           "        cape_inject(\"after\");             /* line 23 */\n"
            "      } else {\n"
            "        cape_cc_exit();                     /* line 25 */\n"
            "      }\n";
@@ -620,15 +870,168 @@ class Translator {
     return r;
   }
 
+  // ---- TICKPT: the implicitly shared variables (002_2c61c2cb27f62a9a.txt Sect. 3.1, 4.1) ----
+  // The monitor ships, under TICKPT, only what is registered as shared (and dynamic memory),
+  // so each region registers the variables that 4.1 rule (3) makes shared: this file's
+  // variables declared outside the region and visible there. Names are found by a token
+  // heuristic over declarations (no preprocessing): `type name[...] = ..., *name;` at file
+  // scope and in blocks, and function parameters.
+  std::vector<VarDecl> scan_declarations(int b, int e) const {
+    static const Names types = {"int", "long", "short", "char", "float", "double", "unsigned",
+                                "signed", "_Bool", "bool", "const", "volatile", "struct", "union",
+                                "enum", "void", "static", "extern", "register", "inline",
+                                "restrict", "__restrict", "__restrict__", "_Thread_local",
+                                "__thread", "auto", "__inline", "__inline__", "_Complex",
+                                "size_t", "ssize_t", "ptrdiff_t", "int8_t", "int16_t", "int32_t",
+                                "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
+                                "intptr_t", "uintptr_t", "__attribute__"};
+    static const Names not_decl = {"return", "goto", "case", "default", "break", "continue",
+                                   "sizeof", "typedef"};
+    std::vector<VarDecl> r;
+    std::vector<int> scope_ends;
+    auto end_of_scope = [&] { return scope_ends.empty() ? static_cast<int>(t_.size()) : scope_ends.back(); };
+    // Names in declarator tokens [p, q): the last identifier before '=', '[' or a group.
+    auto declarators = [&](int p, int q, int scope_end) {
+      int part = p;
+      for (int k = p; k <= q; ++k) {
+        bool end = k == q || punct(k, ",");
+        if (!end) {
+          if (match_[k] > k && (punct(k, "(") || punct(k, "[") || punct(k, "{"))) k = match_[k];
+          continue;
+        }
+        int name = -1;
+        bool stop = false;
+        for (int x = part; x < k && !stop; ++x) {
+          if (punct(x, "=") || punct(x, "[") || punct(x, ":")) break;
+          if (punct(x, "{") && match_[x] > x) { name = -1; x = match_[x]; continue; }
+          if (punct(x, "(") && match_[x] > x) {
+            if (name >= 0 && x == name + 1) { name = -1; stop = true; break; }  // a prototype
+            if (punct(x + 1, "*") && ident(x + 2)) name = x + 2;  // (*fp)(...)
+            x = match_[x];
+            continue;
+          }
+          if (ident(x) && !types.count(t_[x].text) && !punct(x + 1, "(")) name = x;
+          else if (ident(x) && punct(x + 1, "(") && !types.count(t_[x].text)) { name = -1; stop = true; }
+        }
+        if (name >= 0 && !stop) r.push_back({t_[name].text, name, scope_end});
+        part = k + 1;
+      }
+    };
+    bool start = true;
+    for (int i = b; i < e; ++i) {
+      if (t_[i].kind == TokKind::PragmaStart) {
+        while (i < e && t_[i].kind != TokKind::PragmaEnd) ++i;
+        start = true;
+        continue;
+      }
+      if (punct(i, "{")) { scope_ends.push_back(match_[i] > i ? match_[i] : e); start = true; continue; }
+      if (punct(i, "}")) { if (!scope_ends.empty()) scope_ends.pop_back(); start = true; continue; }
+      if (punct(i, ";")) { start = true; continue; }
+      if (!start) {
+        // `for (int i = 0; ...)`: the header declares i for the loop.
+        if (punct(i, "(") && i > 0 && t_[i - 1].kind == TokKind::Keyword && t_[i - 1].text == "for" &&
+            match_[i] > i) {
+          int semi = i + 1;
+          while (semi < match_[i] && !punct(semi, ";")) semi = match_[semi] > semi ? match_[semi] + 1 : semi + 1;
+          if (ident(i + 1) && (types.count(t_[i + 1].text) || ident(i + 2) || punct(i + 2, "*")))
+            declarators(i + 1, semi, match_[i]);
+          i = match_[i];
+          continue;
+        }
+        if ((punct(i, "(") || punct(i, "[")) && match_[i] > i && match_[i] < e) i = match_[i];
+        continue;
+      }
+      start = false;
+      if (t_[i].kind == TokKind::Keyword) {
+        if (t_[i].text == "else" || t_[i].text == "do") start = true;  // a statement follows
+        continue;
+      }
+      if (!ident(i) || not_decl.count(t_[i].text)) continue;
+      auto next_is = [&](int k) { return punct(k, "=") || punct(k, ";") || punct(k, ",") || punct(k, "[") || punct(k, "("); };
+      bool decl = types.count(t_[i].text) || (ident(i + 1) && next_is(i + 2)) ||
+                  (punct(i + 1, "*") && (ident(i + 2) || punct(i + 2, "*")));
+      if (!decl) continue;
+      int k = i;
+      while (k < e && !punct(k, ";")) {
+        // A function definition: its parameters, then its body as a block.
+        if (punct(k, "(") && match_[k] > k && punct(match_[k] + 1, "{")) break;
+        k = match_[k] > k && !punct(k, "}") ? match_[k] + 1 : k + 1;
+      }
+      if (k < e && punct(k, "(")) {
+        int close = match_[k];
+        declarators(k + 1, close, match_[close + 1]);
+        i = close;  // the '{' comes next
+        start = true;
+        continue;
+      }
+      declarators(i, k, end_of_scope());
+      i = k - 1;
+    }
+    return r;
+  }
+
+  // Variables visible at token `at` and named in [b, e) that are shared there, under the
+  // implicit rules: declared before `at` (in scope), not declared inside [b, e), not in
+  // `exclude`. A name is taken once.
+  std::vector<std::string> implicitly_shared(int at, int b, int e, const std::vector<std::string>& exclude) const {
+    if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, static_cast<int>(t_.size())));
+    Names visible, inside;
+    for (auto& d : *decls_) {
+      if (d.tok < at && at < d.scope_end) visible.insert(d.name);
+      if (d.tok >= b && d.tok < e) inside.insert(d.name);
+    }
+    std::vector<std::string> r;
+    auto excluded = [&](const std::string& n) {
+      return inside.count(n) || std::find(exclude.begin(), exclude.end(), n) != exclude.end();
+    };
+    // Rule (3): every variable of the file declared before the region (functions called
+    // from the region may write it), then the enclosing function's variables it names.
+    for (auto& d : *decls_)
+      if (d.scope_end == static_cast<int>(t_.size()) && d.tok < at && !excluded(d.name) &&
+          std::find(r.begin(), r.end(), d.name) == r.end())
+        r.push_back(d.name);
+    for (int i = b; i < e; ++i) {
+      if (t_[i].kind == TokKind::PragmaStart) {
+        while (i < e && t_[i].kind != TokKind::PragmaEnd) ++i;
+        continue;
+      }
+      if (!ident(i) || punct(i - 1, ".") || punct(i - 1, "->")) continue;
+      const auto& n = t_[i].text;
+      if (!visible.count(n) || inside.count(n)) continue;
+      if (std::find(exclude.begin(), exclude.end(), n) != exclude.end()) continue;
+      if (std::find(r.begin(), r.end(), n) == r.end()) r.push_back(n);
+    }
+    return r;
+  }
+
+  // The TICKPT registrations of a region: its implicitly shared variables.
+  std::string tickpt_shared(Construct* c, const Clauses& cl, const std::string& loop_var,
+                            const std::string& ind) const {
+    if (!o_.tickpt || !c->stmt) return "";
+    std::vector<std::string> ex = cl.priv;
+    for (auto* l : {&cl.firstpriv, &cl.lastpriv, &cl.shared, &cl.copyin})
+      ex.insert(ex.end(), l->begin(), l->end());
+    for (auto& rd : cl.red) ex.push_back(rd.var);
+    for (auto& v : threadprivates_at(c->dir.first_tok)) ex.push_back(v);
+    if (!loop_var.empty()) ex.push_back(loop_var);
+    std::string r;
+    for (auto& x : implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex))
+      r += ind + "cape_set_shared(&" + x + ", sizeof(" + x + ")); /* implicitly shared (TICKPT) */\n";
+    return r;
+  }
+
   // A barrier at token `at`: the region's privates get their bytes back and its other
   // locals are cleared before create(); each node takes its own values back afterwards.
-  std::string barrier_code(const Ctx& ctx, int at) {
+  // `after`: code run once the exchange is over; `calls`: clause calls of the window the
+  // barrier opens, besides the region's own (Fig. 7: they hold only until cape_stop()).
+  std::string barrier_code(const Ctx& ctx, int at, const std::string& after = "",
+                           const std::string& calls = "") {
     std::vector<std::string> locals;
     if (ctx.region_b >= 0)
       for (auto& n : locals_in_scope(ctx.region_b, at))
         if (std::find(ctx.privates.begin(), ctx.privates.end(), n) == ctx.privates.end()) locals.push_back(n);
     if (ctx.privates.empty() && locals.empty())
-      return "  if (cape_cc_distributed()) { /* barrier */\n" + exchange_code("") + "  }\n";
+      return "  if (cape_cc_distributed()) { /* barrier */\n" + exchange_code("", after + ctx.calls + calls) + "  }\n";
     std::string s = "_" + std::to_string(ctx.region), b = "_" + std::to_string(at);
     std::string r = "  if (cape_cc_distributed()) { /* barrier: the region's private variables "
                     "stay out of the checkpoint */\n";
@@ -643,7 +1046,7 @@ class Translator {
       r += "    CAPE_CC_SAVE(cape_lt" + b + "_" + x + ", " + x + "); CAPE_CC_CLEAR(" + x + ");\n";
       back += "    CAPE_CC_RESTORE(" + x + ", cape_lt" + b + "_" + x + ");\n";
     }
-    return r + exchange_code("", back) + "  }\n";
+    return r + exchange_code("", back + after + ctx.calls + calls) + "  }\n";
   }
 
   std::string flags() const { return o_.master_idle ? "CAPE_CC_MASTER_IDLE" : "0"; }
@@ -670,6 +1073,7 @@ class Translator {
       em_.raw(barrier_code(ctx, c->all.b));
       return;
     }
+    if (n == "threadprivate") return threadprivate(c, ctx);
     if (n == "simd") {
       clauses(c, kSimdClauses);
       d_.note_at(name_tok(c), "'omp simd' dropped: the loop runs as written on each node");
@@ -683,7 +1087,7 @@ class Translator {
                                 "parallel loop", "workshare", "requires", "metadirective",
                                 "allocate", "scan", "depobj", "error", "taskwait", "taskyield",
                                 "barrier", "critical", "atomic", "ordered", "flush", "task",
-                                "taskloop", "taskloop simd", "taskgroup", "threadprivate"};
+                                "taskloop", "taskloop simd", "taskgroup"};
     bool is_known = known.count(n) || n.rfind("target", 0) == 0 || n.rfind("teams", 0) == 0 ||
                     n.rfind("distribute", 0) == 0 || n.rfind("declare", 0) == 0 ||
                     n.rfind("cancel", 0) == 0 || n.rfind("end declare", 0) == 0;
@@ -702,26 +1106,88 @@ class Translator {
     return true;
   }
 
-  // 001_3036025dc34c4021.txt Fig. 3, generalised from one iteration per slave to chunks.
+  // 002_2c61c2cb27f62a9a.txt Fig. 6: `#pragma omp threadprivate(list)` becomes
+  // cape_set_threadprivate(&v, sizeof(v)) before the start() of every region where the
+  // variables are visible (a call holds only until its region's stop()).
+  void threadprivate(Construct* c, const Ctx& ctx) {
+    int b = c->dir.name_toks.back() + 1, e = c->dir.end_tok;
+    std::vector<std::string> vars;
+    bool ok = b < e && t_[b].text == "(" && t_[e - 1].text == ")" && e - b >= 3;
+    for (int k = b + 1; ok && k < e - 1; ++k) {
+      if ((k - b) % 2 == 1) {
+        if (ident(k)) vars.push_back(t_[k].text);
+        else ok = false;
+      } else if (t_[k].text != ",") {
+        ok = false;
+      }
+    }
+    if (!ok || (e - b) % 2 == 0) {
+      d_.error_at(b < e ? b : name_tok(c), "expected '(variable, ...)' after 'omp threadprivate'");
+      return;
+    }
+    if (ctx.region || ctx.in_ws) {
+      d_.error_at(name_tok(c), "'omp threadprivate' must appear outside parallel regions, where its variables are declared");
+      return;
+    }
+    // Visible to the end of the enclosing block, or of the file.
+    int depth = 0, scope_end = static_cast<int>(t_.size());
+    for (int i = c->dir.first_tok - 1; i >= 0; --i) {
+      if (punct(i, "}")) ++depth;
+      if (punct(i, "{") && depth-- == 0) { scope_end = match_[i] > i ? match_[i] : scope_end; break; }
+    }
+    std::string list;
+    for (auto& v : vars) {
+      tps_.push_back({v, c->dir.first_tok, scope_end});
+      list += (list.empty() ? "" : ", ") + v;
+    }
+    em_.line(t_[c->dir.first_tok].line);
+    em_.raw("/* cape: #pragma omp threadprivate(" + list + "): each node keeps its own copy; "
+            "cape_set_threadprivate() before every region's cape_start() (002_2c61c2cb27f62a9a.txt Fig. 6) */\n");
+  }
+
+  // 001_3036025dc34c4021.txt Fig. 3, generalised from one iteration per slave to chunks;
+  // clause functions before each cape_start() (002_2c61c2cb27f62a9a.txt Fig. 7).
   void parallel_for(Construct* c, const Ctx& ctx) {
     Clauses cl = clauses(c, unite(kParallelClauses, c->dir.name == "parallel for" ? kForClauses : unite(kForClauses, kSimdClauses), "nowait"));
     if (c->dir.name != "parallel for")
       d_.note_at(name_tok(c), "'simd' dropped from 'omp " + c->dir.name + "'");
     Loop L;
-    if (!check_not_nested(c, ctx) || !loop(c, L) || !cl.ok) return emit_stmt(c->stmt, ctx);
+    if (!check_not_nested(c, ctx) || !loop(c, L) || !check_vars(c, cl, L.var) || !cl.ok)
+      return emit_stmt(c->stmt, ctx);
     std::string s = "_" + std::to_string(c->id);
-    auto priv = without(cl.priv, L.var);
-    if (L.type.empty()) priv = with(priv, L.var);
-    else priv.insert(priv.begin(), L.var);
+    bool var_last = std::find(cl.lastpriv.begin(), cl.lastpriv.end(), L.var) != cl.lastpriv.end();
+    auto priv = without(privates_of(cl), L.var);
+    if (!var_last) {
+      if (L.type.empty()) priv = with(priv, L.var);
+      else priv.insert(priv.begin(), L.var);
+    }
+    std::string calls = clause_calls(cl, c->dir.first_tok, "      ") + tickpt_shared(c, cl, L.var, "      ");
+    std::string master_calls = calls;
+    if (o_.tickpt) master_calls += "      cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */\n";
+    if (!cl.lastpriv.empty())  // Def. 4.2: the later share's value wins
+      calls += "      cape_set_order((long)cape_cc_order(cape_n" + s_of(c) + ", " + cl.chunk + "));\n";
+    if (!cl.lastpriv.empty())
+      master_calls += "      cape_set_order((long)cape_cc_order(cape_n" + s_of(c) + ", " + cl.chunk + "));\n";
+    // The master's `before` carries its reduction variables at the operator's identity
+    // (start() set them): a slave keeps its own value, which is the original one.
+    std::string keep_red, back_red;
+    for (auto& rd : cl.red) {
+      std::string v = "cape_rv" + s_of(c) + "_" + rd.var;
+      keep_red += "      static __thread __typeof__(" + rd.var + ") " + v + ";\n      CAPE_CC_SAVE(" + v + ", " + rd.var + ");\n";
+      back_red += "      CAPE_CC_RESTORE(" + rd.var + ", " + v + ");\n";
+    }
     gen_begin(c, "001_3036025dc34c4021.txt Fig. 3 by chunks");
+    reduction_checks(cl);
     loop_setup(L, s);
     gen(save_privates(priv, s, false));
+    gen(save_privates(cl.lastpriv, s, false));
     std::string sh = "cape_sh" + s, sv = "cape_s" + s;
     gen("  static __thread cape_share_t " + sh + ";\n"
         "  static __thread unsigned long long cape_b" + s + ", cape_k" + s + ";\n"
         "  static __thread int " + sv + ";\n"
-        "  if (cape_cc_fork(" + cl.num_threads + ", " + cl.cond + ", " + flags() + ")) {\n"
-        "    if (cape_master()) {                    /* Fig. 3 line 1 */\n"
+        "  if (cape_cc_fork(" + cl.num_threads + ", " + cl.cond + ", " + flags() + ")) {\n" +
+        copyin_code(cl, s) +
+        "    if (cape_master()) {                    /* Fig. 3 line 1 */\n" + master_calls +
         "      cape_start();                         /* line 2 */\n"
         "      for (" + sv + " = 1; " + sv + " < cape_num_nodes(); ++" + sv + ") { /* line 3: a chunk per slave */\n"
         "        cape_cc_share(&cape_desc[" + sv + "], cape_n" + s + ", " + cl.chunk + ", cape_cc_thread_of_node(" + sv + "));\n"
@@ -730,9 +1196,9 @@ class Translator {
         "      }\n"
         "      " + sv + " = 0;\n"
         "      cape_cc_share(&" + sh + ", cape_n" + s + ", " + cl.chunk + ", cape_cc_thread_of_node(0)); /* the master's own share */\n"
-        "    } else {\n"
+        "    } else {\n" + keep_red +
         "      cape_receive(\"before\");              /* line 14 */\n"
-        "      cape_inject(\"before\");               /* line 15 */\n"
+        "      cape_inject(\"before\");               /* line 15 */\n" + back_red + calls +
         "      cape_start();                         /* line 16 */\n"
         "      " + sh + " = cape_desc[cape_node_id()];\n"
         "    }\n"
@@ -743,6 +1209,7 @@ class Translator {
     inner.region = c->id;
     inner.in_ws = true;
     chunk_loop(L, s, inner);
+    gen(lastprivate_code(cl, s, "cape_cc_last(&" + sh + ", cape_n" + s + ")", var_last ? L.var : ""));
     gen(restore_privates(priv, s));
     gen("  cape_b" + s + " = cape_k" + s + " = 0;\n"
         "  cape_sh" + s + " = (cape_share_t){0, 0, 0, 0};\n" + end_code(c));
@@ -753,34 +1220,48 @@ class Translator {
   void parallel_sections(Construct* c, const Ctx& ctx) {
     Clauses cl = clauses(c, unite(kParallelClauses, kSectionsClauses, "nowait"));
     std::vector<Stmt*> secs;
-    if (!check_not_nested(c, ctx) || !sections_of(c, secs) || !cl.ok) return emit_stmt(c->stmt, ctx);
+    if (!check_not_nested(c, ctx) || !sections_of(c, secs) || !check_vars(c, cl) || !cl.ok)
+      return emit_stmt(c->stmt, ctx);
     std::string s = "_" + std::to_string(c->id);
+    auto priv = privates_of(cl);
     gen_begin(c, "003_45ed75503520c8f4.txt Fig. 3");
-    gen(save_privates(cl.priv, s, false));
-    gen("  if (cape_cc_fork(" + cl.num_threads + ", " + cl.cond + ", " + flags() + "))\n    cape_start();\n");
+    reduction_checks(cl);
+    gen(save_privates(priv, s, false));
+    gen(save_privates(cl.lastpriv, s, false));
+    gen("  if (cape_cc_fork(" + cl.num_threads + ", " + cl.cond + ", " + flags() + ")) {\n" +
+        copyin_code(cl, s) + clause_calls(cl, c->dir.first_tok, "    ") + tickpt_shared(c, cl, "", "    ") +
+        (cl.lastpriv.empty() ? "" : "    cape_set_order((long)cape_cc_order_of_section(" + std::to_string(secs.size()) + "));\n") +
+        "    cape_start();\n  }\n");
     Ctx inner = ctx;
     inner.region = c->id;
     inner.in_ws = true;
     emit_sections(secs, inner);
-    gen(restore_privates(cl.priv, s));
+    gen(lastprivate_code(cl, s, "cape_cc_mine(" + std::to_string(secs.size() - 1) + ")"));
+    gen(restore_privates(priv, s));
     gen(end_code(c));
   }
 
   void parallel(Construct* c, const Ctx& ctx) {
     Clauses cl = clauses(c, kParallelClauses, /*whole_team=*/true);
-    if (!check_not_nested(c, ctx) || !cl.ok) return emit_stmt(c->stmt, ctx);
+    if (!check_not_nested(c, ctx) || !check_vars(c, cl) || !cl.ok) return emit_stmt(c->stmt, ctx);
     std::string s = "_" + std::to_string(c->id);
+    auto priv = privates_of(cl);
+    std::string shared = tickpt_shared(c, cl, "", "    ");
+    std::string calls = clause_calls(cl, c->dir.first_tok, "    ") + shared;
     gen_begin(c, "every node runs the region; writes meet at barriers and at its end");
-    gen(save_privates(cl.priv, s, false));
-    for (auto& x : cl.priv)
+    reduction_checks(cl);
+    gen(save_privates(priv, s, false));
+    for (auto& x : priv)
       gen("  static __thread __typeof__(" + x + ") cape_pt" + s + "_" + x + ";\n");
-    gen("  if (cape_cc_fork(0, " + cl.cond + ", CAPE_CC_WHOLE_TEAM))\n    cape_start();\n");
+    gen("  if (cape_cc_fork(0, " + cl.cond + ", CAPE_CC_WHOLE_TEAM)) {\n" + copyin_code(cl, s) + calls +
+        "    cape_start();\n  }\n");
     Ctx inner;
     inner.region = c->id;
-    inner.privates = cl.priv;
+    inner.privates = priv;
     inner.region_b = c->stmt->all.b;
+    inner.calls = clause_calls(cl, c->dir.first_tok, "    ", false) + shared;
     emit_stmt(c->stmt, inner);
-    gen(restore_privates(cl.priv, s));
+    gen(restore_privates(priv, s));
     gen(end_code(c));
   }
 
@@ -793,24 +1274,48 @@ class Translator {
     return true;
   }
 
+  // A worksharing construct with a reduction starts a window of its own: the barrier that
+  // opens it carries the reduction calls (Fig. 7: calls precede a start()). Every thread of
+  // the team meets a worksharing construct, so the added barrier changes no result.
+  std::string reduction_window(Construct* c, const Ctx& ctx, const Clauses& cl) {
+    if (cl.red.empty()) return "";
+    return barrier_code(ctx, c->all.b, "", clause_calls(reductions_only(cl), c->dir.first_tok, "    "));
+  }
+
+  static std::string s_of(Construct* c) { return "_" + std::to_string(c->id); }
+
+  static Clauses reductions_only(const Clauses& cl) {
+    Clauses r;
+    r.red = cl.red;
+    return r;
+  }
+
   void ws_for(Construct* c, const Ctx& ctx) {
     Clauses cl = clauses(c, c->dir.name == "for" ? kForClauses : unite(kForClauses, kSimdClauses));
     if (c->dir.name != "for") d_.note_at(name_tok(c), "'simd' dropped from 'omp for simd'");
     Loop L;
-    if (!check_ws(c, ctx) || !loop(c, L) || !cl.ok) return emit_stmt(c->stmt, ctx);
+    if (!check_ws(c, ctx) || !loop(c, L) || !check_vars(c, cl, L.var) || !cl.ok)
+      return emit_stmt(c->stmt, ctx);
     std::string s = "_" + std::to_string(c->id);
-    auto priv = without(cl.priv, L.var);
-    if (L.type.empty()) priv = with(priv, L.var);
-    else priv.insert(priv.begin(), L.var);
+    bool var_last = std::find(cl.lastpriv.begin(), cl.lastpriv.end(), L.var) != cl.lastpriv.end();
+    auto priv = without(privates_of(cl), L.var);
+    if (!var_last) {
+      if (L.type.empty()) priv = with(priv, L.var);
+      else priv.insert(priv.begin(), L.var);
+    }
     gen_begin(c, "this thread's share of the static schedule");
+    reduction_checks(cl);
+    gen(reduction_window(c, ctx, cl));
     loop_setup(L, s);
     gen(save_privates(priv, s, true));
+    gen(save_privates(cl.lastpriv, s, true));
     gen("  static __thread cape_share_t cape_sh" + s + ";\n"
         "  static __thread unsigned long long cape_b" + s + ", cape_k" + s + ";\n"
         "  cape_cc_share(&cape_sh" + s + ", cape_n" + s + ", " + cl.chunk + ", cape_cc_tid());\n");
     Ctx inner = ctx;
     inner.in_ws = true;
     chunk_loop(L, s, inner);
+    gen(lastprivate_code(cl, s, "cape_cc_last(&cape_sh" + s + ", cape_n" + s + ")", var_last ? L.var : ""));
     gen(restore_privates(priv, s));
     gen("  cape_b" + s + " = cape_k" + s + " = 0;\n  cape_sh" + s + " = (cape_share_t){0, 0, 0, 0};\n");
     if (!cl.nowait) gen(barrier_code(ctx, c->all.b));
@@ -869,19 +1374,28 @@ class Translator {
   void ws_sections(Construct* c, const Ctx& ctx) {
     Clauses cl = clauses(c, kSectionsClauses);
     std::vector<Stmt*> secs;
-    if (!check_ws(c, ctx) || !sections_of(c, secs) || !cl.ok) return emit_stmt(c->stmt, ctx);
+    if (!check_ws(c, ctx) || !sections_of(c, secs) || !check_vars(c, cl) || !cl.ok)
+      return emit_stmt(c->stmt, ctx);
     std::string s = "_" + std::to_string(c->id);
+    auto priv = privates_of(cl);
     gen_begin(c, "sections round robin over the team");
-    gen(save_privates(cl.priv, s, true));
+    reduction_checks(cl);
+    gen(reduction_window(c, ctx, cl));
+    gen(save_privates(priv, s, true));
+    gen(save_privates(cl.lastpriv, s, true));
     Ctx inner = ctx;
     inner.in_ws = true;
     emit_sections(secs, inner);
-    gen(restore_privates(cl.priv, s));
+    gen(lastprivate_code(cl, s, "cape_cc_mine(" + std::to_string(secs.size() - 1) + ")"));
+    gen(restore_privates(priv, s));
     if (!cl.nowait) gen(barrier_code(ctx, c->all.b));
     gen("}\n");
   }
 
   // single runs on thread 0 (OpenMP lets any one thread run it); master always does.
+  // copyprivate: thread 0 copies its values into statics of the construct (static storage:
+  // the same address on every node, written by one node only), which the closing barrier
+  // carries; every node takes them back after the exchange.
   void single(Construct* c, const Ctx& ctx) {
     bool is_single = c->dir.name == "single";
     Clauses cl = clauses(c, is_single ? kSingleClauses : Names{});
@@ -890,17 +1404,34 @@ class Translator {
       d_.error_at(name_tok(c), "'omp master' may not be closely nested in a worksharing construct");
       return emit_stmt(c->stmt, ctx);
     }
+    if (!cl.copypriv.empty() && cl.nowait) {
+      for (auto& x : c->dir.clauses)
+        if (x.name == "nowait") d_.error_at(x.tok, "clauses 'copyprivate' and 'nowait' may not be used together");
+      cl.ok = false;
+    }
     if (!cl.ok) return emit_stmt(c->stmt, ctx);
     std::string s = "_" + std::to_string(c->id);
+    auto priv = privates_of(cl);
     gen_begin(c, is_single ? "run by thread 0" : "");
-    gen(save_privates(cl.priv, s, true));
+    std::string cp_calls;
+    for (auto& x : cl.copypriv) {
+      gen("  static __typeof__(" + x + ") cape_cp" + s + "_" + x + "; /* copyprivate */\n");
+      cp_calls += "    cape_set_copyprivate(&cape_cp" + s + "_" + x + ", sizeof(cape_cp" + s + "_" + x + "));\n";
+    }
+    // TICKPT ships registered data only: the statics are registered before a start() of
+    // their own (a barrier before the single, which every thread of the team meets).
+    if (o_.tickpt && !cp_calls.empty()) gen(barrier_code(ctx, c->all.b, "", cp_calls));
+    gen(save_privates(priv, s, true));
     gen("  if (cape_cc_tid() == 0) {\n");
     Ctx inner = ctx;
     inner.in_ws = is_single;
     emit_stmt(c->stmt, inner);
+    for (auto& x : cl.copypriv) gen("    CAPE_CC_SAVE(cape_cp" + s + "_" + x + ", " + x + ");\n");
     gen("  }\n");
-    gen(restore_privates(cl.priv, s));
-    if (is_single && !cl.nowait) gen(barrier_code(ctx, c->all.b));
+    gen(restore_privates(priv, s));
+    std::string after;
+    for (auto& x : cl.copypriv) after += "    CAPE_CC_RESTORE(" + x + ", cape_cp" + s + "_" + x + "); /* copyprivate */\n";
+    if (is_single && !cl.nowait) gen(barrier_code(ctx, c->all.b, after));
     gen("}\n");
   }
 
@@ -930,10 +1461,11 @@ class Translator {
         i = match_[body];
       }
     }
-    for (int i = 0; i < static_cast<int>(t_.size()); ++i)
-      if (ident(i) && (t_[i].text == "atexit" || t_[i].text == "on_exit")) return;
     auto it = fns.find("main");
     if (it == fns.end()) return;
+    if (!d_.ast().constructs.empty()) main_body_ = it->second.b;
+    for (int i = 0; i < static_cast<int>(t_.size()); ++i)
+      if (ident(i) && (t_[i].text == "atexit" || t_[i].text == "on_exit")) return;
     auto is_region = [](const Construct& c) { return c.dir.name.rfind("parallel", 0) == 0; };
     // Which functions of this file may reach a region (fixpoint over the call graph).
     auto calls_in = [&](int b, int e, bool& unknown) {

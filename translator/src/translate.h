@@ -9,6 +9,7 @@ namespace cape::tr {
 
 struct Options {
   bool master_idle = false;  // cape-cc --master-idle: exact 001_3036025dc34c4021.txt Fig. 3
+  bool tickpt = false;       // cape-cc --ckpt=tickpt: 002_2c61c2cb27f62a9a.txt's model (default dickpt)
 };
 
 // Translates the parsed unit in `drv`. Errors, warnings and notes go to drv.diagnostics();

@@ -1,5 +1,5 @@
 // cape-translate: one OpenMP C file in, its CAPE translation out (docs/translator.md).
-//   cape-translate [--master-idle] [-v] in.c [-o out.c]
+//   cape-translate [--master-idle] [--ckpt=dickpt|tickpt] [-v] in.c [-o out.c]
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -16,10 +16,11 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--master-idle") opts.master_idle = true;
+    else if (a == "--ckpt=tickpt" || a == "--ckpt=dickpt") opts.tickpt = a == "--ckpt=tickpt";
     else if (a == "-v") verbose = true;
     else if (a == "-o" && i + 1 < argc) out = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::cout << "usage: cape-translate [--master-idle] [-v] in.c [-o out.c]\n";
+      std::cout << "usage: cape-translate [--master-idle] [--ckpt=dickpt|tickpt] [-v] in.c [-o out.c]\n";
       return 0;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
       std::cerr << "cape-translate: unknown option '" << a << "'\n";
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
     }
   }
   if (in.empty()) {
-    std::cerr << "usage: cape-translate [--master-idle] [-v] in.c [-o out.c]\n";
+    std::cerr << "usage: cape-translate [--master-idle] [--ckpt=dickpt|tickpt] [-v] in.c [-o out.c]\n";
     return 2;
   }
   std::ifstream f(in, std::ios::binary);

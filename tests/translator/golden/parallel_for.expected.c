@@ -6,7 +6,7 @@ static cape_share_t cape_desc[CAPE_CC_MAX_NODES] __attribute__((unused));
 #include <stdio.h>
 #define N 1000
 double a[N], b[N];
-int main(void) {
+int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   int i;
 { /* cape: #pragma omp parallel for (parallel_for.c:6), 001_3036025dc34c4021.txt Fig. 3 by chunks */
   __typeof__(i) cape_lb_1 = (0), cape_ub_1 = (N);
@@ -49,21 +49,19 @@ int main(void) {
   if (cape_cc_distributed()) {
     const int cape_last_1 = 1; /* last_parallel(), decided when translating (docs/translator.md) */
     if (cape_master()) {
-      cape_create("final");                /* Fig. 3 line 6 */
+      cape_create("after");                /* Fig. 3 line 6: the master's part */
       cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* line 8: every slave's part, merged */
+      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
       cape_inject("after");                /* line 9 */
-      if (!cape_last_1) {                       /* line 10: !last_parallel() */
-        cape_merge("final", "after");     /* line 11 */
-        cape_broadcast("final");          /* line 12 */
-      }
+      if (!cape_last_1)                         /* line 10: !last_parallel() */
+        cape_broadcast("after");          /* line 12 */
     } else {
       cape_create("after");                /* line 18 */
       cape_stop();                          /* line 19 */
       cape_send("after", 0);               /* line 20 */
       if (!cape_last_1) {                       /* line 21 */
-        cape_receive("final");            /* line 22 */
-        cape_inject("final");             /* line 23 */
+        cape_receive("after");            /* line 22 */
+        cape_inject("after");             /* line 23 */
       } else {
         cape_cc_exit();                     /* line 25 */
       }

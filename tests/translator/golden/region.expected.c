@@ -8,8 +8,10 @@ void f(int n) {
   __typeof__(n) cape_pv_5_n;
   CAPE_CC_SAVE(cape_pv_5_n, n);
   static __thread __typeof__(n) cape_pt_5_n;
-  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM))
+  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM)) {
+    cape_set_private(&n, sizeof(n));
     cape_start();
+  }
 #line 5 "region.c"
   {
     n = omp_get_thread_num();
@@ -43,20 +45,20 @@ void f(int n) {
   if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
     CAPE_CC_SAVE(cape_pt_5_n, n); CAPE_CC_RESTORE(n, cape_pv_5_n);
     if (cape_master()) {
-      cape_create("final");                /* Fig. 3 line 6 */
+      cape_create("after");                /* Fig. 3 line 6: the master's part */
       cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* line 8: every slave's part, merged */
+      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
       cape_inject("after");                /* line 9 */
-      cape_merge("final", "after");       /* line 11 */
-      cape_broadcast("final");            /* line 12 */
+      cape_broadcast("after");            /* line 12 */
     } else {
       cape_create("after");                /* line 18 */
       cape_stop();                          /* line 19 */
       cape_send("after", 0);               /* line 20 */
-      cape_receive("final");              /* line 22 */
-      cape_inject("final");               /* line 23 */
+      cape_receive("after");              /* line 22 */
+      cape_inject("after");               /* line 23 */
     }
     CAPE_CC_RESTORE(n, cape_pt_5_n);
+    cape_set_private(&n, sizeof(n));
     cape_start();
   }
 }
@@ -71,20 +73,20 @@ void f(int n) {
   if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
     CAPE_CC_SAVE(cape_pt_5_n, n); CAPE_CC_RESTORE(n, cape_pv_5_n);
     if (cape_master()) {
-      cape_create("final");                /* Fig. 3 line 6 */
+      cape_create("after");                /* Fig. 3 line 6: the master's part */
       cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* line 8: every slave's part, merged */
+      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
       cape_inject("after");                /* line 9 */
-      cape_merge("final", "after");       /* line 11 */
-      cape_broadcast("final");            /* line 12 */
+      cape_broadcast("after");            /* line 12 */
     } else {
       cape_create("after");                /* line 18 */
       cape_stop();                          /* line 19 */
       cape_send("after", 0);               /* line 20 */
-      cape_receive("final");              /* line 22 */
-      cape_inject("final");               /* line 23 */
+      cape_receive("after");              /* line 22 */
+      cape_inject("after");               /* line 23 */
     }
     CAPE_CC_RESTORE(n, cape_pt_5_n);
+    cape_set_private(&n, sizeof(n));
     cape_start();
   }
 #line 14 "region.c"
@@ -93,21 +95,19 @@ void f(int n) {
   if (cape_cc_distributed()) {
     const int cape_last_5 = 0; /* last_parallel(), decided when translating (docs/translator.md) */
     if (cape_master()) {
-      cape_create("final");                /* Fig. 3 line 6 */
+      cape_create("after");                /* Fig. 3 line 6: the master's part */
       cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* line 8: every slave's part, merged */
+      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
       cape_inject("after");                /* line 9 */
-      if (!cape_last_5) {                       /* line 10: !last_parallel() */
-        cape_merge("final", "after");     /* line 11 */
-        cape_broadcast("final");          /* line 12 */
-      }
+      if (!cape_last_5)                         /* line 10: !last_parallel() */
+        cape_broadcast("after");          /* line 12 */
     } else {
       cape_create("after");                /* line 18 */
       cape_stop();                          /* line 19 */
       cape_send("after", 0);               /* line 20 */
       if (!cape_last_5) {                       /* line 21 */
-        cape_receive("final");            /* line 22 */
-        cape_inject("final");             /* line 23 */
+        cape_receive("after");            /* line 22 */
+        cape_inject("after");             /* line 23 */
       } else {
         cape_cc_exit();                     /* line 25 */
       }

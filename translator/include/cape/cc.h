@@ -42,6 +42,13 @@ int cape_cc_thread_of_node(int node);
  * means schedule(static) without a chunk size, split like libgomp (the first n % T threads
  * get one more). */
 void cape_cc_share(cape_share_t *out, unsigned long long n, unsigned long long chunk, int thread);
+/* 1 when the share holds iteration n-1, the sequentially last one (lastprivate). */
+int cape_cc_last(const cape_share_t *s, unsigned long long n);
+/* lastprivate: this thread's order for cape_set_order(): the number of threads for the
+ * thread that runs iteration n-1 of the loop (schedule(static[, chunk])), else its number. */
+unsigned long long cape_cc_order(unsigned long long n, unsigned long long chunk);
+/* The same for the last of the sections of a sections construct. */
+unsigned long long cape_cc_order_of_section(int nsections);
 /* 1 when section j of a sections construct is this thread's (round robin). */
 int cape_cc_mine(int j);
 /* 1 inside a region that runs on the nodes (not serialized): checkpoints are exchanged. */
@@ -62,6 +69,38 @@ void cape_cc_exit(void) __attribute__((noreturn));
  * are unknown: every node clears it before create() (equal bytes on every node are no
  * conflict) and takes its own value back after the exchange. */
 #define CAPE_CC_CLEAR(x) __builtin_memset((void *)&(x), 0, sizeof(x))
+
+/* copyin: every byte changed before start(), so putting the value back is a change that
+ * the master's `copyin` checkpoint carries (docs/translator.md, copyin). */
+#define CAPE_CC_FLIP(x)                                                        \
+  do {                                                                         \
+    unsigned char *cape_p_ = (unsigned char *)(void *)&(x);                    \
+    for (unsigned long cape_i_ = 0; cape_i_ < sizeof(x); cape_i_++)            \
+      cape_p_[cape_i_] = (unsigned char)~cape_p_[cape_i_];                     \
+  } while (0)
+
+/* reduction(op: x): the element type of x for cape_reduction (cape.h), 0 when x has no
+ * type a reduction can combine; the translator asserts it is not 0 where the clause is. */
+#define CAPE_CC_TYPE(x)                                                           \
+  _Generic((x),                                                                   \
+      _Bool: CAPE_T_UINT8,                                                        \
+      char: ((char)-1 < 0 ? CAPE_T_INT8 : CAPE_T_UINT8),                          \
+      signed char: CAPE_T_INT8,                                                   \
+      unsigned char: CAPE_T_UINT8,                                                \
+      short: CAPE_T_INT16,                                                        \
+      unsigned short: CAPE_T_UINT16,                                              \
+      int: CAPE_T_INT32,                                                          \
+      unsigned int: CAPE_T_UINT32,                                                \
+      long: (sizeof(long) == 8 ? CAPE_T_INT64 : CAPE_T_INT32),                    \
+      unsigned long: (sizeof(long) == 8 ? CAPE_T_UINT64 : CAPE_T_UINT32),         \
+      long long: CAPE_T_INT64,                                                    \
+      unsigned long long: CAPE_T_UINT64,                                          \
+      float: CAPE_T_FLOAT,                                                        \
+      double: CAPE_T_DOUBLE,                                                      \
+      default: 0)
+/* & | ^ take integers only. */
+#define CAPE_CC_IS_INTEGER(x) \
+  (CAPE_CC_TYPE(x) != CAPE_T_FLOAT && CAPE_CC_TYPE(x) != CAPE_T_DOUBLE ? CAPE_CC_TYPE(x) : 0)
 
 /* The checkpoint calls themselves are generated inline, in the user's function: create()
  * captures the stack above its caller's frame, so calling it from a helper here would ship
