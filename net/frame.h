@@ -46,7 +46,7 @@ enum class FrameType : uint8_t {
   heartbeat = 6,  // empty
   region = 7,     // slave -> master: where the node is now
   exited = 8,     // the node's program ended: wait status + region
-  abort = 9,      // master -> slaves: the job failed, with the one message
+  abort = 9,      // master -> slaves: the job failed: the one message + the job exit status
   shutdown = 10,  // master -> slaves: the job is over, stop your program
 };
 const char* to_string(FrameType t);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <set>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "ckpt/ops.h"
@@ -219,6 +220,7 @@ TEST(Node, SlaveProgramKilledEndsTheJobWithOneMessage) {
     node.program_exited(SIGKILL);  // a wait status: killed by signal 9
   });
   std::string other_msg;
+  std::optional<int> other_code;
   std::thread other([&] {
     Node node(options(2, 3, master.port(), s, &sf));
     node.start();
@@ -229,6 +231,7 @@ TEST(Node, SlaveProgramKilledEndsTheJobWithOneMessage) {
     } catch (const UserError& e) {
       other_msg = e.what();
     }
+    other_code = node.failure_exit_code();
   });
   master.start();
   master.set_region("parallel region at prog.c:12");
@@ -243,11 +246,15 @@ TEST(Node, SlaveProgramKilledEndsTheJobWithOneMessage) {
     EXPECT_NE(m.find("node 1"), std::string::npos) << m;
     EXPECT_NE(m.find("killed by signal 9"), std::string::npos) << m;
     EXPECT_NE(m.find("prog.c:12"), std::string::npos) << m;
+    EXPECT_NE(m.find("(job exit status 137)"), std::string::npos) << m;
   }
   EXPECT_LT(Clock::now() - t0, 2s);
   killed.join();
   other.join();
   EXPECT_EQ(other_msg, *master.failure());
+  // Every node exits with the killed program's status (the abort carries it).
+  EXPECT_EQ(master.failure_exit_code(), 137);
+  EXPECT_EQ(other_code, 137);
   ASSERT_EQ(mf.size(), 1u);
   EXPECT_TRUE(mf.seen[0].second);   // the master reports
   ASSERT_EQ(sf.size(), 1u);
@@ -275,8 +282,10 @@ TEST(Node, VanishedSlaveIsNamedWithinTheBound) {
     std::string m = e.what();
     EXPECT_NE(m.find("node 1"), std::string::npos) << m;
     EXPECT_NE(m.find("vanished"), std::string::npos) << m;
+    EXPECT_NE(m.find("(job exit status 1)"), std::string::npos) << m;
   }
   EXPECT_LT(Clock::now() - t0, 2s);
+  EXPECT_EQ(master.failure_exit_code(), 1);  // no program status known
   t.join();
 }
 
