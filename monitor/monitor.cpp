@@ -345,9 +345,13 @@ class Monitor {
     std::vector<uint8_t> saved;  // reduction: the original value; private: the value to restore
   };
   static bool is_private(Attr a) { return a == Attr::priv || a == Attr::firstprivate || a == Attr::threadprivate; }
+  // copyin: the master's copy travels into the region (in its checkpoints, "before"), the
+  // nodes' copies never come back (threadprivate): private for results and conflicts.
+  static bool is_region_private(Attr a) { return is_private(a) || a == Attr::copyin; }
   void op_attr(Attr a, uint64_t addr, uint64_t size, ckpt::Reduction red = {});
   Intervals ranges(bool (*pred)(Attr)) const;
   Intervals dynamic_memory(const std::vector<Region>& regions) const;
+  Intervals region_private(uint64_t boundary) const;
   bool table_applies(uint64_t checkpoint_timestamp) const {
     return vars_region_ != 0 && (checkpoint_timestamp >> kRegionShift) == vars_region_;
   }
@@ -728,7 +732,7 @@ long Monitor::dispatch(pid_t tid, int op, uint64_t a1, uint64_t a2, uint64_t bou
           ckpt::MergeResult m = ckpt::merge(it->second, part, mo);
           if (check_races_) report_races(m, from, n);
           // Private copies (kept by DICKPT, never injected) differ by design.
-          Intervals priv = ranges(&Monitor::is_private);
+          Intervals priv = region_private(0);
           std::erase_if(m.conflicts, [&](const ckpt::Conflict& c) {
             return overlaps(priv, c.address, c.address + c.length);
           });
@@ -800,6 +804,16 @@ Intervals Monitor::dynamic_memory(const std::vector<Region>& regions) const {
   return normalize(std::move(v));
 }
 
+// What is private in the current region: private/firstprivate/threadprivate/copyin, and
+// under default(none) everything but the registered shared data and dynamic memory.
+Intervals Monitor::region_private(uint64_t boundary) const {
+  Intervals drop = ranges(&Monitor::is_region_private);
+  if (!default_none_) return drop;
+  Intervals travel = unite(ranges([](Attr a) { return !is_region_private(a); }),
+                           dynamic_memory(tracked_set(read_maps(pid_), exe_, boundary, tls_)));
+  return unite(drop, subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}}, travel));
+}
+
 void Monitor::op_start(const StoppedThread& st, uint64_t boundary) {
   if (tracking_) op_stop(st);
   // The region's attribute table: this region's clauses, then threadprivate variables no
@@ -866,7 +880,7 @@ void Monitor::op_stop(const StoppedThread& st) {
 
 void Monitor::report_races(const ckpt::MergeResult& m, int from, const std::string& name) {
   if (m.conflicts.empty()) return;
-  Intervals priv = ranges(&Monitor::is_private);
+  Intervals priv = region_private(0);
   uint64_t base = load_base(read_maps(pid_), exe_);
   if (!symbols_) {
     try {
@@ -939,27 +953,33 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
 
   // Data sharing (002 Sect. 4.3). Reduction and lastprivate variables are saved whatever
   // changed: reductions with their operator, lastprivate with a timestamp that orders the
-  // nodes' shares (Def. 4.2: the sequentially last one wins). TICKPT keeps only shared
-  // data (registered shared/copyin/copyprivate and dynamic memory, minus private);
-  // DICKPT keeps every write, as CAPE-2 did, and inject() leaves private data alone.
+  // nodes' shares (Def. 4.2: the sequentially last one wins); the master also saves its
+  // copyin variables (so "before" carries them to the slaves). TICKPT keeps only shared
+  // data (registered shared/copyprivate and dynamic memory, minus private); DICKPT keeps
+  // every write, as CAPE-2 did, and inject() leaves private data alone.
   Intervals forced = ranges([](Attr a) { return a == Attr::reduction || a == Attr::lastprivate; });
+  Intervals copyin = ranges([](Attr a) { return a == Attr::copyin; });
   Intervals travel;
   if (model_ == CAPE_CKPT_TICKPT) {
-    Intervals shared = ranges([](Attr a) { return a == Attr::shared || a == Attr::copyin || a == Attr::copyprivate; });
+    Intervals shared = ranges([](Attr a) { return a == Attr::shared || a == Attr::copyprivate; });
     travel = subtract(unite(shared, dynamic_memory(tracked_set(read_maps(pid_), exe_, boundary, tls_))),
-                    unite(ranges(&Monitor::is_private), forced));
+                    unite(unite(ranges(&Monitor::is_region_private), forced), copyin));
     travel = normalize(std::move(travel));
   } else {
-    travel = subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}}, forced);
+    travel = subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}},
+                      rank_ == 0 ? unite(forced, copyin) : forced);
   }
   ckpt::Checkpoint kept = clip_to(all, travel);
   ckpt::Checkpoint saved;
   uint64_t order = order_ >= 0 ? static_cast<uint64_t>(order_) : static_cast<uint64_t>(rank_);
   for (const Var& v : vars_) {
-    if (v.attr != Attr::reduction && v.attr != Attr::lastprivate) continue;
+    bool master_copyin = v.attr == Attr::copyin && rank_ == 0;
+    if (v.attr != Attr::reduction && v.attr != Attr::lastprivate && !master_copyin) continue;
     std::vector<uint8_t> cur_value(v.size);
     tracee_->read_bytes(v.addr, cur_value);
-    if (v.attr == Attr::reduction)
+    if (master_copyin)
+      saved.append(v.addr, cur_value, ts);
+    else if (v.attr == Attr::reduction)
       saved.append(v.addr, cur_value, ts, v.red);
     else
       saved.append(v.addr, cur_value, ts + 1 + std::min(order, kMaxOrder));
@@ -991,12 +1011,7 @@ void Monitor::op_inject(const StoppedThread& st, const std::string& name, uint64
   // (default(none): nothing but the registered shared variables and dynamic memory), and
   // a reduction variable gets original op merged partial results (restored first), which
   // is OpenMP's result on every node however often it is injected.
-  Intervals drop = ranges(&Monitor::is_private);
-  if (default_none_) {
-    Intervals travel = unite(ranges([](Attr a) { return !is_private(a); }),
-                             dynamic_memory(tracked_set(read_maps(pid_), exe_, boundary, tls_)));
-    drop = unite(drop, subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}}, travel));
-  }
+  Intervals drop = region_private(boundary);
   ckpt::Checkpoint w = clip_to(c, subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}}, drop));
   ckpt::Checkpoint resolved;
   resolved.kind = w.kind;

@@ -149,6 +149,23 @@ TEST_P(Model, LastprivateWithTheMasterOnTheLastChunkAndCapeSetOrder) {
   EXPECT_NE(read_file(d.path + "/logs/node.2.log").find(c.out), std::string::npos);
 }
 
+// threadprivate (each node's copy persists, never overwritten by merged results), copyin
+// (the master's copy reaches every node), copyprivate (the writer's value reaches every
+// node) and default(none) (an unlisted variable never travels), with known values.
+TEST_P(Model, ThreadprivateCopyinCopyprivateDefaultNone) {
+  TempDir d;
+  Result c = cape_run(d, {kProgs + "/tickpt_clauses", GetParam()});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(c.out, "node=0 tp1=338 tp=338 a_sum=498501 b_ok=999 c_sum=499500 x=77 scratch=1000\n");
+  EXPECT_NE(read_file(d.path + "/logs/node.1.log")
+                .find("node=1 tp1=671 tp=338 a_sum=498501 b_ok=999 c_sum=499500 x=77 scratch=1001\n"),
+            std::string::npos);
+  EXPECT_NE(read_file(d.path + "/logs/node.2.log")
+                .find("node=2 tp1=1004 tp=338 a_sum=498501 b_ok=999 c_sum=499500 x=77 scratch=1002\n"),
+            std::string::npos);
+  EXPECT_EQ(c.err.find("written differently"), std::string::npos) << c.err;
+}
+
 // (A node's log mixes its program's stdout and stderr.)
 
 // The merged checkpoints of the master (kind merged, node 0) in `dir`.
