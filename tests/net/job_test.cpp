@@ -98,8 +98,9 @@ TEST(Job, SlaveFailureGivesItsStatus) {
   }
 }
 
-// The same under mpirun: every node exits with the failing program's status, so mpirun's
-// own exit status is it too.
+// The same under mpirun. mpirun kills the other ranks as soon as one exits with non-zero, so
+// which nodes still hear the master's abort varies; its exit status is the first failing
+// rank's, the failing program's node, which exits with that program's status.
 TEST(Job, MpirunSlaveFailureGivesItsStatus) {
   TempDir d;
   std::string token = unique_token();
@@ -110,9 +111,6 @@ TEST(Job, MpirunSlaveFailureGivesItsStatus) {
                         FIG3, "2", "0", token, "fail=2:5"},
                        d.path, {"CAPE_SECRET=" + std::string(64, 'k')});
   EXPECT_EQ(p.wait(90s), 5) << p.err();
-  EXPECT_NE(p.err().find("node 2 ("), std::string::npos) << p.err();
-  EXPECT_NE(read_file(d.path + "/logs/node.1.log").find("(job exit status 5)"), std::string::npos)
-      << read_file(d.path + "/logs/node.1.log");
   EXPECT_TRUE(wait_until_gone(token, 10s));
 }
 
