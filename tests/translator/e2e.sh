@@ -37,7 +37,28 @@ else
     --secret-file secret --output-dir logs -- ./prog > actual 2> run.err || status=$?
   for p in "${pids[@]}"; do wait "$p" || status=$((status ? status : $?)); done
 fi
-if [ "$status" != 0 ] || ! cmp -s expected actual; then
+# A program may state a tolerance for its floating-point output (`e2e-tolerance: X` in its
+# source): numbers then agree when |a - b| <= X * max(1, |a|, |b|), everything else exactly.
+tol=$(sed -n 's/.*e2e-tolerance: *\([0-9.eE+-]*\).*/\1/p' "$src" | head -1)
+same() {
+  if [ -z "$tol" ]; then cmp -s expected actual; return; fi
+  [ "$(wc -l < expected)" = "$(wc -l < actual)" ] || return 1
+  paste -d '\n' expected actual | awk -v tol="$tol" '
+    function abs(x) { return x < 0 ? -x : x }
+    function num(s) { return s ~ /^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$/ }
+    NR % 2 == 1 { line = $0; next }
+    {
+      n = split(line, a, /[ \t]+/); m = split($0, b, /[ \t]+/)
+      if (n != m) exit 1
+      for (k = 1; k <= n; k++) {
+        if (a[k] == b[k]) continue
+        if (!num(a[k]) || !num(b[k])) exit 1
+        d = abs(a[k] - b[k]); s = abs(a[k]) > abs(b[k]) ? abs(a[k]) : abs(b[k]); if (s < 1) s = 1
+        if (d > tol * s) exit 1
+      }
+    }'
+}
+if [ "$status" != 0 ] || ! same; then
   echo "FAIL: $name on $n nodes (status $status)" >&2
   echo "--- native:" >&2; cat expected >&2
   echo "--- cape:" >&2; cat actual >&2
@@ -46,4 +67,4 @@ if [ "$status" != 0 ] || ! cmp -s expected actual; then
   exit 1
 fi
 grep -i "conflict\|differently" run.err logs/* 2>/dev/null >&2 || true
-echo "ok: $name, native and $n CAPE nodes agree"
+echo "ok: $name, native and $n CAPE nodes agree${tol:+ (numbers within $tol)}${flags[*]:+ (${flags[*]})}"

@@ -1115,7 +1115,8 @@ class Translator {
     bool ok = b < e && t_[b].text == "(" && t_[e - 1].text == ")" && e - b >= 3;
     for (int k = b + 1; ok && k < e - 1; ++k) {
       if ((k - b) % 2 == 1) {
-        if (ident(k)) vars.push_back(t_[k].text);
+        const auto& w = t_[k].text;  // pragma tokens are not lexed as identifiers
+        if (std::isalpha(static_cast<unsigned char>(w[0])) || w[0] == '_') vars.push_back(w);
         else ok = false;
       } else if (t_[k].text != ",") {
         ok = false;
@@ -1252,7 +1253,7 @@ class Translator {
     reduction_checks(cl);
     gen(save_privates(priv, s, false));
     for (auto& x : priv)
-      gen("  static __thread __typeof__(" + x + ") cape_pt" + s + "_" + x + ";\n");
+      gen("  static __thread __typeof__(" + x + ") cape_pt" + s + "_" + x + " __attribute__((unused)); /* for barriers */\n");
     gen("  if (cape_cc_fork(0, " + cl.cond + ", CAPE_CC_WHOLE_TEAM)) {\n" + copyin_code(cl, s) + calls +
         "    cape_start();\n  }\n");
     Ctx inner;
@@ -1279,16 +1280,14 @@ class Translator {
   // the team meets a worksharing construct, so the added barrier changes no result.
   std::string reduction_window(Construct* c, const Ctx& ctx, const Clauses& cl) {
     if (cl.red.empty()) return "";
-    return barrier_code(ctx, c->all.b, "", clause_calls(reductions_only(cl), c->dir.first_tok, "    "));
+    std::string calls;
+    for (auto& rd : cl.red)
+      calls += "    cape_reduction(&" + rd.var + ", sizeof(" + rd.var + "), " + red_op(rd.op) +
+               ", CAPE_CC_TYPE(" + rd.var + "));\n";
+    return barrier_code(ctx, c->all.b, "", calls);
   }
 
   static std::string s_of(Construct* c) { return "_" + std::to_string(c->id); }
-
-  static Clauses reductions_only(const Clauses& cl) {
-    Clauses r;
-    r.red = cl.red;
-    return r;
-  }
 
   void ws_for(Construct* c, const Ctx& ctx) {
     Clauses cl = clauses(c, c->dir.name == "for" ? kForClauses : unite(kForClauses, kSimdClauses));

@@ -7,7 +7,7 @@ void f(int n) {
 { /* cape: #pragma omp parallel (region.c:4), every node runs the region; writes meet at barriers and at its end */
   __typeof__(n) cape_pv_5_n;
   CAPE_CC_SAVE(cape_pv_5_n, n);
-  static __thread __typeof__(n) cape_pt_5_n;
+  static __thread __typeof__(n) cape_pt_5_n __attribute__((unused)); /* for barriers */
   if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM)) {
     cape_set_private(&n, sizeof(n));
     cape_start();
@@ -58,7 +58,6 @@ void f(int n) {
       cape_inject("after");               /* line 23 */
     }
     CAPE_CC_RESTORE(n, cape_pt_5_n);
-    cape_set_private(&n, sizeof(n));
     cape_start();
   }
 }
@@ -86,7 +85,6 @@ void f(int n) {
       cape_inject("after");               /* line 23 */
     }
     CAPE_CC_RESTORE(n, cape_pt_5_n);
-    cape_set_private(&n, sizeof(n));
     cape_start();
   }
 #line 14 "region.c"

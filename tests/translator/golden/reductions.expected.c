@@ -1,0 +1,160 @@
+/* Translated by cape-translate from reductions.c: OpenMP directives became CAPE runtime calls (docs/translator.md). */
+#include <cape/cc.h>
+/* The `before` checkpoints of 001_3036025dc34c4021.txt Fig. 3 carry these. */
+static cape_share_t cape_desc[CAPE_CC_MAX_NODES] __attribute__((unused));
+#line 1 "reductions.c"
+#include <stdio.h>
+int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
+  int add = 0, mul = 1, and_ = -1, or_ = 0, xor_ = 0, land = 1, lor = 0;
+  long sub = 0;
+  float mn = 1e9f;
+  double mx = -1e9;
+  unsigned char uc = 0;
+{ /* cape: #pragma omp parallel for (reductions.c:8), 001_3036025dc34c4021.txt Fig. 3 by chunks */
+#line 8 "reductions.c"
+                                      _Static_assert(CAPE_CC_TYPE(add) != 0, "reduction(+: add): 'add' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+#line 8 "reductions.c"
+                                                        _Static_assert(CAPE_CC_TYPE(mul) != 0, "reduction(*: mul): 'mul' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+#line 8 "reductions.c"
+                                                                          _Static_assert(CAPE_CC_TYPE(sub) != 0, "reduction(-: sub): 'sub' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+#line 8 "reductions.c"
+                                                                                            _Static_assert(CAPE_CC_IS_INTEGER(and_) != 0, "reduction(&: and_): 'and_' must have an integer type (char, short, int, long, long long, signed or unsigned)");
+#line 8 "reductions.c"
+                                                                                                               _Static_assert(CAPE_CC_IS_INTEGER(or_) != 0, "reduction(|: or_): 'or_' must have an integer type (char, short, int, long, long long, signed or unsigned)");
+#line 8 "reductions.c"
+                                                                                                                                 _Static_assert(CAPE_CC_IS_INTEGER(xor_) != 0, "reduction(^: xor_): 'xor_' must have an integer type (char, short, int, long, long long, signed or unsigned)");
+#line 8 "reductions.c"
+                                                                                                                                                     _Static_assert(CAPE_CC_TYPE(land) != 0, "reduction(&&: land): 'land' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+#line 8 "reductions.c"
+                                                                                                                                                                         _Static_assert(CAPE_CC_TYPE(lor) != 0, "reduction(||: lor): 'lor' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+#line 8 "reductions.c"
+                                                                                                                                                                                             _Static_assert(CAPE_CC_TYPE(mn) != 0, "reduction(min: mn): 'mn' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+#line 8 "reductions.c"
+                                                                                                                                                                                                                _Static_assert(CAPE_CC_TYPE(mx) != 0, "reduction(max: mx): 'mx' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+#line 8 "reductions.c"
+                                                                                                                                                                                                                    _Static_assert(CAPE_CC_TYPE(uc) != 0, "reduction(max: uc): 'uc' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+  int cape_lb_1 = (1), cape_ub_1 = (20);
+  long long cape_st_1 = 1;
+  int i = cape_lb_1;
+  unsigned long long cape_n_1 = cape_st_1 > 0 && cape_lb_1 < cape_ub_1 ? ((unsigned long long)cape_ub_1 - (unsigned long long)cape_lb_1 - 1) / (unsigned long long)cape_st_1 + 1 : 0;
+  __typeof__(i) cape_pv_1_i;
+  CAPE_CC_SAVE(cape_pv_1_i, i);
+  static __thread cape_share_t cape_sh_1;
+  static __thread unsigned long long cape_b_1, cape_k_1;
+  static __thread int cape_s_1;
+  if (cape_cc_fork(0, 1, 0)) {
+    if (cape_master()) {                    /* Fig. 3 line 1 */
+      cape_reduction(&add, sizeof(add), CAPE_RED_ADD, CAPE_CC_TYPE(add));
+      cape_reduction(&mul, sizeof(mul), CAPE_RED_MUL, CAPE_CC_TYPE(mul));
+      cape_reduction(&sub, sizeof(sub), CAPE_RED_SUB, CAPE_CC_TYPE(sub));
+      cape_reduction(&and_, sizeof(and_), CAPE_RED_BAND, CAPE_CC_TYPE(and_));
+      cape_reduction(&or_, sizeof(or_), CAPE_RED_BOR, CAPE_CC_TYPE(or_));
+      cape_reduction(&xor_, sizeof(xor_), CAPE_RED_BXOR, CAPE_CC_TYPE(xor_));
+      cape_reduction(&land, sizeof(land), CAPE_RED_LAND, CAPE_CC_TYPE(land));
+      cape_reduction(&lor, sizeof(lor), CAPE_RED_LOR, CAPE_CC_TYPE(lor));
+      cape_reduction(&mn, sizeof(mn), CAPE_RED_MIN, CAPE_CC_TYPE(mn));
+      cape_reduction(&mx, sizeof(mx), CAPE_RED_MAX, CAPE_CC_TYPE(mx));
+      cape_reduction(&uc, sizeof(uc), CAPE_RED_MAX, CAPE_CC_TYPE(uc));
+      cape_start();                         /* line 2 */
+      for (cape_s_1 = 1; cape_s_1 < cape_num_nodes(); ++cape_s_1) { /* line 3: a chunk per slave */
+        cape_cc_share(&cape_desc[cape_s_1], cape_n_1, 0, cape_cc_thread_of_node(cape_s_1));
+        cape_create("before");             /* line 4 */
+        cape_send("before", cape_s_1);      /* line 5 */
+      }
+      cape_s_1 = 0;
+      cape_cc_share(&cape_sh_1, cape_n_1, 0, cape_cc_thread_of_node(0)); /* the master's own share */
+    } else {
+      static __thread __typeof__(add) cape_rv_1_add;
+      CAPE_CC_SAVE(cape_rv_1_add, add);
+      static __thread __typeof__(mul) cape_rv_1_mul;
+      CAPE_CC_SAVE(cape_rv_1_mul, mul);
+      static __thread __typeof__(sub) cape_rv_1_sub;
+      CAPE_CC_SAVE(cape_rv_1_sub, sub);
+      static __thread __typeof__(and_) cape_rv_1_and_;
+      CAPE_CC_SAVE(cape_rv_1_and_, and_);
+      static __thread __typeof__(or_) cape_rv_1_or_;
+      CAPE_CC_SAVE(cape_rv_1_or_, or_);
+      static __thread __typeof__(xor_) cape_rv_1_xor_;
+      CAPE_CC_SAVE(cape_rv_1_xor_, xor_);
+      static __thread __typeof__(land) cape_rv_1_land;
+      CAPE_CC_SAVE(cape_rv_1_land, land);
+      static __thread __typeof__(lor) cape_rv_1_lor;
+      CAPE_CC_SAVE(cape_rv_1_lor, lor);
+      static __thread __typeof__(mn) cape_rv_1_mn;
+      CAPE_CC_SAVE(cape_rv_1_mn, mn);
+      static __thread __typeof__(mx) cape_rv_1_mx;
+      CAPE_CC_SAVE(cape_rv_1_mx, mx);
+      static __thread __typeof__(uc) cape_rv_1_uc;
+      CAPE_CC_SAVE(cape_rv_1_uc, uc);
+      cape_receive("before");              /* line 14 */
+      cape_inject("before");               /* line 15 */
+      CAPE_CC_RESTORE(add, cape_rv_1_add);
+      CAPE_CC_RESTORE(mul, cape_rv_1_mul);
+      CAPE_CC_RESTORE(sub, cape_rv_1_sub);
+      CAPE_CC_RESTORE(and_, cape_rv_1_and_);
+      CAPE_CC_RESTORE(or_, cape_rv_1_or_);
+      CAPE_CC_RESTORE(xor_, cape_rv_1_xor_);
+      CAPE_CC_RESTORE(land, cape_rv_1_land);
+      CAPE_CC_RESTORE(lor, cape_rv_1_lor);
+      CAPE_CC_RESTORE(mn, cape_rv_1_mn);
+      CAPE_CC_RESTORE(mx, cape_rv_1_mx);
+      CAPE_CC_RESTORE(uc, cape_rv_1_uc);
+      cape_reduction(&add, sizeof(add), CAPE_RED_ADD, CAPE_CC_TYPE(add));
+      cape_reduction(&mul, sizeof(mul), CAPE_RED_MUL, CAPE_CC_TYPE(mul));
+      cape_reduction(&sub, sizeof(sub), CAPE_RED_SUB, CAPE_CC_TYPE(sub));
+      cape_reduction(&and_, sizeof(and_), CAPE_RED_BAND, CAPE_CC_TYPE(and_));
+      cape_reduction(&or_, sizeof(or_), CAPE_RED_BOR, CAPE_CC_TYPE(or_));
+      cape_reduction(&xor_, sizeof(xor_), CAPE_RED_BXOR, CAPE_CC_TYPE(xor_));
+      cape_reduction(&land, sizeof(land), CAPE_RED_LAND, CAPE_CC_TYPE(land));
+      cape_reduction(&lor, sizeof(lor), CAPE_RED_LOR, CAPE_CC_TYPE(lor));
+      cape_reduction(&mn, sizeof(mn), CAPE_RED_MIN, CAPE_CC_TYPE(mn));
+      cape_reduction(&mx, sizeof(mx), CAPE_RED_MAX, CAPE_CC_TYPE(mx));
+      cape_reduction(&uc, sizeof(uc), CAPE_RED_MAX, CAPE_CC_TYPE(uc));
+      cape_start();                         /* line 16 */
+      cape_sh_1 = cape_desc[cape_node_id()];
+    }
+  } else {
+    cape_cc_share(&cape_sh_1, cape_n_1, 0, 0); /* serial: every iteration */
+  }
+  /* Fig. 3 line 17: D, on this node's chunks */
+  for (cape_b_1 = cape_sh_1.lo; cape_b_1 < cape_sh_1.hi; cape_b_1 += cape_sh_1.stride)
+    for (cape_k_1 = cape_b_1; cape_k_1 < cape_sh_1.hi && cape_k_1 - cape_b_1 < cape_sh_1.chunk; ++cape_k_1) {
+      i = (__typeof__(i))((unsigned long long)cape_lb_1 + cape_k_1 * (unsigned long long)cape_st_1);
+#line 9 "reductions.c"
+                               {
+    add += i; mul *= (i % 5 == 0) ? 2 : 1; sub -= i; and_ &= ~(1 << i); or_ |= 1 << i;
+    xor_ ^= i; land = land && i; lor = lor || i == 7; if (i < mn) mn = i; if (i > mx) mx = i;
+    if (i > uc) uc = (unsigned char)i;
+  }
+    }
+  CAPE_CC_RESTORE(i, cape_pv_1_i);
+  cape_b_1 = cape_k_1 = 0;
+  cape_sh_1 = (cape_share_t){0, 0, 0, 0};
+  if (cape_cc_distributed()) {
+    const int cape_last_1 = 1; /* last_parallel(), decided when translating (docs/translator.md) */
+    if (cape_master()) {
+      cape_create("after");                /* Fig. 3 line 6: the master's part */
+      cape_stop();                          /* line 7 */
+      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
+      cape_inject("after");                /* line 9 */
+      if (!cape_last_1)                         /* line 10: !last_parallel() */
+        cape_broadcast("after");          /* line 12 */
+    } else {
+      cape_create("after");                /* line 18 */
+      cape_stop();                          /* line 19 */
+      cape_send("after", 0);               /* line 20 */
+      if (!cape_last_1) {                       /* line 21 */
+        cape_receive("after");            /* line 22 */
+        cape_inject("after");             /* line 23 */
+      } else {
+        cape_cc_exit();                     /* line 25 */
+      }
+    }
+  }
+  cape_cc_join();
+}
+#line 13 "reductions.c"
+
+  printf("%d %d %ld %d %d %d %d %d %g %g %d\n", add, mul, sub, and_, or_, xor_, land, lor, mn, mx, uc);
+  return 0;
+}
