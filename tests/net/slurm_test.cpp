@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <thread>
 
@@ -56,6 +57,11 @@ class Slurm : public ::testing::Test {
     for (const char* c : {"srun", "sinfo", "squeue", "scancel"})
       if (!on_path(c)) GTEST_SKIP() << "no " << c << " on PATH (slurm-client)";
     const std::string& t = dir_.path;
+    // Run from inside a Slurm job, srun would try to use that job's allocation here.
+    std::vector<std::string> inherited;
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, "SLURM_", 6) == 0) inherited.emplace_back(*e, std::strcspn(*e, "="));
+    for (const auto& name : inherited) ::unsetenv(name.c_str());
     env_ = {"SLURM_CONF=" + t + "/slurm.conf"};
 
     // munge: a fresh key, its socket and files in the directory (--force: /tmp is
