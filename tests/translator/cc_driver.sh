@@ -75,6 +75,32 @@ D
 "$cc" -v -c dyn.c 2> dyn.err
 grep -q 'note: schedule(dynamic) is run as schedule(static, 2)' dyn.err || fail "$(cat dyn.err)"
 
+# reduction(op: v) of a type no reduction combines: the C compiler says so where the
+# variable is named in the pragma (issue 6).
+cat > rtype.c <<'R'
+struct pt { int x, y; };
+int main(void) {
+  struct pt p = {0, 0};
+  double f = 1;
+#pragma omp parallel for reduction(+: p)
+  for (int i = 0; i < 10; i++) p.x += i;
+#pragma omp parallel for reduction(^: f)
+  for (int i = 0; i < 10; i++) f += i;
+  return p.x + (int)f;
+}
+R
+if "$cc" -c rtype.c 2> rtype.err; then fail "rtype.c compiled"; fi
+grep -q 'rtype.c:5:39: error: .*reduction(+: p): p must have an arithmetic type' rtype.err || fail "$(cat rtype.err)"
+grep -q 'rtype.c:7:39: error: .*reduction(^: f): f must have an integer type' rtype.err || fail "$(cat rtype.err)"
+
+# --ckpt: the model the program tells its monitor at the start of main.
+"$cc" --keep --ckpt=tickpt -c main.c
+grep -q 'cape_set_ckpt_model(CAPE_CKPT_TICKPT)' main.cape.c || fail "--ckpt=tickpt not in main"
+"$cc" --keep -c main.c
+grep -q 'cape_set_ckpt_model(CAPE_CKPT_DICKPT)' main.cape.c || fail "dickpt is not the default"
+if "$cc" --ckpt=sometimes -c main.c 2> ck.err; then fail "--ckpt=sometimes accepted"; fi
+grep -q "unknown checkpoint model 'sometimes'" ck.err || fail "$(cat ck.err)"
+
 # No OpenMP: the same program gcc makes.
 cp "$here/../omp/noomp.c" .
 gcc -O1 noomp.c -o native

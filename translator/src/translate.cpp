@@ -630,7 +630,7 @@ class Translator {
   std::string clause_calls(const Clauses& cl, int at, const std::string& ind, bool with_private = true) const {
     std::string r;
     auto set = [&](const char* fn, const std::vector<std::string>& v) {
-      for (auto& x : v) r += ind + fn + "(&" + x + ", sizeof(" + x + "));\n";
+      for (auto& x : v) r += ind + fn + "((void *)&" + x + ", sizeof(" + x + "));\n";
     };
     set("cape_set_threadprivate", threadprivates_at(at));
     if (cl.default_none) r += ind + "cape_set_default_none();\n";
@@ -641,7 +641,7 @@ class Translator {
     }
     set("cape_set_lastprivate", cl.lastpriv);
     for (auto& rd : cl.red)
-      r += ind + "cape_reduction(&" + rd.var + ", sizeof(" + rd.var + "), " + red_op(rd.op) +
+      r += ind + "cape_reduction((void *)&" + rd.var + ", sizeof(" + rd.var + "), " + red_op(rd.op) +
            ", CAPE_CC_TYPE(" + rd.var + "));\n";
     return r;
   }
@@ -655,7 +655,7 @@ class Translator {
       em_.line(t.line);
       em_.raw(std::string(t.col > 1 ? t.col - 1 : 0, ' ') + "_Static_assert(" +
               (bitwise ? "CAPE_CC_IS_INTEGER(" : "CAPE_CC_TYPE(") + rd.var + ") != 0, \"reduction(" +
-              rd.op + ": " + rd.var + "): '" + rd.var + "' must have " +
+              rd.op + ": " + rd.var + "): " + rd.var + " must have " +
               (bitwise ? "an integer type (char, short, int, long, long long, signed or unsigned)"
                        : "an arithmetic type (char, short, int, long, long long, signed or "
                          "unsigned, float or double)") +
@@ -673,7 +673,7 @@ class Translator {
     r += "    if (cape_master()) {\n";
     for (auto& x : cl.copyin)
       r += "      CAPE_CC_SAVE(cape_ci" + s + "_" + x + ", " + x + "); CAPE_CC_FLIP(" + x +
-           ");\n      cape_set_copyin(&" + x + ", sizeof(" + x + "));\n";
+           ");\n      cape_set_copyin((void *)&" + x + ", sizeof(" + x + "));\n";
     r += "      cape_start();\n";
     for (auto& x : cl.copyin) r += "      CAPE_CC_RESTORE(" + x + ", cape_ci" + s + "_" + x + ");\n";
     r += "      cape_create(\"copyin\");\n"
@@ -698,6 +698,33 @@ class Translator {
                          "with '#pragma omp threadprivate(" + t_[k].text + ")' first)");
           cl.ok = false;
         }
+    }
+    // default(none) (OpenMP 4.5 Sect. 2.15.1.1): every variable the construct names must be
+    // listed; gcc checks it only with -fopenmp, which cape-cc does not pass on.
+    if (cl.default_none && c->stmt) {
+      if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, static_cast<int>(t_.size())));
+      Names listed(cl.priv.begin(), cl.priv.end());
+      for (auto* l : {&cl.firstpriv, &cl.lastpriv, &cl.shared, &cl.copyin})
+        listed.insert(l->begin(), l->end());
+      for (auto& rd : cl.red) listed.insert(rd.var);
+      for (auto& v : threadprivates_at(c->dir.first_tok)) listed.insert(v);
+      if (!loop_var.empty()) listed.insert(loop_var);
+      int b = c->stmt->all.b, e = c->stmt->all.e;
+      for (auto& n : implicitly_shared(c->dir.first_tok, b, e, {})) {
+        if (listed.count(n)) continue;
+        for (int i = b; i < e; ++i) {
+          if (t_[i].kind == TokKind::PragmaStart) {
+            while (i < e && t_[i].kind != TokKind::PragmaEnd) ++i;
+            continue;
+          }
+          if (ident(i) && t_[i].text == n && !punct(i - 1, ".") && !punct(i - 1, "->")) {
+            d_.error_at(i, "'" + n + "' is not listed in a data-sharing clause of 'omp " + c->dir.name +
+                               "', which has default(none)");
+            cl.ok = false;
+            break;
+          }
+        }
+      }
     }
     if (!loop_var.empty())
       for (auto& rd : cl.red)
@@ -891,8 +918,13 @@ class Translator {
     std::vector<int> scope_ends;
     auto end_of_scope = [&] { return scope_ends.empty() ? static_cast<int>(t_.size()) : scope_ends.back(); };
     // Names in declarator tokens [p, q): the last identifier before '=', '[' or a group.
-    auto declarators = [&](int p, int q, int scope_end) {
+    // `params`: a parameter list, where `T a[]` is a pointer. Elsewhere `a[]` has an
+    // incomplete type (no sizeof) and `register` variables have no address: both skipped.
+    auto declarators = [&](int p, int q, int scope_end, bool params = false) {
       int part = p;
+      if (!params)
+        for (int x = p; x < q; ++x)
+          if (ident(x) && t_[x].text == "register") return;
       for (int k = p; k <= q; ++k) {
         bool end = k == q || punct(k, ",");
         if (!end) {
@@ -901,6 +933,8 @@ class Translator {
         }
         int name = -1;
         bool stop = false;
+        for (int x = part; x + 1 < k && !params; ++x)
+          if (punct(x, "[") && punct(x + 1, "]")) stop = true;
         for (int x = part; x < k && !stop; ++x) {
           if (punct(x, "=") || punct(x, "[") || punct(x, ":")) break;
           if (punct(x, "{") && match_[x] > x) { name = -1; x = match_[x]; continue; }
@@ -959,7 +993,7 @@ class Translator {
       }
       if (k < e && punct(k, "(")) {
         int close = match_[k];
-        declarators(k + 1, close, match_[close + 1]);
+        declarators(k + 1, close, match_[close + 1], true);
         i = close;  // the '{' comes next
         start = true;
         continue;
@@ -1016,7 +1050,7 @@ class Translator {
     if (!loop_var.empty()) ex.push_back(loop_var);
     std::string r;
     for (auto& x : implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex))
-      r += ind + "cape_set_shared(&" + x + ", sizeof(" + x + ")); /* implicitly shared (TICKPT) */\n";
+      r += ind + "cape_set_shared((void *)&" + x + ", sizeof(" + x + ")); /* implicitly shared (TICKPT) */\n";
     return r;
   }
 
@@ -1026,12 +1060,16 @@ class Translator {
   // barrier opens, besides the region's own (Fig. 7: they hold only until cape_stop()).
   std::string barrier_code(const Ctx& ctx, int at, const std::string& after = "",
                            const std::string& calls = "") {
+    std::string calls2 = calls;
+    if (o_.tickpt && !ctx.region)  // orphaned: the caller's registrations ended at stop()
+      for (auto& x : implicitly_shared(at, at, at, {}))
+        calls2 += "    cape_set_shared((void *)&" + x + ", sizeof(" + x + ")); /* implicitly shared (TICKPT) */\n";
     std::vector<std::string> locals;
     if (ctx.region_b >= 0)
       for (auto& n : locals_in_scope(ctx.region_b, at))
         if (std::find(ctx.privates.begin(), ctx.privates.end(), n) == ctx.privates.end()) locals.push_back(n);
     if (ctx.privates.empty() && locals.empty())
-      return "  if (cape_cc_distributed()) { /* barrier */\n" + exchange_code("", after + ctx.calls + calls) + "  }\n";
+      return "  if (cape_cc_distributed()) { /* barrier */\n" + exchange_code("", after + ctx.calls + calls2) + "  }\n";
     std::string s = "_" + std::to_string(ctx.region), b = "_" + std::to_string(at);
     std::string r = "  if (cape_cc_distributed()) { /* barrier: the region's private variables "
                     "stay out of the checkpoint */\n";
@@ -1046,7 +1084,7 @@ class Translator {
       r += "    CAPE_CC_SAVE(cape_lt" + b + "_" + x + ", " + x + "); CAPE_CC_CLEAR(" + x + ");\n";
       back += "    CAPE_CC_RESTORE(" + x + ", cape_lt" + b + "_" + x + ");\n";
     }
-    return r + exchange_code("", back + after + ctx.calls + calls) + "  }\n";
+    return r + exchange_code("", back + after + ctx.calls + calls2) + "  }\n";
   }
 
   std::string flags() const { return o_.master_idle ? "CAPE_CC_MASTER_IDLE" : "0"; }
@@ -1415,7 +1453,7 @@ class Translator {
     std::string cp_calls;
     for (auto& x : cl.copypriv) {
       gen("  static __typeof__(" + x + ") cape_cp" + s + "_" + x + "; /* copyprivate */\n");
-      cp_calls += "    cape_set_copyprivate(&cape_cp" + s + "_" + x + ", sizeof(cape_cp" + s + "_" + x + "));\n";
+      cp_calls += "    cape_set_copyprivate((void *)&cape_cp" + s + "_" + x + ", sizeof(cape_cp" + s + "_" + x + "));\n";
     }
     // TICKPT ships registered data only: the statics are registered before a start() of
     // their own (a barrier before the single, which every thread of the team meets).

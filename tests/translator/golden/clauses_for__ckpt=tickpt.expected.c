@@ -11,7 +11,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   double s = 0.5, scale = 2.0, t;
 { /* cape: #pragma omp parallel for (clauses_for.c:7), 001_3036025dc34c4021.txt Fig. 3 by chunks */
 #line 7 "clauses_for.c"
-                                                                                                                        _Static_assert(CAPE_CC_TYPE(s) != 0, "reduction(+: s): 's' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+                                                                                                                        _Static_assert(CAPE_CC_TYPE(s) != 0, "reduction(+: s): s must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
   __typeof__(i) cape_lb_1 = (0), cape_ub_1 = (N);
   long long cape_st_1 = 1;
   unsigned long long cape_n_1 = cape_st_1 > 0 && cape_lb_1 < cape_ub_1 ? ((unsigned long long)cape_ub_1 - (unsigned long long)cape_lb_1 - 1) / (unsigned long long)cape_st_1 + 1 : 0;
@@ -31,14 +31,14 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   if (cape_cc_fork(0, 1, 0)) {
     if (cape_master()) {                    /* Fig. 3 line 1 */
       cape_set_default_none();
-      cape_set_shared(&a, sizeof(a));
-      cape_set_shared(&b, sizeof(b));
-      cape_set_private(&t, sizeof(t));
-      cape_set_firstprivate(&scale, sizeof(scale));
-      cape_set_firstprivate(&k, sizeof(k));
-      cape_set_lastprivate(&i, sizeof(i));
-      cape_set_lastprivate(&last, sizeof(last));
-      cape_reduction(&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
+      cape_set_shared((void *)&a, sizeof(a));
+      cape_set_shared((void *)&b, sizeof(b));
+      cape_set_private((void *)&t, sizeof(t));
+      cape_set_firstprivate((void *)&scale, sizeof(scale));
+      cape_set_firstprivate((void *)&k, sizeof(k));
+      cape_set_lastprivate((void *)&i, sizeof(i));
+      cape_set_lastprivate((void *)&last, sizeof(last));
+      cape_reduction((void *)&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
       cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */
       cape_set_order((long)cape_cc_order(cape_n_1, 0));
       cape_start();                         /* line 2 */
@@ -56,14 +56,14 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
       cape_inject("before");               /* line 15 */
       CAPE_CC_RESTORE(s, cape_rv_1_s);
       cape_set_default_none();
-      cape_set_shared(&a, sizeof(a));
-      cape_set_shared(&b, sizeof(b));
-      cape_set_private(&t, sizeof(t));
-      cape_set_firstprivate(&scale, sizeof(scale));
-      cape_set_firstprivate(&k, sizeof(k));
-      cape_set_lastprivate(&i, sizeof(i));
-      cape_set_lastprivate(&last, sizeof(last));
-      cape_reduction(&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
+      cape_set_shared((void *)&a, sizeof(a));
+      cape_set_shared((void *)&b, sizeof(b));
+      cape_set_private((void *)&t, sizeof(t));
+      cape_set_firstprivate((void *)&scale, sizeof(scale));
+      cape_set_firstprivate((void *)&k, sizeof(k));
+      cape_set_lastprivate((void *)&i, sizeof(i));
+      cape_set_lastprivate((void *)&last, sizeof(last));
+      cape_reduction((void *)&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
       cape_set_order((long)cape_cc_order(cape_n_1, 0));
       cape_start();                         /* line 16 */
       cape_sh_1 = cape_desc[cape_node_id()];

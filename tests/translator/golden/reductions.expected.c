@@ -12,27 +12,27 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   unsigned char uc = 0;
 { /* cape: #pragma omp parallel for (reductions.c:8), 001_3036025dc34c4021.txt Fig. 3 by chunks */
 #line 8 "reductions.c"
-                                      _Static_assert(CAPE_CC_TYPE(add) != 0, "reduction(+: add): 'add' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+                                      _Static_assert(CAPE_CC_TYPE(add) != 0, "reduction(+: add): add must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
 #line 8 "reductions.c"
-                                                        _Static_assert(CAPE_CC_TYPE(mul) != 0, "reduction(*: mul): 'mul' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+                                                        _Static_assert(CAPE_CC_TYPE(mul) != 0, "reduction(*: mul): mul must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
 #line 8 "reductions.c"
-                                                                          _Static_assert(CAPE_CC_TYPE(sub) != 0, "reduction(-: sub): 'sub' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+                                                                          _Static_assert(CAPE_CC_TYPE(sub) != 0, "reduction(-: sub): sub must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
 #line 8 "reductions.c"
-                                                                                            _Static_assert(CAPE_CC_IS_INTEGER(and_) != 0, "reduction(&: and_): 'and_' must have an integer type (char, short, int, long, long long, signed or unsigned)");
+                                                                                            _Static_assert(CAPE_CC_IS_INTEGER(and_) != 0, "reduction(&: and_): and_ must have an integer type (char, short, int, long, long long, signed or unsigned)");
 #line 8 "reductions.c"
-                                                                                                               _Static_assert(CAPE_CC_IS_INTEGER(or_) != 0, "reduction(|: or_): 'or_' must have an integer type (char, short, int, long, long long, signed or unsigned)");
+                                                                                                               _Static_assert(CAPE_CC_IS_INTEGER(or_) != 0, "reduction(|: or_): or_ must have an integer type (char, short, int, long, long long, signed or unsigned)");
 #line 8 "reductions.c"
-                                                                                                                                 _Static_assert(CAPE_CC_IS_INTEGER(xor_) != 0, "reduction(^: xor_): 'xor_' must have an integer type (char, short, int, long, long long, signed or unsigned)");
+                                                                                                                                 _Static_assert(CAPE_CC_IS_INTEGER(xor_) != 0, "reduction(^: xor_): xor_ must have an integer type (char, short, int, long, long long, signed or unsigned)");
 #line 8 "reductions.c"
-                                                                                                                                                     _Static_assert(CAPE_CC_TYPE(land) != 0, "reduction(&&: land): 'land' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+                                                                                                                                                     _Static_assert(CAPE_CC_TYPE(land) != 0, "reduction(&&: land): land must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
 #line 8 "reductions.c"
-                                                                                                                                                                         _Static_assert(CAPE_CC_TYPE(lor) != 0, "reduction(||: lor): 'lor' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+                                                                                                                                                                         _Static_assert(CAPE_CC_TYPE(lor) != 0, "reduction(||: lor): lor must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
 #line 8 "reductions.c"
-                                                                                                                                                                                             _Static_assert(CAPE_CC_TYPE(mn) != 0, "reduction(min: mn): 'mn' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+                                                                                                                                                                                             _Static_assert(CAPE_CC_TYPE(mn) != 0, "reduction(min: mn): mn must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
 #line 8 "reductions.c"
-                                                                                                                                                                                                                _Static_assert(CAPE_CC_TYPE(mx) != 0, "reduction(max: mx): 'mx' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+                                                                                                                                                                                                                _Static_assert(CAPE_CC_TYPE(mx) != 0, "reduction(max: mx): mx must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
 #line 8 "reductions.c"
-                                                                                                                                                                                                                    _Static_assert(CAPE_CC_TYPE(uc) != 0, "reduction(max: uc): 'uc' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+                                                                                                                                                                                                                    _Static_assert(CAPE_CC_TYPE(uc) != 0, "reduction(max: uc): uc must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
   int cape_lb_1 = (1), cape_ub_1 = (20);
   long long cape_st_1 = 1;
   int i = cape_lb_1;
@@ -44,17 +44,17 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   static __thread int cape_s_1;
   if (cape_cc_fork(0, 1, 0)) {
     if (cape_master()) {                    /* Fig. 3 line 1 */
-      cape_reduction(&add, sizeof(add), CAPE_RED_ADD, CAPE_CC_TYPE(add));
-      cape_reduction(&mul, sizeof(mul), CAPE_RED_MUL, CAPE_CC_TYPE(mul));
-      cape_reduction(&sub, sizeof(sub), CAPE_RED_SUB, CAPE_CC_TYPE(sub));
-      cape_reduction(&and_, sizeof(and_), CAPE_RED_BAND, CAPE_CC_TYPE(and_));
-      cape_reduction(&or_, sizeof(or_), CAPE_RED_BOR, CAPE_CC_TYPE(or_));
-      cape_reduction(&xor_, sizeof(xor_), CAPE_RED_BXOR, CAPE_CC_TYPE(xor_));
-      cape_reduction(&land, sizeof(land), CAPE_RED_LAND, CAPE_CC_TYPE(land));
-      cape_reduction(&lor, sizeof(lor), CAPE_RED_LOR, CAPE_CC_TYPE(lor));
-      cape_reduction(&mn, sizeof(mn), CAPE_RED_MIN, CAPE_CC_TYPE(mn));
-      cape_reduction(&mx, sizeof(mx), CAPE_RED_MAX, CAPE_CC_TYPE(mx));
-      cape_reduction(&uc, sizeof(uc), CAPE_RED_MAX, CAPE_CC_TYPE(uc));
+      cape_reduction((void *)&add, sizeof(add), CAPE_RED_ADD, CAPE_CC_TYPE(add));
+      cape_reduction((void *)&mul, sizeof(mul), CAPE_RED_MUL, CAPE_CC_TYPE(mul));
+      cape_reduction((void *)&sub, sizeof(sub), CAPE_RED_SUB, CAPE_CC_TYPE(sub));
+      cape_reduction((void *)&and_, sizeof(and_), CAPE_RED_BAND, CAPE_CC_TYPE(and_));
+      cape_reduction((void *)&or_, sizeof(or_), CAPE_RED_BOR, CAPE_CC_TYPE(or_));
+      cape_reduction((void *)&xor_, sizeof(xor_), CAPE_RED_BXOR, CAPE_CC_TYPE(xor_));
+      cape_reduction((void *)&land, sizeof(land), CAPE_RED_LAND, CAPE_CC_TYPE(land));
+      cape_reduction((void *)&lor, sizeof(lor), CAPE_RED_LOR, CAPE_CC_TYPE(lor));
+      cape_reduction((void *)&mn, sizeof(mn), CAPE_RED_MIN, CAPE_CC_TYPE(mn));
+      cape_reduction((void *)&mx, sizeof(mx), CAPE_RED_MAX, CAPE_CC_TYPE(mx));
+      cape_reduction((void *)&uc, sizeof(uc), CAPE_RED_MAX, CAPE_CC_TYPE(uc));
       cape_start();                         /* line 2 */
       for (cape_s_1 = 1; cape_s_1 < cape_num_nodes(); ++cape_s_1) { /* line 3: a chunk per slave */
         cape_cc_share(&cape_desc[cape_s_1], cape_n_1, 0, cape_cc_thread_of_node(cape_s_1));
@@ -99,17 +99,17 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
       CAPE_CC_RESTORE(mn, cape_rv_1_mn);
       CAPE_CC_RESTORE(mx, cape_rv_1_mx);
       CAPE_CC_RESTORE(uc, cape_rv_1_uc);
-      cape_reduction(&add, sizeof(add), CAPE_RED_ADD, CAPE_CC_TYPE(add));
-      cape_reduction(&mul, sizeof(mul), CAPE_RED_MUL, CAPE_CC_TYPE(mul));
-      cape_reduction(&sub, sizeof(sub), CAPE_RED_SUB, CAPE_CC_TYPE(sub));
-      cape_reduction(&and_, sizeof(and_), CAPE_RED_BAND, CAPE_CC_TYPE(and_));
-      cape_reduction(&or_, sizeof(or_), CAPE_RED_BOR, CAPE_CC_TYPE(or_));
-      cape_reduction(&xor_, sizeof(xor_), CAPE_RED_BXOR, CAPE_CC_TYPE(xor_));
-      cape_reduction(&land, sizeof(land), CAPE_RED_LAND, CAPE_CC_TYPE(land));
-      cape_reduction(&lor, sizeof(lor), CAPE_RED_LOR, CAPE_CC_TYPE(lor));
-      cape_reduction(&mn, sizeof(mn), CAPE_RED_MIN, CAPE_CC_TYPE(mn));
-      cape_reduction(&mx, sizeof(mx), CAPE_RED_MAX, CAPE_CC_TYPE(mx));
-      cape_reduction(&uc, sizeof(uc), CAPE_RED_MAX, CAPE_CC_TYPE(uc));
+      cape_reduction((void *)&add, sizeof(add), CAPE_RED_ADD, CAPE_CC_TYPE(add));
+      cape_reduction((void *)&mul, sizeof(mul), CAPE_RED_MUL, CAPE_CC_TYPE(mul));
+      cape_reduction((void *)&sub, sizeof(sub), CAPE_RED_SUB, CAPE_CC_TYPE(sub));
+      cape_reduction((void *)&and_, sizeof(and_), CAPE_RED_BAND, CAPE_CC_TYPE(and_));
+      cape_reduction((void *)&or_, sizeof(or_), CAPE_RED_BOR, CAPE_CC_TYPE(or_));
+      cape_reduction((void *)&xor_, sizeof(xor_), CAPE_RED_BXOR, CAPE_CC_TYPE(xor_));
+      cape_reduction((void *)&land, sizeof(land), CAPE_RED_LAND, CAPE_CC_TYPE(land));
+      cape_reduction((void *)&lor, sizeof(lor), CAPE_RED_LOR, CAPE_CC_TYPE(lor));
+      cape_reduction((void *)&mn, sizeof(mn), CAPE_RED_MIN, CAPE_CC_TYPE(mn));
+      cape_reduction((void *)&mx, sizeof(mx), CAPE_RED_MAX, CAPE_CC_TYPE(mx));
+      cape_reduction((void *)&uc, sizeof(uc), CAPE_RED_MAX, CAPE_CC_TYPE(uc));
       cape_start();                         /* line 16 */
       cape_sh_1 = cape_desc[cape_node_id()];
     }

@@ -11,7 +11,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   counter = 7;
 { /* cape: #pragma omp parallel (region_clauses.c:9), every node runs the region; writes meet at barriers and at its end */
 #line 9 "region_clauses.c"
-                                                                  _Static_assert(CAPE_CC_TYPE(sum) != 0, "reduction(+: sum): 'sum' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+                                                                  _Static_assert(CAPE_CC_TYPE(sum) != 0, "reduction(+: sum): sum must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
   __typeof__(x) cape_pv_7_x;
   CAPE_CC_SAVE(cape_pv_7_x, x);
   static __thread __typeof__(x) cape_pt_7_x __attribute__((unused)); /* for barriers */
@@ -20,7 +20,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     static __thread __typeof__(counter) cape_ci_7_counter;
     if (cape_master()) {
       CAPE_CC_SAVE(cape_ci_7_counter, counter); CAPE_CC_FLIP(counter);
-      cape_set_copyin(&counter, sizeof(counter));
+      cape_set_copyin((void *)&counter, sizeof(counter));
       cape_start();
       CAPE_CC_RESTORE(counter, cape_ci_7_counter);
       cape_create("copyin");
@@ -30,9 +30,9 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
       cape_receive("copyin");
       cape_inject("copyin");
     }
-    cape_set_threadprivate(&counter, sizeof(counter));
-    cape_set_firstprivate(&x, sizeof(x));
-    cape_reduction(&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
+    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_set_firstprivate((void *)&x, sizeof(x));
+    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
   }
 #line 10 "region_clauses.c"
@@ -40,7 +40,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     int me = x + counter;
 { /* cape: #pragma omp for (region_clauses.c:12), this thread's share of the static schedule */
 #line 12 "region_clauses.c"
-                               _Static_assert(CAPE_CC_TYPE(y) != 0, "reduction(max: y): 'y' must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+                               _Static_assert(CAPE_CC_TYPE(y) != 0, "reduction(max: y): y must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
   if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
     static __thread __typeof__(me) cape_lt_73_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
@@ -60,8 +60,8 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     }
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
-    cape_set_threadprivate(&counter, sizeof(counter));
-    cape_reduction(&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
+    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_reduction(&y, sizeof(y), CAPE_RED_MAX, CAPE_CC_TYPE(y));
     cape_start();
   }
@@ -113,8 +113,8 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     }
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
-    cape_set_threadprivate(&counter, sizeof(counter));
-    cape_reduction(&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
+    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
   }
 }
@@ -152,8 +152,8 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     }
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_131_me);
-    cape_set_threadprivate(&counter, sizeof(counter));
-    cape_reduction(&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
+    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
   }
 }
@@ -185,8 +185,8 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_154_me);
     CAPE_CC_RESTORE(me, cape_cp_6_me); /* copyprivate */
-    cape_set_threadprivate(&counter, sizeof(counter));
-    cape_reduction(&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
+    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
   }
 }
