@@ -1,12 +1,18 @@
 #include "monitor/dirty_tracker.h"
 
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include <new>
 #include <utility>
 
+#include "monitor/remote_syscall.h"
 #include "monitor/trackers.h"
 #include "util/error.h"
+#include "util/scoped_fd.h"
 
 namespace cape::monitor {
 
@@ -30,6 +36,49 @@ PageBuffer& PageBuffer::operator=(PageBuffer&& o) noexcept {
   }
   return *this;
 }
+
+bool has_gadget(const StoppedThread& t, uint64_t offset, const char* tag) {
+  if (!t.gadget) return false;
+  size_t n = std::strlen(tag) + 1;
+  std::vector<uint8_t> got(n);
+  return t.tracee.read_bytes_fallible(t.gadget + offset, got) == n && std::memcmp(got.data(), tag, n) == 0;
+}
+
+std::unique_ptr<Scratch> Scratch::map(const StoppedThread& t, uint64_t name_in_tracee, size_t bytes,
+                                      bool populate, std::string* why) {
+  const long pop = populate ? MAP_POPULATE : 0;
+  util::ScopedFd fd;
+  {
+    AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
+    long rfd = remote.syscall(SYS_memfd_create, static_cast<long>(name_in_tracee), MFD_CLOEXEC);
+    if (rfd < 0) {
+      *why = std::string("memfd_create in the program: ") + strerror(static_cast<int>(-rfd));
+      return nullptr;
+    }
+    util::ScopedFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, t.tracee.pid(), 0)));
+    if (pidfd.valid()) fd.reset(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), rfd, 0)));
+    long addr = -EBADF;
+    if (fd.valid() && ::ftruncate(fd.get(), static_cast<off_t>(bytes)) == 0)
+      addr = remote.syscall(SYS_mmap, static_cast<long>(kScratchAddress), static_cast<long>(bytes),
+                            PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE | pop,
+                            rfd, 0);
+    remote.syscall(SYS_close, rfd);
+    if (addr < 0) {
+      *why = std::string("no scratch mapping: ") + strerror(static_cast<int>(-addr));
+      return nullptr;
+    }
+    if (static_cast<uint64_t>(addr) != kScratchAddress) {  // a kernel without MAP_FIXED_NOREPLACE
+      remote.syscall(SYS_munmap, addr, static_cast<long>(bytes));
+      *why = "the scratch address is taken";
+      return nullptr;
+    }
+  }
+  void* local = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | static_cast<int>(pop), fd.get(), 0);
+  if (local == MAP_FAILED) fail_errno("mmap of the scratch memfd");
+  return std::unique_ptr<Scratch>(new Scratch(static_cast<uint8_t*>(local), bytes));
+}
+
+Scratch::~Scratch() { ::munmap(local_, size_); }
 
 PageBuffer BufferPool::take(size_t bytes) {
   auto best = free_.end();

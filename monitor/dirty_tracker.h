@@ -55,6 +55,32 @@ struct StoppedThread {
   uint64_t gadget;  // libcape's `syscall; int3`
 };
 
+// Memory shared by the monitor and the program: a MAP_SHARED memfd (named after a tag
+// string in libcape's text) mapped at kScratchAddress in the program and anywhere here.
+// libcape's gadgets read and write it (runtime/src/protocol.h); the tracked set never
+// includes shared mappings, and the fixed address, far below the program's mmap area and
+// far above its heap, leaves the program's own mappings where they would be without it.
+inline constexpr uint64_t kScratchAddress = 0x100000000000;  // 16 TiB
+class Scratch {
+ public:
+  // nullptr (and `why` set) when it cannot be made: the caller works without.
+  // `populate`: allocate every page now (no faults when it is first used, on either side).
+  static std::unique_ptr<Scratch> map(const StoppedThread& t, uint64_t name_in_tracee, size_t bytes,
+                                      bool populate, std::string* why);
+  ~Scratch();
+  uint8_t* local() const { return local_; }
+  uint64_t remote() const { return kScratchAddress; }
+  size_t size() const { return size_; }
+
+ private:
+  Scratch(uint8_t* local, size_t size) : local_(local), size_(size) {}
+  uint8_t* local_;
+  size_t size_;
+};
+
+// True when libcape in the tracee carries `tag` at gadget + offset (protocol.h).
+bool has_gadget(const StoppedThread& t, uint64_t offset, const char* tag);
+
 using PageVisitor = std::function<void(uint64_t page, std::span<const uint8_t> original,
                                        std::span<const uint8_t> current)>;
 

@@ -35,7 +35,6 @@
 namespace cape::monitor {
 namespace {
 
-constexpr uint64_t kScratchAddr = 0x100000000000;  // 16 TiB: far below mmap_base, above brk
 constexpr uint64_t kSlots = 256, kSlotBytes = 16384;  // room below a frame for a signal frame
 constexpr uint64_t kScratchBytes = kSlots * kSlotBytes;
 constexpr uint32_t kBlockPages = 1024;  // arena block: 4 MiB
@@ -64,7 +63,7 @@ uint64_t env_number(const char* name, uint64_t dflt, uint64_t lo, uint64_t hi) {
 }  // namespace
 
 struct MprotectTracker::Slot {
-  Frame* frame = nullptr;     // in scratch_local_; nullptr = no stub for this thread
+  Frame* frame = nullptr;     // in the scratch; nullptr = no stub for this thread
   uint64_t frame_remote = 0;  // the tracee's address of frame->rax (its rsp in the stub)
   uint64_t page = 0, n = 0;   // the run last unprotected through the stub
   int prot = 0;
@@ -77,9 +76,7 @@ MprotectTracker::MprotectTracker()
     : max_ahead_(env_number("CAPE_MPROTECT_AHEAD", 16, 1, 256)),
       use_stub_(env_number("CAPE_MPROTECT_ONE_STOP", 1, 0, 1) == 1) {}
 
-MprotectTracker::~MprotectTracker() {
-  if (scratch_local_) ::munmap(scratch_local_, kScratchBytes);
-}
+MprotectTracker::~MprotectTracker() = default;
 
 const Region* MprotectTracker::region_of(uint64_t a) const {
   auto it = std::upper_bound(regions_.begin(), regions_.end(), a,
@@ -91,39 +88,17 @@ const Region* MprotectTracker::region_of(uint64_t a) const {
 
 void MprotectTracker::setup_scratch(const StoppedThread& t) {
   scratch_tried_ = true;
-  if (!use_stub_ || !t.gadget) return;
-  auto give_up = [](const std::string& why) {
-    CAPE_LOG_AT(info, "monitor") << "mprotect tracker: two stops per fault (" << why << ")";
-  };
-  char tag[sizeof CAPE_RESUME_TAG];
-  if (t.tracee.read_bytes_fallible(t.gadget + CAPE_RESUME_TAG_OFFSET,
-                                   {reinterpret_cast<uint8_t*>(tag), sizeof tag}) != sizeof tag ||
-      std::memcmp(tag, CAPE_RESUME_TAG, sizeof tag) != 0)
-    return give_up("libcape has no resume stub");
-  util::ScopedFd fd;
-  {
-    AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
-    // The tag is a NUL-terminated string in libcape's text: the memfd's name.
-    long rfd = remote.syscall(SYS_memfd_create, static_cast<long>(t.gadget + CAPE_RESUME_TAG_OFFSET),
-                              MFD_CLOEXEC);
-    if (rfd < 0) return give_up("memfd_create in the program: " + std::string(strerror(static_cast<int>(-rfd))));
-    util::ScopedFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, t.tracee.pid(), 0)));
-    if (pidfd.valid()) fd.reset(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), rfd, 0)));
-    long addr = -EBADF;
-    if (fd.valid() && ::ftruncate(fd.get(), kScratchBytes) == 0)
-      addr = remote.syscall(SYS_mmap, static_cast<long>(kScratchAddr), static_cast<long>(kScratchBytes),
-                            PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE, rfd, 0);
-    remote.syscall(SYS_close, rfd);
-    if (addr < 0) return give_up("no scratch mapping: " + std::string(strerror(static_cast<int>(-addr))));
-    if (static_cast<uint64_t>(addr) != kScratchAddr) {  // a kernel without MAP_FIXED_NOREPLACE
-      remote.syscall(SYS_munmap, addr, static_cast<long>(kScratchBytes));
-      return give_up("scratch address taken");
-    }
+  std::string why = "CAPE_MPROTECT_ONE_STOP=0";
+  if (use_stub_) {
+    if (!has_gadget(t, CAPE_RESUME_TAG_OFFSET, CAPE_RESUME_TAG))
+      why = "libcape has no resume stub";
+    else
+      scratch_ = Scratch::map(t, t.gadget + CAPE_RESUME_TAG_OFFSET, kScratchBytes, false, &why);
   }
-  void* local = ::mmap(nullptr, kScratchBytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
-  if (local == MAP_FAILED) fail_errno("mmap of the scratch memfd");
-  scratch_local_ = static_cast<uint8_t*>(local);
-  scratch_remote_ = kScratchAddr;
+  if (!scratch_) {
+    CAPE_LOG_AT(info, "monitor") << "mprotect tracker: two stops per fault (" << why << ")";
+    return;
+  }
   stub_ = t.gadget + CAPE_RESUME_STUB_OFFSET;
 }
 
@@ -132,11 +107,11 @@ MprotectTracker::Slot* MprotectTracker::slot_for(pid_t tid) {
   if (it != slots_.end()) return it->second.get();
   auto s = std::make_unique<Slot>();
   uint64_t i = slots_.size();
-  if (scratch_local_ && i < kSlots) {
+  if (scratch_ && i < kSlots) {
     // The frame at the top of the slot; a signal frame pushed in the stub stays below it.
     uint64_t off = i * kSlotBytes + kSlotBytes - 128;
-    s->frame = reinterpret_cast<Frame*>(scratch_local_ + off);
-    s->frame_remote = scratch_remote_ + off + offsetof(Frame, rax);
+    s->frame = reinterpret_cast<Frame*>(scratch_->local() + off);
+    s->frame_remote = scratch_->remote() + off + offsetof(Frame, rax);
   }
   return slots_.emplace(tid, std::move(s)).first->second.get();
 }

@@ -36,10 +36,14 @@ long AutoRemoteSyscalls::syscall(long no, long a1, long a2, long a3, long a4, lo
   r.r10 = a4;
   r.r8 = a5;
   r.r9 = a6;
-  Tracee::set_regs(tid_, r);
   ++count_;
   CAPE_LOG_AT(debug, "monitor") << "remote syscall " << no << "(" << std::hex << a1 << ", " << a2
                                 << ", " << a3 << std::dec << ") in " << tid_;
+  return static_cast<long>(run(r, gadget_ + 3).rax);  // after `syscall` (2) + int3 (1)
+}
+
+user_regs_struct AutoRemoteSyscalls::run(const user_regs_struct& regs, uint64_t trap_rip) {
+  Tracee::set_regs(tid_, regs);
   if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) fail_errno("PTRACE_CONT (remote syscall)");
   for (;;) {
     int raw = 0;
@@ -55,15 +59,17 @@ long AutoRemoteSyscalls::syscall(long no, long a1, long a2, long a3, long a4, lo
     }
     if (ws.kind() == WaitStatus::signal_stop) {
       user_regs_struct now = Tracee::get_regs(tid_);
-      if (ws.signal() == SIGTRAP && now.rip == gadget_ + 3) {  // after `syscall` (2) + int3 (1)
-        return static_cast<long>(now.rax);
-      }
+      if (ws.signal() == SIGTRAP && now.rip == trap_rip) return now;
       // Some other signal hit the thread meanwhile: keep it for later, finish the call.
       siginfo_t si{};
       ::ptrace(PTRACE_GETSIGINFO, tid_, nullptr, &si);
-      CAPE_LOG_AT(debug, "monitor") << "remote syscall " << no << ": deferring signal "
-                                    << ws.signal() << " at rip " << std::hex << now.rip << " addr "
-                                    << si.si_addr << " code " << std::dec << si.si_code;
+      CAPE_LOG_AT(debug, "monitor") << "remote call: deferring signal " << ws.signal() << " at rip "
+                                    << std::hex << now.rip << " addr " << si.si_addr << " code "
+                                    << std::dec << si.si_code;
+      if ((ws.signal() == SIGSEGV || ws.signal() == SIGBUS) && si.si_code > 0) {
+        errno = EFAULT;
+        fail_errno("the monitor's code in the program faulted");
+      }
       deferred_signals_.push_back(ws.signal());
     }
     // Event stops (a clone in the middle of a syscall cannot happen here) and deferred

@@ -38,9 +38,23 @@ class AutoRemoteSyscalls {
   long syscall(long no, long a1 = 0, long a2 = 0, long a3 = 0, long a4 = 0, long a5 = 0,
                long a6 = 0);
 
+  // Runs other code of libcape's (a gadget at `entry`, see runtime/src/protocol.h) with the
+  // saved registers and those `regs` sets, until it traps with rip == `trap_rip`; returns the
+  // registers at the trap. A fault inside it throws (it would only fault again).
+  template <class SetRegs>
+  user_regs_struct call(uint64_t entry, uint64_t trap_rip, SetRegs&& set) {
+    user_regs_struct r = saved_;
+    r.rip = entry;
+    r.orig_rax = static_cast<unsigned long long>(-1);
+    r.eflags &= ~0x400ULL;  // DF clear for string instructions
+    set(r);
+    return run(r, trap_rip);
+  }
+
   static uint64_t count() { return count_; }  // syscalls run so far (for the bench)
 
  private:
+  user_regs_struct run(const user_regs_struct& r, uint64_t trap_rip);
   pid_t pid_;
   pid_t tid_;
   uint64_t gadget_;

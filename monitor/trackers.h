@@ -47,10 +47,9 @@ class MprotectTracker final : public DirtyTracker {
   std::map<uint64_t, uint32_t> originals_;
   std::vector<PageBuffer> arena_;
   uint32_t used_ = 0;
-  // The scratch mapping: in the tracee at scratch_remote_, here at scratch_local_.
   bool scratch_tried_ = false;
-  uint64_t stub_ = 0, scratch_remote_ = 0;
-  uint8_t* scratch_local_ = nullptr;
+  std::unique_ptr<Scratch> scratch_;  // the threads' frames
+  uint64_t stub_ = 0;
   std::map<pid_t, std::unique_ptr<Slot>> slots_;
   uint64_t max_ahead_ = 16;  // CAPE_MPROTECT_AHEAD; 1 = no neighbours
   bool use_stub_ = true;     // CAPE_MPROTECT_ONE_STOP=0: two stops, as CAPE-2 (for the bench)
@@ -81,6 +80,10 @@ class UffdTracker final : public DirtyTracker {
   void open_uffd(const StoppedThread& t);
   pid_t pid_;
   BufferPool pool_;
+  // collect() has the program copy its written pages here with libcape's copy gadget
+  // (faster than process_vm_readv); without it (older libcape) they are read.
+  bool scratch_tried_ = false;
+  std::unique_ptr<Scratch> scratch_;
   util::ScopedFd uffd_, pagemap_;
   struct Copy {
     Region region;

@@ -19,9 +19,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "monitor/remote_syscall.h"
 #include "monitor/trackers.h"
+#include "protocol.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -78,8 +80,21 @@ void UffdTracker::open_uffd(const StoppedThread& t) {
   if (!pagemap_.valid()) fail_errno("open " + path);
 }
 
+namespace {
+constexpr size_t kListPairs = 4096;                 // runs per copy call
+constexpr size_t kListBytes = (kListPairs + 1) * 16;  // {src, len} pairs, zero-length end
+constexpr size_t kCopyBytes = 4 << 20;              // pages per copy call: 1024
+}  // namespace
+
 void UffdTracker::start(const StoppedThread& t, const std::vector<Region>& regions) {
   if (!uffd_.valid()) open_uffd(t);
+  if (!scratch_tried_) {
+    scratch_tried_ = true;
+    std::string why = "libcape has no copy gadget";
+    if (has_gadget(t, CAPE_COPY_TAG_OFFSET, CAPE_COPY_TAG))
+      scratch_ = Scratch::map(t, t.gadget + CAPE_COPY_TAG_OFFSET, page_up(kListBytes) + kCopyBytes, true, &why);
+    if (!scratch_) CAPE_LOG_AT(info, "monitor") << "uffd tracker: reading written pages (" << why << ")";
+  }
   for (Copy& c : copies_) pool_.give(std::move(c.buf));
   copies_.clear();
   for (const Region& r : regions) {
@@ -100,11 +115,48 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Region>& regio
   }
 }
 
+
 void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
   constexpr size_t kVec = 512;
   constexpr uint64_t kChunk = 64 * kPageSize;
   std::vector<page_region_v1> vec(kVec);
   std::vector<uint8_t> cur;
+
+  // With the scratch: runs of written pages are batched, copied by the program in one call
+  // per batch, then diffed straight from the shared mapping.
+  struct Pending {
+    Copy* c;
+    uint64_t start, len;
+  };
+  std::vector<Pending> batch;
+  size_t batch_bytes = 0;
+  std::unique_ptr<AutoRemoteSyscalls> remote;
+  auto flush = [&] {
+    if (batch.empty()) return;
+    auto* list = reinterpret_cast<uint64_t*>(scratch_->local());
+    for (size_t i = 0; i < batch.size(); i++) list[2 * i] = batch[i].start, list[2 * i + 1] = batch[i].len;
+    list[2 * batch.size() + 1] = 0;
+    uint64_t data_remote = scratch_->remote() + page_up(kListBytes);
+    if (!remote) remote = std::make_unique<AutoRemoteSyscalls>(pid_, t.tid, t.gadget);
+    remote->call(t.gadget + CAPE_COPY_GADGET_OFFSET, t.gadget + CAPE_COPY_TRAP_OFFSET + 1,
+                 [&](user_regs_struct& r) {
+                   r.rdx = scratch_->remote();
+                   r.rdi = data_remote;
+                 });
+    const uint8_t* data = scratch_->local() + page_up(kListBytes);
+    for (const Pending& p : batch) {
+      for (uint64_t off = 0; off < p.len; off += kPageSize) {
+        uint8_t* orig = p.c->buf.data() + (p.start + off - p.c->region.start);
+        ++pages_visited;
+        visit(p.start + off, {orig, kPageSize}, {data + off, kPageSize});
+        std::memcpy(orig, data + off, kPageSize);
+      }
+      data += p.len;
+    }
+    batch.clear();
+    batch_bytes = 0;
+  };
+
   for (Copy& c : copies_) {
     uint64_t from = c.region.start, end = c.region.start + c.size;
     while (from < end) {
@@ -123,8 +175,19 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
         fail_errno("PAGEMAP_SCAN");
       }
       for (long i = 0; i < n; i++) {
-        // In chunks that stay in the cache: read, diff, refresh the copy.
-        for (uint64_t s = vec[i].start, e = std::min<uint64_t>(vec[i].end, end); s < e;) {
+        uint64_t s = vec[i].start, e = std::min<uint64_t>(vec[i].end, end);
+        if (scratch_) {
+          while (s < e) {
+            uint64_t len = std::min<uint64_t>(e - s, kCopyBytes - batch_bytes);
+            batch.push_back({&c, s, len});
+            batch_bytes += len;
+            s += len;
+            if (batch_bytes == kCopyBytes || batch.size() == kListPairs) flush();
+          }
+          continue;
+        }
+        // Without: read in chunks that stay in the cache, diff, refresh the copy.
+        while (s < e) {
           uint64_t len = std::min<uint64_t>(e - s, kChunk);
           cur.resize(len);
           size_t got = t.tracee.read_bytes_fallible(s, cur) & ~(kPageSize - 1);
@@ -144,6 +207,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
       from = vec[kVec - 1].end;
     }
   }
+  if (scratch_) flush();
 }
 
 void UffdTracker::stop(const StoppedThread& t) {
