@@ -314,6 +314,15 @@ int run_node(const NodeArgs& a) {
     po_w.reset();  // the relays end when the program's copies close too
     pe_w.reset();
   }
+  // The monitor ended without the program ending on its own and without the job failing or
+  // being stopped: the monitor itself failed (it printed why). Say so to the master, rather
+  // than vanish.
+  if (!exchange.status() && !node.failure() && !kill_switch->killed()) {
+    std::string why = "its monitor failed with status " + std::to_string(status);
+    if (rank != 0 && !a.output_dir.empty())
+      why += " (message in " + a.output_dir + "/node." + std::to_string(rank) + ".log)";
+    node.node_failed(status ? status : 1, why);
+  }
   // The job failed: every node exits with the failing program's status (128+signal, like
   // a shell; 1 for a lost node), so cape run, mpirun and srun all report it.
   if (auto code = node.failure_exit_code()) return *code;

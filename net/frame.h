@@ -48,6 +48,7 @@ enum class FrameType : uint8_t {
   exited = 8,     // the node's program ended: wait status + region
   abort = 9,      // master -> slaves: the job failed: the one message + the job exit status
   shutdown = 10,  // master -> slaves: the job is over, stop your program
+  node_failed = 11,  // slave -> master: its cape node failed (not its program): status + why
 };
 const char* to_string(FrameType t);
 

@@ -420,6 +420,24 @@ void Node::on_frame(Peer& p, Frame& f) {
       p.closed = true;
       return;
     }
+    case FrameType::node_failed: {
+      PayloadReader in(f.payload);
+      int code = in.i32();
+      std::string why = in.str(4096);
+      if (in.failed() || code < 1 || code > 255) code = 1;
+      std::string msg;
+      {
+        std::lock_guard lk(mu_);
+        msg = who(p) + ": " + why + " " + region_of(p);
+      }
+      fail(msg, opt_.rank == 0, code);
+      {
+        std::lock_guard lk(mu_);
+        p.exited = true;  // its EOF that follows is explained
+      }
+      cv_.notify_all();
+      return;
+    }
     case FrameType::shutdown: {
       CAPE_LOG_AT(info, "net") << "the master ended the job";
       {
@@ -769,6 +787,32 @@ void Node::program_exited(int wait_status) {
                              << " after the master's program ended; stopping it";
     send_small(*p, FrameType::shutdown, {});
   }
+}
+
+void Node::node_failed(int exit_code, const std::string& why) {
+  if (exit_code < 1 || exit_code > 255) exit_code = 1;
+  std::string region;
+  {
+    std::lock_guard lk(mu_);
+    program_done_ = true;  // the master's EOF that may follow is no news
+    region = region_;
+  }
+  cv_.notify_all();
+  if (opt_.rank == 0) {
+    fail("node 0 (the master at " + opt_.label + ", pid " + std::to_string(::getpid()) + "): " + why +
+             " " + (region.empty() ? "outside any parallel region" : "in " + region),
+         true, exit_code);
+    return;
+  }
+  Peer& m = *peers_[0];
+  {
+    std::lock_guard lk(mu_);
+    if (!m.joined || m.closed || failure_) return;  // the job has already failed
+  }
+  PayloadWriter w;
+  w.i32(exit_code);
+  w.str(why);
+  send_small(m, FrameType::node_failed, w.buffer());
 }
 
 // ---- heartbeats ----------------------------------------------------------------------

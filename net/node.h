@@ -89,6 +89,11 @@ class Node {
   // Master: tells the slaves, waits up to `timeout` for those still running to finish,
   // then shuts the rest down. A failing status fails the job. Slave: reports and leaves.
   void program_exited(int wait_status);
+  // This node failed itself (its monitor stopped with an error, not the program's end):
+  // the job fails with `why`, named after this node and its region, and `exit_code`.
+  // Slave: reported to the master (which then ends the job), instead of looking as if the
+  // node had vanished. Master: fails the job at once.
+  void node_failed(int exit_code, const std::string& why);
   void set_region(const std::string& where);
 
   // The failure message once the job has failed.

@@ -261,6 +261,46 @@ TEST(Node, SlaveProgramKilledEndsTheJobWithOneMessage) {
   EXPECT_FALSE(sf.seen[0].second);  // the slave stays quiet
 }
 
+// A slave whose monitor fails (not its program) says so before it goes: the master names
+// it with the reason, not as vanished, and every node gets its status.
+TEST(Node, SlaveNodeFailureIsReportedNotVanished) {
+  Secret s = Secret::generate();
+  Node master(options(0, 3, 0, s));
+  std::thread failing([&] {
+    Node node(options(1, 3, master.port(), s));
+    node.start();
+    node.set_region("parallel region 1 (start() at prog.c:7)");
+    node.receive("before");
+    node.node_failed(3, "its monitor failed with status 3");
+  });
+  std::optional<int> other_code;
+  std::thread other([&] {
+    Node node(options(2, 3, master.port(), s));
+    node.start();
+    node.receive("before");
+    EXPECT_THROW(node.receive("final"), UserError);
+    other_code = node.failure_exit_code();
+  });
+  master.start();
+  master.send(make_ck("before", 0x1000, 1), 1);
+  master.send(make_ck("before", 0x1000, 2), 2);
+  try {
+    master.wait_for("after", [](ckpt::Checkpoint&&, int) {});
+    ADD_FAILURE() << "wait_for returned";
+  } catch (const UserError& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("node 1 (test"), std::string::npos) << m;
+    EXPECT_NE(m.find("its monitor failed with status 3"), std::string::npos) << m;
+    EXPECT_NE(m.find("prog.c:7"), std::string::npos) << m;
+    EXPECT_NE(m.find("(job exit status 3)"), std::string::npos) << m;
+    EXPECT_EQ(m.find("vanished"), std::string::npos) << m;
+  }
+  failing.join();
+  other.join();
+  EXPECT_EQ(master.failure_exit_code(), 3);
+  EXPECT_EQ(other_code, 3);
+}
+
 TEST(Node, VanishedSlaveIsNamedWithinTheBound) {
   Secret s = Secret::generate();
   Node master(options(0, 2, 0, s));
