@@ -52,7 +52,7 @@ class Sshd : public ::testing::Test {
     }
   }
   std::vector<std::string> run_args(const std::string& token, const std::string& known_hosts,
-                                    bool accept_new) {
+                                    bool accept_new, const std::string& extra = "") {
     std::vector<std::string> a = {CAPE_BIN, "run", "-n", "3", "--launcher", "ssh", "-H",
                                   "127.0.0.1:2", "--ssh-port", std::to_string(port_),
                                   "--identity", dir_.path + "/user_key", "--known-hosts",
@@ -61,6 +61,7 @@ class Sshd : public ::testing::Test {
     if (accept_new) a.push_back("--accept-new-host-keys");
     for (std::string s : {std::string("--"), std::string(FIG3), std::string("2"), std::string("0"), token})
       a.push_back(s);
+    if (!extra.empty()) a.push_back(extra);
     return a;
   }
   TempDir dir_;
@@ -74,6 +75,16 @@ TEST_F(Sshd, ThreeNodeJob) {
   EXPECT_EQ(p.wait(90s), 0) << p.err() << "\nsshd:\n" << sshd_.err();
   EXPECT_EQ(p.out(), "fig3 node=0 nodes=3 regions=2 sum=45796212736 ok\n") << p.err();
   EXPECT_EQ(read_file(dir_.path + "/logs/node.2.log"), "fig3 node=2 nodes=3 regions=2 sum=45796212736 ok\n");
+  EXPECT_TRUE(wait_until_gone(token, 10s));
+}
+
+// A remote slave's program exits with 5: cape run exits with 5 and says so.
+TEST_F(Sshd, RemoteSlaveFailureGivesItsStatus) {
+  std::string token = unique_token();
+  Proc p = Proc::start(run_args(token, dir_.path + "/known_hosts", false, "fail=2:5"), dir_.path);
+  EXPECT_EQ(p.wait(90s), 5) << p.err();
+  EXPECT_NE(p.err().find("node 2 ("), std::string::npos) << p.err();
+  EXPECT_NE(p.err().find("(job exit status 5)"), std::string::npos) << p.err();
   EXPECT_TRUE(wait_until_gone(token, 10s));
 }
 
