@@ -52,6 +52,20 @@ const char* to_string(Region::Kind k) {
 std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::string& exe,
                                 uint64_t stack_boundary, uint64_t tls) {
   std::vector<Region> out;
+  // The main stack's VMA split by a tracker that protects part of it (uffd registration or
+  // mprotect of some pages): the kernel names only the piece holding the initial stack
+  // pointer "[stack]"; the adjacent anonymous rw pieces are the stack too.
+  std::vector<bool> stack_part(maps.size(), false);
+  auto rw_private_anon = [&](size_t k) {
+    return maps[k].path.empty() && maps[k].read && maps[k].write && !maps[k].shared;
+  };
+  for (size_t i = 0; i < maps.size(); i++) {
+    if (maps[i].path != "[stack]") continue;
+    stack_part[i] = true;
+    for (size_t k = i; k > 0 && maps[k - 1].end == maps[k].start && rw_private_anon(k - 1); k--) stack_part[k - 1] = true;
+    for (size_t k = i; k + 1 < maps.size() && maps[k].end == maps[k + 1].start && rw_private_anon(k + 1); k++)
+      stack_part[k + 1] = true;
+  }
   for (size_t i = 0; i < maps.size(); i++) {
     const Mapping& m = maps[i];
     if (!m.read || !m.write || m.shared) continue;
@@ -61,6 +75,10 @@ std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::str
       out.push_back({m.start, m.end, prot, Region::data});
     } else if (m.path == "[heap]") {
       out.push_back({m.start, m.end, prot, Region::heap});
+    } else if (stack_part[i]) {
+      if (stack_boundary >= m.end) continue;  // wholly below the boundary: the runtime's frames
+      uint64_t s = stack_boundary > m.start ? stack_boundary : m.start;
+      out.push_back({s, m.end, prot, Region::stack});
     } else if (m.path == "[stack]") {
       uint64_t s = stack_boundary > m.start && stack_boundary < m.end ? stack_boundary : m.start;
       out.push_back({s, m.end, prot, Region::stack});

@@ -352,6 +352,7 @@ class Monitor {
   Intervals ranges(bool (*pred)(Attr)) const;
   Intervals dynamic_memory(const std::vector<Region>& regions) const;
   Intervals region_private(uint64_t boundary) const;
+  Intervals tickpt_cover(const std::vector<Region>& regions) const;
   bool table_applies(uint64_t checkpoint_timestamp) const {
     return vars_region_ != 0 && (checkpoint_timestamp >> kRegionShift) == vars_region_;
   }
@@ -720,7 +721,7 @@ long Monitor::dispatch(pid_t tid, int op, uint64_t a1, uint64_t a2, uint64_t bou
             return;
           }
           ckpt::MergeOptions mo;
-          if (check_races_ && !base_.empty())
+          if (!base_.empty())
             mo.read_base = [&](uint64_t address, std::span<uint8_t> out) {
               std::fill(out.begin(), out.end(), uint8_t{0});
               for (const auto& [start, bytes] : base_)
@@ -814,6 +815,31 @@ Intervals Monitor::region_private(uint64_t boundary) const {
   return unite(drop, subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}}, travel));
 }
 
+// TICKPT compares only shared data (002 Sect. 4.3): the pages of the registered shared and
+// copyprivate variables and dynamic memory. (Reduction, lastprivate and copyin values are
+// read whole at create(); private data is never compared.)
+Intervals Monitor::tickpt_cover(const std::vector<Region>& regions) const {
+  Intervals v;
+  for (const Var& x : vars_)
+    if (x.attr == Attr::shared || x.attr == Attr::copyprivate) v.emplace_back(page_down(x.addr), page_up(x.addr + x.size));
+  return unite(normalize(std::move(v)), dynamic_memory(regions));
+}
+
+// The parts of `regions` inside `cover` (kind and protection kept).
+std::vector<Region> restrict_regions(const std::vector<Region>& regions, const Intervals& cover) {
+  std::vector<Region> out;
+  for (const Region& r : regions)
+    for (auto [s, e] : cover) {
+      uint64_t lo = std::max(r.start, s), hi = std::min(r.end, e);
+      if (lo >= hi) continue;
+      Region x = r;
+      x.start = lo;
+      x.end = hi;
+      out.push_back(x);
+    }
+  return out;
+}
+
 void Monitor::op_start(const StoppedThread& st, uint64_t boundary) {
   if (tracking_) op_stop(st);
   // The region's attribute table: this region's clauses, then threadprivate variables no
@@ -844,14 +870,18 @@ void Monitor::op_start(const StoppedThread& st, uint64_t boundary) {
     if (tracee_->read_bytes_fallible(boundary - 8, b) == 8) start_pc_ = ra;
   }
   start_regions_ = tracked_set(read_maps(pid_), exe_, 0, tls_);
+  // TICKPT: DATA-0 is a copy of the shared data only (002 Sect. 4.3).
+  if (model_ == CAPE_CKPT_TICKPT) start_regions_ = restrict_regions(start_regions_, tickpt_cover(start_regions_));
   tracker_->start(st, start_regions_);
   tracking_ = true;
   ++region_;
   extra_.clear();
   base_.clear();
-  if (check_races_ && rank_ == 0) {
-    // The master's DATA-0: the base of the three-way merge, so that two nodes writing
-    // neighbouring bytes of one word are not taken for a race.
+  if (rank_ == 0 && (check_races_ || model_ == CAPE_CKPT_TICKPT)) {
+    // The master's DATA-0 (under TICKPT only the shared pages, 002 Sect. 4.3): the base of
+    // the three-way merge in wait_for(). Runs carry the unchanged bytes between changed
+    // words, so two nodes writing neighbouring elements overlap; with the base, the side
+    // that still holds the base value yields (no lost update, no false race).
     for (const Region& r : start_regions_) {
       std::vector<uint8_t> bytes(r.size());
       size_t got = tracee_->read_bytes_fallible(r.start, bytes);
@@ -913,7 +943,9 @@ void Monitor::report_races(const ckpt::MergeResult& m, int from, const std::stri
 void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   if (!tracking_) throw UserError("create(\"" + name + "\") outside start() ... stop()");
   // What may be captured now: the tracked set with the runtime's frames cut off.
-  Intervals now = to_intervals(tracked_set(read_maps(pid_), exe_, boundary, tls_));
+  std::vector<Region> regions_now = tracked_set(read_maps(pid_), exe_, boundary, tls_);
+  if (model_ == CAPE_CKPT_TICKPT) regions_now = restrict_regions(regions_now, tickpt_cover(regions_now));
+  Intervals now = to_intervals(regions_now);
   for (auto [s, e] : now) CAPE_LOG_AT(debug, "monitor") << "tracked " << hex(s) << "-" << hex(e);
   const uint64_t ts = region_ << kRegionShift;
 
@@ -962,7 +994,7 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
   Intervals travel;
   if (model_ == CAPE_CKPT_TICKPT) {
     Intervals shared = ranges([](Attr a) { return a == Attr::shared || a == Attr::copyprivate; });
-    travel = subtract(unite(shared, dynamic_memory(tracked_set(read_maps(pid_), exe_, boundary, tls_))),
+    travel = subtract(unite(shared, dynamic_memory(regions_now)),
                     unite(unite(ranges(&Monitor::is_region_private), forced), copyin));
     travel = normalize(std::move(travel));
   } else {
@@ -998,6 +1030,11 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
 
 void Monitor::op_inject(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   const ckpt::Checkpoint& c = lookup(name, "inject");
+  // Region numbers must agree between nodes (timestamps, 002 Def. 4.2); a master that runs
+  // extra regions of its own (a translator's copyin step, a serial start()/stop()) is ahead.
+  // A slave takes the region number from what it injects before its start(): the next
+  // start() gets the master's number.
+  if (!tracking_ && (c.timestamp >> kRegionShift) > region_ + 1) region_ = (c.timestamp >> kRegionShift) - 1;
   std::vector<injector::Range> allowed;
   for (auto [s, e] : to_intervals(tracked_set(read_maps(pid_), exe_, boundary, tls_))) allowed.push_back({s, e});
   injector::check_inside(c, allowed, "inject(\"" + name + "\")");  // before writing anything
