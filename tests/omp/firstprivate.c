@@ -36,6 +36,15 @@ int main(void) {
     c[2] = from++;
     d[t] = off * 100 + tag;
   }
+  int seed = 11;
+#pragma omp parallel sections firstprivate(seed)
+  {
+#pragma omp section
+    c[3] = seed * 2;
+#pragma omp section
+    c[4] = seed * 3;
+  }
+  printf("sections %d %d seed %d\n", c[3], c[4], seed);
   /* a[i] depends on how many iterations the thread ran before i: not printed per element
    * (the schedule is the same natively and on CAPE, so the sums agree). */
   long sa = 0, sb = 0;

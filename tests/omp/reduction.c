@@ -81,5 +81,32 @@ int main(void) {
     if ((unsigned)(t * 7) > umax) umax = (unsigned)(t * 7);
   }
   printf("region total %ld umax %u count %ld dsum %.12g\n", total, umax, count, dsum);
+
+  /* Sections, and a variable of static storage. */
+  static long gsum = 40;
+  int prod = 2;
+#pragma omp parallel sections reduction(+: gsum) reduction(*: prod)
+  {
+#pragma omp section
+    { gsum += 1; prod *= 3; }
+#pragma omp section
+    { gsum += 20; prod *= 5; }
+#pragma omp section
+    { gsum += 300; prod *= 7; }
+#pragma omp section
+    { gsum += 4000; prod *= 11; }
+  }
+  short smin = 50;
+#pragma omp parallel
+  {
+#pragma omp sections reduction(min: smin)
+    {
+#pragma omp section
+      smin = smin < 17 ? smin : 17;
+#pragma omp section
+      smin = smin < -4 ? smin : -4;
+    }
+  }
+  printf("sections gsum %ld prod %d smin %d\n", gsum, prod, smin);
   return 0;
 }
