@@ -409,6 +409,8 @@ void Monitor::launch() {
   while (::waitpid(pid, &raw, __WALL) < 0)
     if (errno != EINTR) fail_errno("waitpid (starting the program)");
   WaitStatus ws{raw};
+  if (opt_.kill_switch && opt_.kill_switch->killed())  // pulled before the start: say why
+    throw UserError(opt_.kill_switch->reason());
   if (ws.kind() != WaitStatus::signal_stop || ws.signal() != SIGSTOP)
     throw UserError("the program did not start: " + ws.describe());
   long options = PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC;
@@ -455,6 +457,11 @@ int Monitor::run() {
     return 1;
   } catch (const std::exception& e) {
     kill_and_reap();
+    // A ptrace call on a program the kill switch has just killed: report why it was killed.
+    if (opt_.kill_switch && opt_.kill_switch->killed()) {
+      write_stderr("cape: " + opt_.kill_switch->reason() + "\n");
+      return 1;
+    }
     write_stderr(std::string("cape: monitor error: ") + e.what() + "\n");
     return 1;
   }
