@@ -1062,10 +1062,11 @@ class Translator {
   // barrier opens, besides the region's own (Fig. 7: they hold only until cape_stop()).
   std::string barrier_code(const Ctx& ctx, int at, const std::string& after = "",
                            const std::string& calls = "") {
-    std::string calls2 = calls;
+    std::string calls2;
     if (o_.tickpt && !ctx.region)  // orphaned: the caller's registrations ended at stop()
       for (auto& x : implicitly_shared(at, at, at, {}))
         calls2 += "    cape_set_shared((void *)&" + x + ", sizeof(" + x + ")); /* implicitly shared (TICKPT) */\n";
+    calls2 += calls;  // after: the monitor keeps the later call on a variable
     std::vector<std::string> locals;
     if (ctx.region_b >= 0)
       for (auto& n : locals_in_scope(ctx.region_b, at))
