@@ -21,6 +21,16 @@ int main(void) {
     seen[t] = x + t;
     seen2[t] = y * (t + 1);
   }
+  /* Under default(none) only registered data travels: the value still reaches everyone. */
+  int z = 0;
+#pragma omp parallel default(none) private(z) shared(seen)
+  {
+    int t = omp_get_thread_num();
+    z = -t;
+#pragma omp single copyprivate(z)
+    z = 777;
+    seen[t] += z;
+  }
   int n = omp_get_max_threads();
   for (int t = 0; t < n && t < 8; t++) printf("thread %d: %d %.2f\n", t, seen[t], seen2[t]);
   printf("x %d y %.2f\n", x, y);

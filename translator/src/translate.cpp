@@ -115,6 +115,7 @@ struct Ctx {
   bool in_ws = false;                // inside a for/sections/single
   int region_b = -1;                 // first token of the region's statement
   std::string calls;                 // its clause calls (Fig. 7), made again before every start()
+  bool default_none = false;         // its default(none): unregistered data stays home
 };
 
 // A variable declaration found by the TICKPT scan (Translator::scan_declarations).
@@ -1205,7 +1206,8 @@ class Translator {
     }
     std::string calls = clause_calls(cl, c->dir.first_tok, "      ") + tickpt_shared(c, cl, L.var, "      ");
     std::string master_calls = calls;
-    if (o_.tickpt) master_calls += "      cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */\n";
+    if (o_.tickpt || cl.default_none)
+      master_calls += "      cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */\n";
     if (!cl.lastpriv.empty())  // Def. 4.2: the later share's value wins
       calls += "      cape_set_order((long)cape_cc_order(cape_n" + s_of(c) + ", " + cl.chunk + "));\n";
     if (!cl.lastpriv.empty())
@@ -1302,6 +1304,7 @@ class Translator {
     inner.privates = priv;
     inner.region_b = c->stmt->all.b;
     inner.calls = clause_calls(cl, c->dir.first_tok, "    ", false) + shared;
+    inner.default_none = cl.default_none;
     emit_stmt(c->stmt, inner);
     gen(restore_privates(priv, s));
     gen(end_code(c));
@@ -1458,9 +1461,10 @@ class Translator {
       gen("  static __typeof__(" + x + ") cape_cp" + s + "_" + x + "; /* copyprivate */\n");
       cp_calls += "    cape_set_copyprivate((void *)&cape_cp" + s + "_" + x + ", sizeof(cape_cp" + s + "_" + x + "));\n";
     }
-    // TICKPT ships registered data only: the statics are registered before a start() of
-    // their own (a barrier before the single, which every thread of the team meets).
-    if (o_.tickpt && !cp_calls.empty()) gen(barrier_code(ctx, c->all.b, "", cp_calls));
+    // TICKPT (and default(none)) ship registered data only: the statics are registered
+    // before a start() of their own (a barrier before the single, which every thread of
+    // the team meets).
+    if ((o_.tickpt || ctx.default_none) && !cp_calls.empty()) gen(barrier_code(ctx, c->all.b, "", cp_calls));
     gen(save_privates(priv, s, true));
     gen("  if (cape_cc_tid() == 0) {\n");
     Ctx inner = ctx;
