@@ -39,6 +39,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
       cape_set_lastprivate((void *)&i, sizeof(i));
       cape_set_lastprivate((void *)&last, sizeof(last));
       cape_reduction((void *)&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
+      cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */
       cape_set_order((long)cape_cc_order(cape_n_1, 0));
       cape_start();                         /* line 2 */
       for (cape_s_1 = 1; cape_s_1 < cape_num_nodes(); ++cape_s_1) { /* line 3: a chunk per slave */
