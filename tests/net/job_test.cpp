@@ -195,7 +195,17 @@ void kill_mid_region(Victim v, int expect_status, const std::vector<std::string>
   EXPECT_EQ(st, expect_status) << p.err();
   EXPECT_LT(took, 6s) << "the job took too long to end";
   std::string err = p.err();
-  for (const auto& e : expect_in_message) EXPECT_NE(err.find(e), std::string::npos) << err;
+  // An expectation "a|b" is met by either.
+  for (const auto& e : expect_in_message) {
+    bool found = false;
+    for (size_t from = 0;;) {
+      size_t bar = e.find('|', from);
+      found = found || err.find(e.substr(from, bar == std::string::npos ? bar : bar - from)) != std::string::npos;
+      if (bar == std::string::npos) break;
+      from = bar + 1;
+    }
+    EXPECT_TRUE(found) << "'" << e << "' not in:\n" << err;
+  }
   // One message: one "cape:" line on the terminal.
   size_t lines = 0;
   for (size_t pos = 0; (pos = err.find("cape: ", pos)) != std::string::npos; ++pos) ++lines;
@@ -205,10 +215,14 @@ void kill_mid_region(Victim v, int expect_status, const std::vector<std::string>
 }
 
 TEST(Job, KillSlaveProgramMidRegion) {
-  kill_mid_region(Victim::slave_program, 137, {"node 1", "killed by signal 9", "receive('before')"});
+  // Slave 1 is computing in the region: named by its last exchange call until the monitor
+  // names regions (set_region), by the region afterwards.
+  kill_mid_region(Victim::slave_program, 137,
+                  {"node 1", "killed by signal 9", "receive('before')|parallel region 1 (start() at fig3.c:"});
 }
 TEST(Job, KillSlaveNodeMidRegion) {
-  kill_mid_region(Victim::slave_node, 1, {"node 1", "vanished", "receive('before')"});
+  kill_mid_region(Victim::slave_node, 1,
+                  {"node 1", "vanished", "receive('before')|parallel region 1 (start() at fig3.c:"});
 }
 TEST(Job, KillMasterNodeMidRegion) {
   kill_mid_region(Victim::master_node, 137, {"node 0", "killed by signal 9", "wait_for('after')"});
