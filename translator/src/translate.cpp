@@ -1065,7 +1065,7 @@ class Translator {
                            const std::string& calls = "") {
     std::string calls2;
     if (o_.tickpt && !ctx.region)  // orphaned: the caller's registrations ended at stop()
-      for (auto& x : implicitly_shared(at, at, at, {}))
+      for (auto& x : implicitly_shared(at, at, at, threadprivates_at(at)))
         calls2 += "    cape_set_shared((void *)&" + x + ", sizeof(" + x + ")); /* implicitly shared (TICKPT) */\n";
     calls2 += calls;  // after: the monitor keeps the later call on a variable
     std::vector<std::string> locals;
