@@ -367,7 +367,10 @@ class Monitor {
   int model_ = CAPE_CKPT_DICKPT;
   int64_t order_ = -1;              // cape_set_order(); -1 = this node's rank
   bool check_races_ = false;
-  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> base_;  // races: DATA-0 by region
+  // The master's DATA-0 of the pages it wrote in the region (their first original), the
+  // base of wait_for()'s three-way merge; other pages still hold DATA-0 in its memory.
+  std::map<uint64_t, std::vector<uint8_t>> base_pages_;
+  void read_base(uint64_t address, std::span<uint8_t> out) const;
   uint64_t start_pc_ = 0;           // return address of the region's start() call
   std::unique_ptr<ckpt::SymbolTable> symbols_;
 };
@@ -728,15 +731,10 @@ long Monitor::dispatch(pid_t tid, int op, uint64_t a1, uint64_t a2, uint64_t bou
             return;
           }
           ckpt::MergeOptions mo;
-          if (!base_.empty())
-            mo.read_base = [&](uint64_t address, std::span<uint8_t> out) {
-              std::fill(out.begin(), out.end(), uint8_t{0});
-              for (const auto& [start, bytes] : base_)
-                if (address >= start && address + out.size() <= start + bytes.size()) {
-                  std::memcpy(out.data(), bytes.data() + (address - start), out.size());
-                  return;
-                }
-            };
+          // Three-way merge against the master's DATA-0: runs carry the unchanged bytes
+          // between changed words, so two nodes writing neighbouring elements overlap; the
+          // side that still holds the base value yields (no lost update, no false race).
+          mo.read_base = [&](uint64_t address, std::span<uint8_t> out) { read_base(address, out); };
           ckpt::MergeResult m = ckpt::merge(it->second, part, mo);
           if (check_races_) report_races(m, from, n);
           // Private copies (kept by DICKPT, never injected) differ by design.
@@ -822,6 +820,21 @@ Intervals Monitor::region_private(uint64_t boundary) const {
   return unite(drop, subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}}, travel));
 }
 
+void Monitor::read_base(uint64_t address, std::span<uint8_t> out) const {
+  size_t done = 0;
+  while (done < out.size()) {
+    uint64_t a = address + done, page = page_down(a);
+    size_t n = std::min<uint64_t>(out.size() - done, page + kPageSize - a);
+    std::span<uint8_t> part = out.subspan(done, n);
+    auto it = base_pages_.find(page);
+    if (it != base_pages_.end() && it->second.size() == kPageSize)
+      std::memcpy(part.data(), it->second.data() + (a - page), n);
+    else if (tracee_->read_bytes_fallible(a, part) != n)
+      std::fill(part.begin(), part.end(), uint8_t{0});
+    done += n;
+  }
+}
+
 // TICKPT compares only shared data (002 Sect. 4.3): the pages of the registered shared and
 // copyprivate variables and dynamic memory. (Reduction, lastprivate and copyin values are
 // read whole at create(); private data is never compared.)
@@ -883,19 +896,7 @@ void Monitor::op_start(const StoppedThread& st, uint64_t boundary) {
   tracking_ = true;
   ++region_;
   extra_.clear();
-  base_.clear();
-  if (rank_ == 0 && (check_races_ || model_ == CAPE_CKPT_TICKPT)) {
-    // The master's DATA-0 (under TICKPT only the shared pages, 002 Sect. 4.3): the base of
-    // the three-way merge in wait_for(). Runs carry the unchanged bytes between changed
-    // words, so two nodes writing neighbouring elements overlap; with the base, the side
-    // that still holds the base value yields (no lost update, no false race).
-    for (const Region& r : start_regions_) {
-      std::vector<uint8_t> bytes(r.size());
-      size_t got = tracee_->read_bytes_fallible(r.start, bytes);
-      bytes.resize(got);
-      base_.emplace_back(r.start, std::move(bytes));
-    }
-  }
+  base_pages_.clear();
   CAPE_LOG_AT(debug, "monitor") << "start(): " << start_regions_.size() << " regions, tracker "
                                 << to_string(tracker_->kind()) << ", " << vars_.size() << " attributed variables, "
                                 << (model_ == CAPE_CKPT_TICKPT ? "TICKPT" : "DICKPT");
@@ -961,6 +962,7 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
   tracker_->collect(st, [&](uint64_t page, std::span<const uint8_t> orig, std::span<const uint8_t> cur) {
     auto [lo, hi] = clip(now, page, page + kPageSize);
     if (lo == hi) return;
+    if (rank_ == 0 && orig.size() == kPageSize) base_pages_.try_emplace(page, orig.begin(), orig.end());
     tracked_diff.add(lo, orig.subspan(lo - page, hi - lo), cur.subspan(lo - page, hi - lo));
   });
 
@@ -978,6 +980,7 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
       auto it = extra_.find(page);
       if (it == extra_.end()) {
         fresh_diff.add_against_zero(lo, c);
+        if (rank_ == 0) base_pages_.try_emplace(page, kPageSize, uint8_t{0});  // new memory: zeros
         extra_.emplace(page, cur);
       } else {
         fresh_diff.add(lo, std::span<const uint8_t>(it->second).subspan(lo - page, hi - lo), c);

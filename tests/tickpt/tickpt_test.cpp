@@ -166,6 +166,29 @@ TEST_P(Model, ThreadprivateCopyinCopyprivateDefaultNone) {
   EXPECT_EQ(c.err.find("written differently"), std::string::npos) << c.err;
 }
 
+// Interleaved elements (every word written by several nodes) survive the merge.
+TEST_P(Model, NeighbouringElementsFromDifferentNodesAreAllKept) {
+  TempDir d;
+  Result c = cape_run(d, {kProgs + "/tickpt_interleave", GetParam()});
+  ASSERT_EQ(c.status, 0) << c.err;
+  // sum(3i+1, i<1000) = 1499500; sum(i%251+1) = 3*(251*252/2) + sum(1..247) = 94878 + 30628
+  EXPECT_EQ(c.out, "ints=1499500 bytes=125506 bad=0\n");
+  EXPECT_EQ(c.err.find("written differently"), std::string::npos) << c.err;
+}
+
+// The reductions with every dirty-page tracker (docs/monitor.md).
+TEST_P(Model, EveryReductionOperatorWithEachTracker) {
+  TempDir d;
+  Result n = native(d, {kProgs + "/tickpt_reduce_native"});
+  ASSERT_EQ(n.status, 0) << n.err;
+  for (const char* tracker : {"uffd", "mprotect", "full"}) {
+    Result c = cape_run(d, {kProgs + "/tickpt_reduce", GetParam()}, {"--tracker", tracker});
+    ASSERT_EQ(c.status, 0) << tracker << ": " << c.err;
+    SCOPED_TRACE(tracker);
+    expect_reductions_equal(c.out, n.out);
+  }
+}
+
 // (A node's log mixes its program's stdout and stderr.)
 
 // The merged checkpoints of the master (kind merged, node 0) in `dir`.
