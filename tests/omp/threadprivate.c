@@ -26,8 +26,9 @@ int main(void) {
     counter *= 10;  /* this thread's value from the first region */
     r2[t] = counter;
   }
-  counter = 500;  /* the master's copy */
-  scale = 0.5;
+  /* No assignment here: in CAPE every node runs the sequential code, so only values the
+   * threads left differently show whether copyin works: the master's counter (20) and
+   * scale (2) go to every thread. */
 #pragma omp parallel copyin(counter, scale)
   {
     int t = omp_get_thread_num();
@@ -35,12 +36,11 @@ int main(void) {
     r3[t] = counter;
     r4[t] = scale * (t + 1);
   }
-  counter = 9;
   /* long: one 8-byte word per element. Ints written by different nodes into one word are
    * merged wrongly by the monitor today (docs/translator.md, limits). */
   long r5[64] = {0};
 #pragma omp parallel for copyin(counter) schedule(static, 1)
-  for (int k = 0; k < 6; k++) r5[k] = counter + k;  /* every thread starts from 9 */
+  for (int k = 0; k < 6; k++) r5[k] = counter + k;  /* every thread from the master's 20 */
   printf("parallel for copyin: %ld %ld %ld %ld %ld %ld\n", r5[0], r5[1], r5[2], r5[3], r5[4], r5[5]);
   int n = omp_get_max_threads();
   for (int t = 0; t < n && t < 8; t++) printf("thread %d: %d %d %d %.2f\n", t, r1[t], r2[t], r3[t], r4[t]);
