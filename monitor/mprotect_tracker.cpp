@@ -193,6 +193,7 @@ bool MprotectTracker::on_fault(const StoppedThread& t, const siginfo_t& info) {
 void MprotectTracker::finish_stub_by_hand(const StoppedThread& t, Slot& s) {
   user_regs_struct regs = Tracee::get_regs(t.tid);
   if (regs.rip != stub_ && regs.rip != stub_ + 2) return;  // before or right after `syscall`
+  ++finished_by_hand;
   const Frame& f = *s.frame;
   user_regs_struct back = regs;
   back.rax = f.rax, back.rcx = f.rcx, back.r11 = f.r11, back.rdi = f.rdi, back.rsi = f.rsi;
@@ -336,7 +337,8 @@ void MprotectTracker::stop(const StoppedThread& t) {
   originals_.clear();
   used_ = 0;
   CAPE_LOG_AT(debug, "monitor") << "mprotect tracker: " << faults << " faults, " << one_stop_faults
-                                << " through the stub, " << pages_ahead << " neighbours";
+                                << " through the stub, " << pages_ahead << " neighbours, "
+                                << finished_by_hand << " stubs finished by hand";
 }
 
 }  // namespace cape::monitor

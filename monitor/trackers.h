@@ -28,6 +28,7 @@ class MprotectTracker final : public DirtyTracker {
   // Counters for the bench and the debug log.
   uint64_t one_stop_faults = 0;   // served through the resume stub
   uint64_t pages_ahead = 0;       // neighbours unprotected with a faulting page
+  uint64_t finished_by_hand = 0;  // stubs finished by the monitor before a signal handler
 
  private:
   struct Slot;  // one thread's frame in the scratch mapping
