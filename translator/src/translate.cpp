@@ -179,7 +179,11 @@ class Translator {
     find_last_regions();
     auto& unit = d_.ast().unit;
     bool any = !d_.ast().constructs.empty();
-    if (any) {
+    if (!any && o_.tickpt && main_body_ >= 0) {
+      // No directive, but main: it is where the program tells its monitor the model.
+      em_.raw("/* cape-translate --ckpt=tickpt: main tells the monitor its checkpoint model. */\n"
+              "#include <cape/cape.h>\n");
+    } else if (any) {
       em_.raw("/* Translated by cape-translate from " + d_.filename() +
               ": OpenMP directives became CAPE runtime calls (docs/translator.md). */\n"
               "#include <cape/cc.h>\n");
@@ -1507,7 +1511,7 @@ class Translator {
     }
     auto it = fns.find("main");
     if (it == fns.end()) return;
-    if (!d_.ast().constructs.empty()) main_body_ = it->second.b;
+    if (!d_.ast().constructs.empty() || o_.tickpt) main_body_ = it->second.b;
     for (int i = 0; i < static_cast<int>(t_.size()); ++i)
       if (ident(i) && (t_[i].text == "atexit" || t_[i].text == "on_exit")) return;
     auto is_region = [](const Construct& c) { return c.dir.name.rfind("parallel", 0) == 0; };
