@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 
@@ -91,7 +92,10 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Region>& regio
   if (!scratch_tried_) {
     scratch_tried_ = true;
     std::string why = "libcape has no copy gadget";
-    if (has_gadget(t, CAPE_COPY_TAG_OFFSET, CAPE_COPY_TAG))
+    const char* env = std::getenv("CAPE_UFFD_COPY");  // 0: read them (for the bench)
+    if (env && std::string(env) == "0")
+      why = "CAPE_UFFD_COPY=0";
+    else if (has_gadget(t, CAPE_COPY_TAG_OFFSET, CAPE_COPY_TAG))
       scratch_ = Scratch::map(t, t.gadget + CAPE_COPY_TAG_OFFSET, page_up(kListBytes) + kCopyBytes, true, &why);
     if (!scratch_) CAPE_LOG_AT(info, "monitor") << "uffd tracker: reading written pages (" << why << ")";
   }
