@@ -50,7 +50,7 @@ const char* to_string(Region::Kind k) {
 }
 
 std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::string& exe,
-                                uint64_t stack_boundary, uint64_t tls) {
+                                uint64_t stack_boundary, uint64_t tls, uint64_t tls_low) {
   std::vector<Region> out;
   // The main stack's VMA split by a tracker that protects part of it (uffd registration or
   // mprotect of some pages): the kernel names only the piece holding the initial stack
@@ -94,7 +94,9 @@ std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::str
     }
   }
   if (tls == 0) return out;
-  const uint64_t lo = (tls & ~uint64_t{4095}) - 4096, hi = (tls & ~uint64_t{4095}) + 2 * 4096;
+  uint64_t lo = (tls & ~uint64_t{4095}) - 4096;
+  const uint64_t hi = (tls & ~uint64_t{4095}) + 2 * 4096;
+  if (tls_low != 0 && tls_low < tls && tls - tls_low < (uint64_t{1} << 20)) lo = tls_low & ~uint64_t{4095};
   std::vector<Region> cut;
   for (const Region& r : out) {
     if (r.end <= lo || r.start >= hi) {

@@ -44,8 +44,12 @@ const char* to_string(Region::Kind k);
 // (0 = unknown). Only those pages: ld.so's mapping around them merges with the program's
 // own anonymous mmaps.
 // Sorted by address.
+// `tls_low` (0 = unknown): the lowest address of the static TLS blocks in use (from the
+// main thread's DTV); when known, the untracked pages start at its page instead of the page
+// before the thread pointer's, so that a program's mapping merged right below keeps its
+// last page.
 std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::string& exe,
-                                uint64_t stack_boundary, uint64_t tls);
+                                uint64_t stack_boundary, uint64_t tls, uint64_t tls_low = 0);
 
 // The executable's load base: the start of its first mapping (0 if not found).
 uint64_t load_base(const std::vector<Mapping>& maps, const std::string& exe);

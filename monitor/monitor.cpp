@@ -326,6 +326,8 @@ class Monitor {
   std::string exe_;
   uint64_t gadget_ = 0;
   uint64_t tls_ = 0;  // the main thread's fs_base
+  uint64_t tls_low_ = 0;  // lowest static TLS block in use (0 = unknown)
+  void find_tls_low();
   std::set<pid_t> threads_, awaiting_first_stop_;
   std::unique_ptr<DirtyTracker> tracker_;
   bool tracking_ = false;
@@ -608,11 +610,35 @@ void Monitor::on_signal_stop(pid_t tid, int sig) {
 void Monitor::serve(pid_t tid, user_regs_struct regs) {
   int op = static_cast<int>(regs.rax & 0xff);
   gadget_ = regs.rcx;
-  if (tid == pid_) tls_ = regs.fs_base;
+  if (tid == pid_ && tls_ != regs.fs_base) {
+    tls_ = regs.fs_base;
+    find_tls_low();
+  }
   long result = dispatch(tid, op, regs.rdi, regs.rsi, regs.rdx);
   regs.rax = static_cast<unsigned long long>(result);
   Tracee::set_regs(tid, regs);
   resume(tid, 0);
+}
+
+// x86_64 glibc: fs_base points at the TCB, whose second word is the DTV; dtv[-1] holds its
+// length, dtv[i] (16 bytes each) the address of module i's TLS block. The static blocks lie
+// just below fs_base; the lowest one in use bounds what the kernel-touched TLS pages hold.
+void Monitor::find_tls_low() {
+  tls_low_ = 0;
+  auto word = [&](uint64_t a, uint64_t& v) {
+    std::span<uint8_t> b(reinterpret_cast<uint8_t*>(&v), 8);
+    return tracee_->read_bytes_fallible(a, b) == 8;
+  };
+  uint64_t dtv = 0, len = 0;
+  if (!word(tls_ + 8, dtv) || dtv < 16 || !word(dtv - 16, len)) return;
+  uint64_t low = tls_;
+  for (uint64_t i = 1; i <= std::min<uint64_t>(len, 256); i++) {
+    uint64_t block = 0;
+    if (!word(dtv + 16 * i, block)) return;
+    if (block != 0 && block != ~uint64_t{0} && block < tls_ && tls_ - block < (uint64_t{1} << 20))
+      low = std::min(low, block);
+  }
+  if (low < tls_) tls_low_ = low;
 }
 
 ckpt::Checkpoint& Monitor::lookup(const std::string& name, const char* call) {
@@ -816,7 +842,7 @@ Intervals Monitor::region_private(uint64_t boundary) const {
   Intervals drop = ranges(&Monitor::is_region_private);
   if (!default_none_) return drop;
   Intervals travel = unite(ranges([](Attr a) { return !is_region_private(a); }),
-                           dynamic_memory(tracked_set(read_maps(pid_), exe_, boundary, tls_)));
+                           dynamic_memory(tracked_set(read_maps(pid_), exe_, boundary, tls_, tls_low_)));
   return unite(drop, subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}}, travel));
 }
 
@@ -889,7 +915,7 @@ void Monitor::op_start(const StoppedThread& st, uint64_t boundary) {
     std::span<uint8_t> b(reinterpret_cast<uint8_t*>(&ra), 8);
     if (tracee_->read_bytes_fallible(boundary - 8, b) == 8) start_pc_ = ra;
   }
-  start_regions_ = tracked_set(read_maps(pid_), exe_, 0, tls_);
+  start_regions_ = tracked_set(read_maps(pid_), exe_, 0, tls_, tls_low_);
   // TICKPT: DATA-0 is a copy of the shared data only (002 Sect. 4.3).
   if (model_ == CAPE_CKPT_TICKPT) start_regions_ = restrict_regions(start_regions_, tickpt_cover(start_regions_));
   tracker_->start(st, start_regions_);
@@ -951,7 +977,7 @@ void Monitor::report_races(const ckpt::MergeResult& m, int from, const std::stri
 void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   if (!tracking_) throw UserError("create(\"" + name + "\") outside start() ... stop()");
   // What may be captured now: the tracked set with the runtime's frames cut off.
-  std::vector<Region> regions_now = tracked_set(read_maps(pid_), exe_, boundary, tls_);
+  std::vector<Region> regions_now = tracked_set(read_maps(pid_), exe_, boundary, tls_, tls_low_);
   if (model_ == CAPE_CKPT_TICKPT) regions_now = restrict_regions(regions_now, tickpt_cover(regions_now));
   Intervals now = to_intervals(regions_now);
   for (auto [s, e] : now) CAPE_LOG_AT(debug, "monitor") << "tracked " << hex(s) << "-" << hex(e);
@@ -1046,7 +1072,7 @@ void Monitor::op_inject(const StoppedThread& st, const std::string& name, uint64
   // start() gets the master's number.
   if (!tracking_ && (c.timestamp >> kRegionShift) > region_ + 1) region_ = (c.timestamp >> kRegionShift) - 1;
   std::vector<injector::Range> allowed;
-  for (auto [s, e] : to_intervals(tracked_set(read_maps(pid_), exe_, boundary, tls_))) allowed.push_back({s, e});
+  for (auto [s, e] : to_intervals(tracked_set(read_maps(pid_), exe_, boundary, tls_, tls_low_))) allowed.push_back({s, e});
   injector::check_inside(c, allowed, "inject(\"" + name + "\")");  // before writing anything
   if (!table_applies(c.timestamp) || (vars_.empty() && !default_none_)) {
     if (tracking_)

@@ -189,6 +189,25 @@ TEST_P(Model, EveryReductionOperatorWithEachTracker) {
   }
 }
 
+// Dynamic memory is shared (002 Sect. 3.1): small and large (mmap'd, placed right below
+// the TLS mapping) malloc blocks travel without clause calls; a private heap block stays.
+TEST_P(Model, HeapBlocksAreSharedUnlessPrivate) {
+  TempDir d;
+  Result c = cape_run(d, {kProgs + "/tickpt_heap", GetParam()});
+  ASSERT_EQ(c.status, 0) << c.err;
+  // sum(i*i, i<1000); sum(k+1, k<2^18)
+  EXPECT_EQ(c.out, "small=332833500 large=34359869440 scratch=7 bad=0\n");
+}
+
+TEST(Misuse, ClauseCallInsideARegionIsAClearError) {
+  TempDir d;
+  Proc p = Proc::start({CAPE_BIN, "monitor", "--", kProgs + "/tickpt_heap", "tickpt", "misuse"}, d.path);
+  EXPECT_EQ(p.wait(60s), 1);
+  EXPECT_NE(p.err().find("inside start() ... stop(): clause calls come before the region's cape_start()"),
+            std::string::npos)
+      << p.err();
+}
+
 // (A node's log mixes its program's stdout and stderr.)
 
 // The merged checkpoints of the master (kind merged, node 0) in `dir`.
