@@ -36,12 +36,12 @@ int main(void) {
     r3[t] = counter;
     r4[t] = scale * (t + 1);
   }
-  /* long: one 8-byte word per element. Ints written by different nodes into one word are
-   * merged wrongly by the monitor today (docs/translator.md, limits). */
-  long r5[64] = {0};
+  /* Neighbouring ints written by different nodes (schedule(static, 1)): the monitor's
+   * three-way merge keeps each node's bytes. */
+  int r5[64] = {0};
 #pragma omp parallel for copyin(counter) schedule(static, 1)
   for (int k = 0; k < 6; k++) r5[k] = counter + k;  /* every thread from the master's 20 */
-  printf("parallel for copyin: %ld %ld %ld %ld %ld %ld\n", r5[0], r5[1], r5[2], r5[3], r5[4], r5[5]);
+  printf("parallel for copyin: %d %d %d %d %d %d\n", r5[0], r5[1], r5[2], r5[3], r5[4], r5[5]);
   int n = omp_get_max_threads();
   for (int t = 0; t < n && t < 8; t++) printf("thread %d: %d %d %d %.2f\n", t, r1[t], r2[t], r3[t], r4[t]);
   printf("master counter %d scale %.2f\n", counter, scale);

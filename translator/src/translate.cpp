@@ -687,8 +687,7 @@ class Translator {
          "    } else {\n"
          "      cape_receive(\"copyin\");\n"
          "      cape_inject(\"copyin\");\n"
-         "      cape_start();  /* an empty window: the nodes count the same windows (timestamps) */\n"
-         "      cape_stop();\n"
+
          "    }\n";
     return r;
   }
