@@ -732,6 +732,17 @@ class Translator {
         }
       }
     }
+    // `for (int i = ...)` declares i for the loop only: nothing outside could see its last value.
+    if (!loop_var.empty() && c->stmt && c->stmt->kind == Stmt::For && c->stmt->header.b >= 0 &&
+        !punct(c->stmt->header.b + 1, "=") &&
+        std::find(cl.lastpriv.begin(), cl.lastpriv.end(), loop_var) != cl.lastpriv.end())
+      for (auto& cla : c->dir.clauses)
+        if (cla.name == "lastprivate")
+          for (int k : cla.args)
+            if (t_[k].text == loop_var) {
+              d_.error_at(k, "'" + loop_var + "' in clause 'lastprivate' is declared by the loop (it is not visible after it)");
+              cl.ok = false;
+            }
     if (!loop_var.empty())
       for (auto& rd : cl.red)
         if (rd.var == loop_var) {
