@@ -955,16 +955,32 @@ void Monitor::report_races(const ckpt::MergeResult& m, int from, const std::stri
   }
   std::string where = "?";
   if (start_pc_) where = source_line(exe_, (symbols_->pie() ? start_pc_ - base : start_pc_) - 1);
+  // Under DICKPT every written stack word travels, including the locals of the region
+  // itself (private in OpenMP, 002 Sect. 3.1) which no clause call can name before start():
+  // on the stack only registered shared variables are checked. TICKPT sends no stack data
+  // but the registered.
+  std::vector<Region> regions = tracked_set(read_maps(pid_), exe_, 0, tls_, tls_low_);
+  Intervals stack;
+  for (const Region& r : regions)
+    if (r.kind == Region::stack) stack.emplace_back(r.start, r.end);
+  stack = normalize(std::move(stack));
+  Intervals registered = ranges([](Attr a) { return !is_region_private(a); });
   std::set<std::string> said;
   for (const ckpt::Conflict& c : m.conflicts) {
     if (overlaps(priv, c.address, c.address + c.length)) continue;  // private copies differ by design
+    if (model_ == CAPE_CKPT_DICKPT && overlaps(stack, c.address, c.address + c.length) &&
+        !overlaps(registered, c.address, c.address + c.length))
+      continue;
     const ckpt::Symbol* sym = symbols_->find(c.address);
     std::string what;
     if (sym) {
       what = sym->name;
       if (sym->size > 8 || c.address != sym->address) what += "+" + std::to_string(c.address - sym->address);
     } else {
-      what = hex(c.address);
+      const char* kind = "memory";
+      for (const Region& r : regions)
+        if (r.contains(c.address)) kind = to_string(r.kind);
+      what = std::string(kind) + " " + hex(c.address);
     }
     if (!said.insert(sym ? sym->name : what).second) continue;  // one line per variable
     write_stderr("cape: race: region " + std::to_string(region_) + " (start() at " + where + "): `" + what +
