@@ -259,6 +259,13 @@ class Translator {
     for (int i = b; i < e;) {
       while (ci < cs.size() && cs[ci]->all.b < i) ++ci;
       if (ci < cs.size() && cs[ci]->all.b == i) {
+        // Comments and preprocessor lines before the pragma (`#ifdef`...) stay in place.
+        const Token& p = t_[i];
+        if (p.trivia.find_first_not_of(" \t\r\n\f\v") != std::string::npos) {
+          if (first && resync)  // after generated code: say where the trivia starts
+            em_.line(p.line - static_cast<int>(std::count(p.trivia.begin(), p.trivia.end(), '\n')));
+          em_.raw(p.trivia);
+        }
         translate(cs[ci], ctx);
         i = cs[ci]->all.e;
         ++ci;

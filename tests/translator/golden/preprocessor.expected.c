@@ -1,0 +1,88 @@
+/* Translated by cape-translate from preprocessor.c: OpenMP directives became CAPE runtime calls (docs/translator.md). */
+#include <cape/cc.h>
+/* The `before` checkpoints of 001_3036025dc34c4021.txt Fig. 3 carry these. */
+static cape_share_t cape_desc[CAPE_CC_MAX_NODES] __attribute__((unused));
+#line 1 "preprocessor.c"
+#include <stdio.h>
+int a[10];
+int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
+  int s = 0;
+#ifdef NATIVE
+  /* a comment before the pragma */
+{ /* cape: #pragma omp parallel for (preprocessor.c:7), 001_3036025dc34c4021.txt Fig. 3 by chunks */
+#line 7 "preprocessor.c"
+                                      _Static_assert(CAPE_CC_TYPE(s) != 0, "reduction(+: s): s must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+  int cape_lb_1 = (0), cape_ub_1 = (10);
+  long long cape_st_1 = 1;
+  int i = cape_lb_1;
+  unsigned long long cape_n_1 = cape_st_1 > 0 && cape_lb_1 < cape_ub_1 ? ((unsigned long long)cape_ub_1 - (unsigned long long)cape_lb_1 - 1) / (unsigned long long)cape_st_1 + 1 : 0;
+  __typeof__(i) cape_pv_1_i;
+  CAPE_CC_SAVE(cape_pv_1_i, i);
+  static __thread cape_share_t cape_sh_1;
+  static __thread unsigned long long cape_b_1, cape_k_1;
+  static __thread int cape_s_1;
+  if (cape_cc_fork(0, 1, 0)) {
+    if (cape_master()) {                    /* Fig. 3 line 1 */
+      cape_reduction((void *)&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
+      cape_start();                         /* line 2 */
+      for (cape_s_1 = 1; cape_s_1 < cape_num_nodes(); ++cape_s_1) { /* line 3: a chunk per slave */
+        cape_cc_share(&cape_desc[cape_s_1], cape_n_1, 0, cape_cc_thread_of_node(cape_s_1));
+        cape_create("before");             /* line 4 */
+        cape_send("before", cape_s_1);      /* line 5 */
+      }
+      cape_s_1 = 0;
+      cape_cc_share(&cape_sh_1, cape_n_1, 0, cape_cc_thread_of_node(0)); /* the master's own share */
+    } else {
+      static __thread __typeof__(s) cape_rv_1_s;
+      CAPE_CC_SAVE(cape_rv_1_s, s);
+      cape_receive("before");              /* line 14 */
+      cape_inject("before");               /* line 15 */
+      CAPE_CC_RESTORE(s, cape_rv_1_s);
+      cape_reduction((void *)&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
+      cape_start();                         /* line 16 */
+      cape_sh_1 = cape_desc[cape_node_id()];
+    }
+  } else {
+    cape_cc_share(&cape_sh_1, cape_n_1, 0, 0); /* serial: every iteration */
+  }
+  /* Fig. 3 line 17: D, on this node's chunks */
+  for (cape_b_1 = cape_sh_1.lo; cape_b_1 < cape_sh_1.hi; cape_b_1 += cape_sh_1.stride)
+    for (cape_k_1 = cape_b_1; cape_k_1 < cape_sh_1.hi && cape_k_1 - cape_b_1 < cape_sh_1.chunk; ++cape_k_1) {
+      i = (__typeof__(i))((unsigned long long)cape_lb_1 + cape_k_1 * (unsigned long long)cape_st_1);
+#line 8 "preprocessor.c"
+                               s += a[i] = i;
+    }
+  CAPE_CC_RESTORE(i, cape_pv_1_i);
+  cape_b_1 = cape_k_1 = 0;
+  cape_sh_1 = (cape_share_t){0, 0, 0, 0};
+  if (cape_cc_distributed()) {
+    const int cape_last_1 = 1; /* last_parallel(), decided when translating (docs/translator.md) */
+    if (cape_master()) {
+      cape_create("after");                /* Fig. 3 line 6: the master's part */
+      cape_stop();                          /* line 7 */
+      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
+      cape_inject("after");                /* line 9 */
+      if (!cape_last_1)                         /* line 10: !last_parallel() */
+        cape_broadcast("after");          /* line 12 */
+    } else {
+      cape_create("after");                /* line 18 */
+      cape_stop();                          /* line 19 */
+      cape_send("after", 0);               /* line 20 */
+      if (!cape_last_1) {                       /* line 21 */
+        cape_receive("after");            /* line 22 */
+        cape_inject("after");             /* line 23 */
+      } else {
+        cape_cc_exit();                     /* line 25 */
+      }
+    }
+  }
+  cape_cc_join();
+}
+#line 8 "preprocessor.c"
+
+#else
+  for (int i = 0; i < 10; i++) s += a[i] = 2 * i;
+#endif
+  printf("%d %d\n", a[9], s);
+  return 0;
+}
