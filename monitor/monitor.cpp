@@ -375,6 +375,9 @@ class Monitor {
   void read_base(uint64_t address, std::span<uint8_t> out) const;
   uint64_t start_pc_ = 0;           // return address of the region's start() call
   std::unique_ptr<ckpt::SymbolTable> symbols_;
+  std::map<uint64_t, std::string> sites_;  // start() return address -> "file:line"
+  const ckpt::SymbolTable& symbols();
+  std::string start_site();
 };
 
 void Monitor::launch() {
@@ -923,6 +926,8 @@ void Monitor::op_start(const StoppedThread& st, uint64_t boundary) {
   ++region_;
   extra_.clear();
   base_pages_.clear();
+  // Names the region in the job's failure messages (docs/net.md).
+  if (ex_) ex_->set_region("parallel region " + std::to_string(region_) + " (start() at " + start_site() + ")");
   CAPE_LOG_AT(debug, "monitor") << "start(): " << start_regions_.size() << " regions, tracker "
                                 << to_string(tracker_->kind()) << ", " << vars_.size() << " attributed variables, "
                                 << (model_ == CAPE_CKPT_TICKPT ? "TICKPT" : "DICKPT");
@@ -942,19 +947,33 @@ void Monitor::op_stop(const StoppedThread& st) {
         tracee_->write_bytes(v.addr, v.saved);
 }
 
-void Monitor::report_races(const ckpt::MergeResult& m, int from, const std::string& name) {
-  if (m.conflicts.empty()) return;
-  Intervals priv = region_private(0);
-  uint64_t base = load_base(read_maps(pid_), exe_);
+const ckpt::SymbolTable& Monitor::symbols() {
   if (!symbols_) {
     try {
-      symbols_ = std::make_unique<ckpt::SymbolTable>(ckpt::SymbolTable::load(exe_, base));
+      symbols_ = std::make_unique<ckpt::SymbolTable>(ckpt::SymbolTable::load(exe_, load_base(read_maps(pid_), exe_)));
     } catch (const ckpt::Error&) {
       symbols_ = std::make_unique<ckpt::SymbolTable>();
     }
   }
-  std::string where = "?";
-  if (start_pc_) where = source_line(exe_, (symbols_->pie() ? start_pc_ - base : start_pc_) - 1);
+  return *symbols_;
+}
+
+// "file:line" of the current region's start() call (addr2line, once per call site).
+std::string Monitor::start_site() {
+  if (!start_pc_) return "?";
+  auto it = sites_.find(start_pc_);
+  if (it != sites_.end()) return it->second;
+  uint64_t base = load_base(read_maps(pid_), exe_);
+  std::string where = source_line(exe_, (symbols().pie() ? start_pc_ - base : start_pc_) - 1);
+  sites_.emplace(start_pc_, where);
+  return where;
+}
+
+void Monitor::report_races(const ckpt::MergeResult& m, int from, const std::string& name) {
+  if (m.conflicts.empty()) return;
+  Intervals priv = region_private(0);
+  symbols();
+  std::string where = start_site();
   // Under DICKPT every written stack word travels, including the locals of the region
   // itself (private in OpenMP, 002 Sect. 3.1) which no clause call can name before start():
   // on the stack only registered shared variables are checked. TICKPT sends no stack data
