@@ -8,13 +8,21 @@
 set -euo pipefail
 cc=$1 cape=$2 src=$3 n=${4:-3}
 shift 4 2>/dev/null || shift $#
-flags=("$@")
+# -D/-I go to both compilers; --tolerance=X as `e2e-tolerance: X` in the source.
+flags=() native_flags=() tol_arg=
+for f in "$@"; do
+  case $f in
+    --tolerance=*) tol_arg=${f#--tolerance=} ;;
+    -D* | -I*) flags+=("$f"); native_flags+=("$f") ;;
+    *) flags+=("$f") ;;
+  esac
+done
 name=$(basename "$src" .c)
 work=$(mktemp -d "${TMPDIR:-/tmp}/cape-e2e-$name.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 
-gcc -O1 -fopenmp "$src" -o native
+gcc -O1 -fopenmp "${native_flags[@]}" "$src" -o native
 # --master-idle: the master takes no share of a parallel for, whose team is the n-1 slaves.
 threads=$n
 for f in "${flags[@]}"; do [ "$f" = --master-idle ] && threads=$((n - 1)); done
@@ -42,7 +50,7 @@ else
 fi
 # A program may state a tolerance for its floating-point output (`e2e-tolerance: X` in its
 # source): numbers then agree when |a - b| <= X * max(1, |a|, |b|), everything else exactly.
-tol=$(sed -n 's/.*e2e-tolerance: *\([0-9.eE+-]*\).*/\1/p' "$src" | head -1)
+tol=${tol_arg:-$(sed -n 's/.*e2e-tolerance: *\([0-9.eE+-]*\).*/\1/p' "$src" | head -1)}
 same() {
   if [ -z "$tol" ]; then cmp -s expected actual; return; fi
   [ "$(wc -l < expected)" = "$(wc -l < actual)" ] || return 1
