@@ -108,5 +108,23 @@ int main(void) {
     }
   }
   printf("sections gsum %ld prod %d smin %d\n", gsum, prod, smin);
+
+  /* Each thread's copy of a region's reduction variable holds its own running partial
+   * result across barriers (it starts from the identity). */
+  long acc = 100, seen[8] = {0}, seen2[8] = {0};
+  double dm2 = 0.5;
+#pragma omp parallel reduction(+: acc) reduction(max: dm2)
+  {
+    int t = omp_get_thread_num();
+    acc += t + 1;
+    dm2 = t;
+#pragma omp barrier
+    seen[t] = acc;
+    acc += 10;
+#pragma omp barrier
+    seen2[t] = acc + (long)dm2;
+  }
+  printf("across barriers acc %ld dm2 %g seen %ld %ld %ld %ld %ld %ld\n", acc, dm2, seen[0], seen[1],
+         seen[2], seen2[0], seen2[1], seen2[2]);
   return 0;
 }

@@ -116,6 +116,7 @@ struct Ctx {
   int region_b = -1;                 // first token of the region's statement
   std::string calls;                 // its clause calls (Fig. 7), made again before every start()
   bool default_none = false;         // its default(none): unregistered data stays home
+  std::vector<std::string> reductions;  // its reduction variables (kept across barriers)
 };
 
 // A variable declaration found by the TICKPT scan (Translator::scan_declarations).
@@ -819,7 +820,8 @@ class Translator {
   // combines the master's partial result with the slaves' when inject() applies them to the
   // original value, and no `after` of an earlier region is merged again.
   // `last`: "1"/"0" for a region's end, empty for a barrier (never the last).
-  static std::string exchange_code(const std::string& last, const std::string& between = "") {
+  static std::string exchange_code(const std::string& last, const std::string& between = "",
+                                   const std::string& started = "") {
     bool barrier = last.empty();
     std::string cond = barrier ? "" : "!" + last;
     std::string r =
@@ -848,7 +850,7 @@ class Translator {
            "        cape_cc_exit();                     /* line 25 */\n"
            "      }\n";
     r += "    }\n" + between;
-    if (barrier) r += "    cape_start();\n";
+    if (barrier) r += "    cape_start();\n" + started;
     return r;
   }
 
@@ -1093,11 +1095,22 @@ class Translator {
     if (ctx.region_b >= 0)
       for (auto& n : locals_in_scope(ctx.region_b, at))
         if (std::find(ctx.privates.begin(), ctx.privates.end(), n) == ctx.privates.end()) locals.push_back(n);
-    if (ctx.privates.empty() && locals.empty())
-      return "  if (cape_cc_distributed()) { /* barrier */\n" + exchange_code("", after + ctx.calls + calls2) + "  }\n";
+    // A region's reduction variables: each thread's running partial result must stay its
+    // own across the barrier (OpenMP's private copy), and must not be combined twice. Before
+    // create() the variable gets the identity back (what start() gave it), so this exchange
+    // adds nothing to the result; after the next start() the partial result is put back,
+    // and the region's end combines it whole.
     std::string s = "_" + std::to_string(ctx.region), b = "_" + std::to_string(at);
+    std::string red_save, red_back;
+    for (auto& x : ctx.reductions) {
+      red_save += "    CAPE_CC_SAVE(cape_rp" + s + "_" + x + ", " + x + "); CAPE_CC_RESTORE(" + x + ", cape_ri" + s + "_" + x + ");\n";
+      red_back += "    CAPE_CC_RESTORE(" + x + ", cape_rp" + s + "_" + x + "); /* this thread's partial result */\n";
+    }
+    if (ctx.privates.empty() && locals.empty())
+      return "  if (cape_cc_distributed()) { /* barrier */\n" + red_save +
+             exchange_code("", after + ctx.calls + calls2, red_back) + "  }\n";
     std::string r = "  if (cape_cc_distributed()) { /* barrier: the region's private variables "
-                    "stay out of the checkpoint */\n";
+                    "stay out of the checkpoint */\n" + red_save;
     std::string back;
     for (auto& x : locals)
       r += "    static __thread __typeof__(" + x + ") cape_lt" + b + "_" + x + ";\n";
@@ -1109,7 +1122,7 @@ class Translator {
       r += "    CAPE_CC_SAVE(cape_lt" + b + "_" + x + ", " + x + "); CAPE_CC_CLEAR(" + x + ");\n";
       back += "    CAPE_CC_RESTORE(" + x + ", cape_lt" + b + "_" + x + ");\n";
     }
-    return r + exchange_code("", back + after + ctx.calls + calls2) + "  }\n";
+    return r + exchange_code("", back + after + ctx.calls + calls2, red_back) + "  }\n";
   }
 
   std::string flags() const { return o_.master_idle ? "CAPE_CC_MASTER_IDLE" : "0"; }
@@ -1318,14 +1331,21 @@ class Translator {
     gen(save_privates(priv, s, false));
     for (auto& x : priv)
       gen("  static __thread __typeof__(" + x + ") cape_pt" + s + "_" + x + " __attribute__((unused)); /* for barriers */\n");
+    std::string ids;
+    for (auto& rd : cl.red) {
+      gen("  static __thread __typeof__(" + rd.var + ") cape_ri" + s + "_" + rd.var + " __attribute__((unused)), cape_rp" +
+          s + "_" + rd.var + " __attribute__((unused)); /* the identity, the partial result */\n");
+      ids += "    CAPE_CC_SAVE(cape_ri" + s + "_" + rd.var + ", " + rd.var + "); /* start() gave it the identity */\n";
+    }
     gen("  if (cape_cc_fork(0, " + cl.cond + ", CAPE_CC_WHOLE_TEAM)) {\n" + copyin_code(cl, s) + calls +
-        "    cape_start();\n  }\n");
+        "    cape_start();\n" + ids + "  }\n");
     Ctx inner;
     inner.region = c->id;
     inner.privates = priv;
     inner.region_b = c->stmt->all.b;
     inner.calls = clause_calls(cl, c->dir.first_tok, "    ", false) + shared;
     inner.default_none = cl.default_none;
+    for (auto& rd : cl.red) inner.reductions.push_back(rd.var);
     emit_stmt(c->stmt, inner);
     gen(restore_privates(priv, s));
     gen(end_code(c));
@@ -1347,7 +1367,7 @@ class Translator {
     if (cl.red.empty()) return "";
     std::string calls;
     for (auto& rd : cl.red)
-      calls += "    cape_reduction(&" + rd.var + ", sizeof(" + rd.var + "), " + red_op(rd.op) +
+      calls += "    cape_reduction((void *)&" + rd.var + ", sizeof(" + rd.var + "), " + red_op(rd.op) +
                ", CAPE_CC_TYPE(" + rd.var + "));\n";
     return barrier_code(ctx, c->all.b, "", calls);
   }

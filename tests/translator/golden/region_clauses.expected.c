@@ -15,6 +15,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   __typeof__(x) cape_pv_7_x;
   CAPE_CC_SAVE(cape_pv_7_x, x);
   static __thread __typeof__(x) cape_pt_7_x __attribute__((unused)); /* for barriers */
+  static __thread __typeof__(sum) cape_ri_7_sum __attribute__((unused)), cape_rp_7_sum __attribute__((unused)); /* the identity, the partial result */
   if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM)) {
     /* copyin: the master's threadprivate values, to every node */
     static __thread __typeof__(counter) cape_ci_7_counter;
@@ -34,6 +35,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     cape_set_firstprivate((void *)&x, sizeof(x));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
+    CAPE_CC_SAVE(cape_ri_7_sum, sum); /* start() gave it the identity */
   }
 #line 10 "region_clauses.c"
   {
@@ -42,6 +44,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
 #line 12 "region_clauses.c"
                                _Static_assert(CAPE_CC_TYPE(y) != 0, "reduction(max: y): y must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
   if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
+    CAPE_CC_SAVE(cape_rp_7_sum, sum); CAPE_CC_RESTORE(sum, cape_ri_7_sum);
     static __thread __typeof__(me) cape_lt_73_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_73_me, me); CAPE_CC_CLEAR(me);
@@ -62,8 +65,9 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
     cape_set_threadprivate((void *)&counter, sizeof(counter));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
-    cape_reduction(&y, sizeof(y), CAPE_RED_MAX, CAPE_CC_TYPE(y));
+    cape_reduction((void *)&y, sizeof(y), CAPE_RED_MAX, CAPE_CC_TYPE(y));
     cape_start();
+    CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
   }
 #line 13 "region_clauses.c"
   int cape_lb_2 = (0), cape_ub_2 = (64);
@@ -95,6 +99,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   cape_b_2 = cape_k_2 = 0;
   cape_sh_2 = (cape_share_t){0, 0, 0, 0};
   if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
+    CAPE_CC_SAVE(cape_rp_7_sum, sum); CAPE_CC_RESTORE(sum, cape_ri_7_sum);
     static __thread __typeof__(me) cape_lt_73_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_73_me, me); CAPE_CC_CLEAR(me);
@@ -116,6 +121,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     cape_set_threadprivate((void *)&counter, sizeof(counter));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
+    CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
   }
 }
 #line 18 "region_clauses.c"
@@ -134,6 +140,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     CAPE_CC_RESTORE(z, cape_pv_5_z);
   }
   if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
+    CAPE_CC_SAVE(cape_rp_7_sum, sum); CAPE_CC_RESTORE(sum, cape_ri_7_sum);
     static __thread __typeof__(me) cape_lt_131_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_131_me, me); CAPE_CC_CLEAR(me);
@@ -155,6 +162,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     cape_set_threadprivate((void *)&counter, sizeof(counter));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
+    CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
   }
 }
 #line 25 "region_clauses.c"
@@ -166,6 +174,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     CAPE_CC_SAVE(cape_cp_6_me, me);
   }
   if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
+    CAPE_CC_SAVE(cape_rp_7_sum, sum); CAPE_CC_RESTORE(sum, cape_ri_7_sum);
     static __thread __typeof__(me) cape_lt_154_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_154_me, me); CAPE_CC_CLEAR(me);
@@ -188,6 +197,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     cape_set_threadprivate((void *)&counter, sizeof(counter));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
+    CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
   }
 }
 #line 27 "region_clauses.c"
