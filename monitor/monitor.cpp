@@ -1023,7 +1023,8 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
   tracker_->collect(st, [&](uint64_t page, std::span<const uint8_t> orig, std::span<const uint8_t> cur) {
     auto [lo, hi] = clip(now, page, page + kPageSize);
     if (lo == hi) return;
-    if (rank_ == 0 && orig.size() == kPageSize) base_pages_.try_emplace(page, orig.begin(), orig.end());
+    // (Only a master with slaves merges against them: alone, no copy per page.)
+    if (rank_ == 0 && size_ > 1 && orig.size() == kPageSize) base_pages_.try_emplace(page, orig.begin(), orig.end());
     tracked_diff.add(lo, orig.subspan(lo - page, hi - lo), cur.subspan(lo - page, hi - lo));
   });
 
@@ -1041,7 +1042,7 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
       auto it = extra_.find(page);
       if (it == extra_.end()) {
         fresh_diff.add_against_zero(lo, c);
-        if (rank_ == 0) base_pages_.try_emplace(page, kPageSize, uint8_t{0});  // new memory: zeros
+        if (rank_ == 0 && size_ > 1) base_pages_.try_emplace(page, kPageSize, uint8_t{0});  // new memory: zeros
         extra_.emplace(page, cur);
       } else {
         fresh_diff.add(lo, std::span<const uint8_t>(it->second).subspan(lo - page, hi - lo), c);
