@@ -137,6 +137,23 @@ unsigned long long cape_cc_order_of_section(int nsections) {
   return cape_cc_mine(nsections - 1) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
 }
 
+/* Written before main (constructors) and read only: never in a checkpoint. */
+#define MAX_FILES 4096
+static void (*statics[MAX_FILES])(void);
+static int nstatics;
+
+void cape_cc_add_statics(void (*fn)(void)) {
+  if (nstatics == MAX_FILES) {
+    fprintf(stderr, "cape: more than %d files translated with --ckpt=tickpt\n", MAX_FILES);
+    abort();
+  }
+  statics[nstatics++] = fn;
+}
+
+void cape_cc_share_statics(void) {
+  for (int i = 0; i < nstatics; i++) statics[i]();
+}
+
 int cape_cc_mine(int j) {
   if (cur.tid < 0) return 0;
   return j % cur.nthreads == cur.tid;

@@ -180,10 +180,12 @@ class Translator {
     find_last_regions();
     auto& unit = d_.ast().unit;
     bool any = !d_.ast().constructs.empty();
-    if (!any && o_.tickpt && main_body_ >= 0) {
-      // No directive, but main: it is where the program tells its monitor the model.
-      em_.raw("/* cape-translate --ckpt=tickpt: main tells the monitor its checkpoint model. */\n"
-              "#include <cape/cape.h>\n");
+    std::string statics = statics_function();
+    if (!any && (main_body_ >= 0 || !statics.empty())) {
+      // No directive, but main (where the program tells its monitor the model) or static
+      // variables (shared under TICKPT): only under --ckpt=tickpt.
+      em_.raw("/* cape-translate --ckpt=tickpt: the model and this file's static variables. */\n"
+              "#include <cape/cc.h>\n");
     } else if (any) {
       em_.raw("/* Translated by cape-translate from " + d_.filename() +
               ": OpenMP directives became CAPE runtime calls (docs/translator.md). */\n"
@@ -196,6 +198,10 @@ class Translator {
     if (!unit.empty()) emit_range(unit.b, unit.e, unit.cs, Ctx{}, true, /*exact=*/true);
     // Trailing trivia after the last token lives on the End token.
     if (!t_.empty() && t_.back().kind == TokKind::End) em_.raw(t_.back().trivia);
+    if (!statics.empty()) {
+      em_.newline();
+      em_.raw(statics);
+    }
     return std::move(em_.str());
   }
 
@@ -942,6 +948,26 @@ class Translator {
                                    "sizeof", "typedef"};
     std::vector<VarDecl> r;
     std::vector<int> scope_ends;
+    // Declarations inside #if/#ifdef/#ifndef blocks may not be compiled: taking their
+    // address could name nothing, so they are left out (they then do not travel under
+    // TICKPT unless a clause names them).
+    std::vector<int> cond_depth(t_.size() + 1, 0);
+    for (int i = 0, depth = 0; i < static_cast<int>(t_.size()); ++i) {
+      const std::string& tv = t_[i].trivia;
+      for (size_t pos = 0; pos < tv.size();) {
+        size_t eol = tv.find('\n', pos);
+        if (eol == std::string::npos) eol = tv.size();
+        size_t k = tv.find_first_not_of(" \t", pos);
+        if (k < eol && tv[k] == '#') {
+          size_t w = tv.find_first_not_of(" \t", k + 1);
+          std::string d = w < eol ? tv.substr(w, std::min(eol, tv.find_first_of(" \t(", w)) - w) : "";
+          if (d == "if" || d == "ifdef" || d == "ifndef") ++depth;
+          else if (d == "endif" && depth > 0) --depth;
+        }
+        pos = eol + 1;
+      }
+      cond_depth[i] = depth;
+    }
     auto end_of_scope = [&] { return scope_ends.empty() ? static_cast<int>(t_.size()) : scope_ends.back(); };
     // Names in declarator tokens [p, q): the last identifier before '=', '[' or a group.
     // `params`: a parameter list, where `T a[]` is a pointer. Elsewhere `a[]` has an
@@ -973,7 +999,7 @@ class Translator {
           if (ident(x) && !types.count(t_[x].text) && !punct(x + 1, "(")) name = x;
           else if (ident(x) && punct(x + 1, "(") && !types.count(t_[x].text)) { name = -1; stop = true; }
         }
-        if (name >= 0 && !stop) r.push_back({t_[name].text, name, scope_end});
+        if (name >= 0 && !stop && cond_depth[name] == 0) r.push_back({t_[name].text, name, scope_end});
         part = k + 1;
       }
     };
@@ -1033,7 +1059,8 @@ class Translator {
   // Variables visible at token `at` and named in [b, e) that are shared there, under the
   // implicit rules: declared before `at` (in scope), not declared inside [b, e), not in
   // `exclude`. A name is taken once.
-  std::vector<std::string> implicitly_shared(int at, int b, int e, const std::vector<std::string>& exclude) const {
+  std::vector<std::string> implicitly_shared(int at, int b, int e, const std::vector<std::string>& exclude,
+                                             bool file_scope = true) const {
     if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, static_cast<int>(t_.size())));
     Names visible, inside;
     for (auto& d : *decls_) {
@@ -1046,10 +1073,13 @@ class Translator {
     };
     // Rule (3): every variable of the file declared before the region (functions called
     // from the region may write it), then the enclosing function's variables it names.
+    Names file_vars;
     for (auto& d : *decls_)
-      if (d.scope_end == static_cast<int>(t_.size()) && d.tok < at && !excluded(d.name) &&
-          std::find(r.begin(), r.end(), d.name) == r.end())
-        r.push_back(d.name);
+      if (d.scope_end == static_cast<int>(t_.size()) && d.tok < at) {
+        file_vars.insert(d.name);
+        if (file_scope && !excluded(d.name) && std::find(r.begin(), r.end(), d.name) == r.end())
+          r.push_back(d.name);
+      }
     for (int i = b; i < e; ++i) {
       if (t_[i].kind == TokKind::PragmaStart) {
         while (i < e && t_[i].kind != TokKind::PragmaEnd) ++i;
@@ -1058,9 +1088,44 @@ class Translator {
       if (!ident(i) || punct(i - 1, ".") || punct(i - 1, "->")) continue;
       const auto& n = t_[i].text;
       if (!visible.count(n) || inside.count(n)) continue;
+      // Left to the file's statics function, unless a local of the same name hides it.
+      if (!file_scope && file_vars.count(n) && !local_visible(n, at)) continue;
       if (std::find(exclude.begin(), exclude.end(), n) != exclude.end()) continue;
       if (std::find(r.begin(), r.end(), n) == r.end()) r.push_back(n);
     }
+    return r;
+  }
+
+  // A variable of block scope (or a parameter) named n is visible at token `at`.
+  bool local_visible(const std::string& n, int at) const {
+    for (auto& d : *decls_)
+      if (d.name == n && d.scope_end != static_cast<int>(t_.size()) && d.tok < at && at < d.scope_end) return true;
+    return false;
+  }
+
+  // TICKPT: variables of static storage are shared (002 Sect. 3.1), and a region's
+  // functions may live in other files. So every translated file registers its own file-scope
+  // variables (minus threadprivate ones) through a function that libcape_cc calls before
+  // every region's start() (cape_cc_share_statics), put on libcape_cc's list before main.
+  std::string statics_function() const {
+    if (!o_.tickpt) return "";
+    if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, static_cast<int>(t_.size())));
+    int end = static_cast<int>(t_.size());
+    // Threadprivate variables stay out (this runs before the directives are translated).
+    Names tp;
+    for (auto& c : d_.ast().constructs)
+      if (c.dir.name == "threadprivate" && !c.dir.name_toks.empty())
+        for (int k = c.dir.name_toks.back() + 1; k < c.dir.end_tok; ++k) tp.insert(t_[k].text);
+    std::vector<std::string> vars;
+    for (auto& d : *decls_)
+      if (d.scope_end == end && !tp.count(d.name) && std::find(vars.begin(), vars.end(), d.name) == vars.end())
+        vars.push_back(d.name);
+    if (vars.empty()) return "";
+    std::string r = "\n/* cape (TICKPT): this file's variables of static storage are shared (002_2c61c2cb27f62a9a.txt "
+                    "Sect. 3.1), registered before every region's cape_start() (docs/translator.md). */\n"
+                    "static void cape_cc_statics(void) {\n";
+    for (auto& x : vars) r += "  cape_set_shared((void *)&" + x + ", sizeof(" + x + "));\n";
+    r += "}\n__attribute__((constructor)) static void cape_cc_statics_init(void) { cape_cc_add_statics(cape_cc_statics); }\n";
     return r;
   }
 
@@ -1074,8 +1139,8 @@ class Translator {
     for (auto& rd : cl.red) ex.push_back(rd.var);
     for (auto& v : threadprivates_at(c->dir.first_tok)) ex.push_back(v);
     if (!loop_var.empty()) ex.push_back(loop_var);
-    std::string r;
-    for (auto& x : implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex))
+    std::string r = ind + "cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */\n";
+    for (auto& x : implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false))
       r += ind + "cape_set_shared((void *)&" + x + ", sizeof(" + x + ")); /* implicitly shared (TICKPT) */\n";
     return r;
   }
@@ -1088,8 +1153,7 @@ class Translator {
                            const std::string& calls = "") {
     std::string calls2;
     if (o_.tickpt && !ctx.region)  // orphaned: the caller's registrations ended at stop()
-      for (auto& x : implicitly_shared(at, at, at, threadprivates_at(at)))
-        calls2 += "    cape_set_shared((void *)&" + x + ", sizeof(" + x + ")); /* implicitly shared (TICKPT) */\n";
+      calls2 += "    cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */\n";
     calls2 += calls;  // after: the monitor keeps the later call on a variable
     std::vector<std::string> locals;
     if (ctx.region_b >= 0)
@@ -1238,7 +1302,8 @@ class Translator {
       if (L.type.empty()) priv = with(priv, L.var);
       else priv.insert(priv.begin(), L.var);
     }
-    std::string calls = clause_calls(cl, c->dir.first_tok, "      ") + tickpt_shared(c, cl, L.var, "      ");
+    // The implicit (TICKPT) registrations first: the monitor keeps the later call on a variable.
+    std::string calls = tickpt_shared(c, cl, L.var, "      ") + clause_calls(cl, c->dir.first_tok, "      ");
     std::string master_calls = calls;
     if (o_.tickpt || cl.default_none)
       master_calls += "      cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */\n";
@@ -1307,7 +1372,7 @@ class Translator {
     gen(save_privates(priv, s, false));
     gen(save_privates(cl.lastpriv, s, false));
     gen("  if (cape_cc_fork(" + cl.num_threads + ", " + cl.cond + ", " + flags() + ")) {\n" +
-        copyin_code(cl, s) + clause_calls(cl, c->dir.first_tok, "    ") + tickpt_shared(c, cl, "", "    ") +
+        copyin_code(cl, s) + tickpt_shared(c, cl, "", "    ") + clause_calls(cl, c->dir.first_tok, "    ") +
         (cl.lastpriv.empty() ? "" : "    cape_set_order((long)cape_cc_order_of_section(" + std::to_string(secs.size()) + "));\n") +
         "    cape_start();\n  }\n");
     Ctx inner = ctx;
@@ -1325,7 +1390,7 @@ class Translator {
     std::string s = "_" + std::to_string(c->id);
     auto priv = privates_of(cl);
     std::string shared = tickpt_shared(c, cl, "", "    ");
-    std::string calls = clause_calls(cl, c->dir.first_tok, "    ") + shared;
+    std::string calls = shared + clause_calls(cl, c->dir.first_tok, "    ");
     gen_begin(c, "every node runs the region; writes meet at barriers and at its end");
     reduction_checks(cl);
     gen(save_privates(priv, s, false));
@@ -1343,7 +1408,7 @@ class Translator {
     inner.region = c->id;
     inner.privates = priv;
     inner.region_b = c->stmt->all.b;
-    inner.calls = clause_calls(cl, c->dir.first_tok, "    ", false) + shared;
+    inner.calls = shared + clause_calls(cl, c->dir.first_tok, "    ", false);
     inner.default_none = cl.default_none;
     for (auto& rd : cl.red) inner.reductions.push_back(rd.var);
     emit_stmt(c->stmt, inner);

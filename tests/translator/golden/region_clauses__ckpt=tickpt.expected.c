@@ -31,13 +31,13 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
       cape_receive("copyin");
       cape_inject("copyin");
     }
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
-    cape_set_firstprivate((void *)&x, sizeof(x));
-    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
-    cape_set_shared((void *)&a, sizeof(a)); /* implicitly shared (TICKPT) */
+    cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
     cape_set_shared((void *)&y, sizeof(y)); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&last, sizeof(last)); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&z, sizeof(z)); /* implicitly shared (TICKPT) */
+    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_set_firstprivate((void *)&x, sizeof(x));
+    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
     CAPE_CC_SAVE(cape_ri_7_sum, sum); /* start() gave it the identity */
   }
@@ -67,12 +67,12 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     }
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
-    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
-    cape_set_shared((void *)&a, sizeof(a)); /* implicitly shared (TICKPT) */
+    cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
     cape_set_shared((void *)&y, sizeof(y)); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&last, sizeof(last)); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&z, sizeof(z)); /* implicitly shared (TICKPT) */
+    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_reduction((void *)&y, sizeof(y), CAPE_RED_MAX, CAPE_CC_TYPE(y));
     cape_start();
     CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
@@ -126,12 +126,12 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     }
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
-    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
-    cape_set_shared((void *)&a, sizeof(a)); /* implicitly shared (TICKPT) */
+    cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
     cape_set_shared((void *)&y, sizeof(y)); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&last, sizeof(last)); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&z, sizeof(z)); /* implicitly shared (TICKPT) */
+    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
     CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
   }
@@ -171,12 +171,12 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     }
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_131_me);
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
-    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
-    cape_set_shared((void *)&a, sizeof(a)); /* implicitly shared (TICKPT) */
+    cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
     cape_set_shared((void *)&y, sizeof(y)); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&last, sizeof(last)); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&z, sizeof(z)); /* implicitly shared (TICKPT) */
+    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
     CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
   }
@@ -204,12 +204,12 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     }
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_154_me);
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
-    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
-    cape_set_shared((void *)&a, sizeof(a)); /* implicitly shared (TICKPT) */
+    cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
     cape_set_shared((void *)&y, sizeof(y)); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&last, sizeof(last)); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&z, sizeof(z)); /* implicitly shared (TICKPT) */
+    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_set_copyprivate((void *)&cape_cp_6_me, sizeof(cape_cp_6_me));
     cape_start();
     CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
@@ -240,12 +240,12 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_154_me);
     CAPE_CC_RESTORE(me, cape_cp_6_me); /* copyprivate */
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
-    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
-    cape_set_shared((void *)&a, sizeof(a)); /* implicitly shared (TICKPT) */
+    cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
     cape_set_shared((void *)&y, sizeof(y)); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&last, sizeof(last)); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&z, sizeof(z)); /* implicitly shared (TICKPT) */
+    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
     CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
   }
@@ -282,3 +282,9 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   printf("%ld %d %d %d %d\n", sum, y, last, x, z);
   return 0;
 }
+
+/* cape (TICKPT): this file's variables of static storage are shared (002_2c61c2cb27f62a9a.txt Sect. 3.1), registered before every region's cape_start() (docs/translator.md). */
+static void cape_cc_statics(void) {
+  cape_set_shared((void *)&a, sizeof(a));
+}
+__attribute__((constructor)) static void cape_cc_statics_init(void) { cape_cc_add_statics(cape_cc_statics); }

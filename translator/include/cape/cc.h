@@ -42,6 +42,11 @@ int cape_cc_thread_of_node(int node);
  * means schedule(static) without a chunk size, split like libgomp (the first n % T threads
  * get one more). */
 void cape_cc_share(cape_share_t *out, unsigned long long n, unsigned long long chunk, int thread);
+/* TICKPT: each translated file puts a function registering its static variables as shared
+ * on a list (from a constructor, before main); cape_cc_share_statics() calls them all, before
+ * every region's cape_start() (docs/translator.md, TICKPT). */
+void cape_cc_add_statics(void (*fn)(void));
+void cape_cc_share_statics(void);
 /* 1 when the share holds iteration n-1, the sequentially last one (lastprivate). */
 int cape_cc_last(const cape_share_t *s, unsigned long long n);
 /* lastprivate: this thread's order for cape_set_order(): the number of threads for the
