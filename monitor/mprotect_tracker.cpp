@@ -38,6 +38,7 @@ namespace {
 constexpr uint64_t kSlots = 256, kSlotBytes = 16384;  // room below a frame for a signal frame
 constexpr uint64_t kScratchBytes = kSlots * kSlotBytes;
 constexpr uint32_t kBlockPages = 1024;  // arena block: 4 MiB
+constexpr uint64_t kStubBytes = 16;     // the resume stub: syscall ... iretq (cape.c)
 
 // The stub's view: status, then what it pops (protocol.h).
 struct Frame {
@@ -70,6 +71,7 @@ struct MprotectTracker::Slot {
   uint64_t run_end = 0, run_len = 0;  // for neighbours
   uint64_t status() const { return __atomic_load_n(&frame->status, __ATOMIC_ACQUIRE); }
   bool in_flight() const { return frame && status() == 1; }
+  bool maybe_in_stub = false;  // sent through the stub and not seen outside it since
 };
 
 MprotectTracker::MprotectTracker()
@@ -146,6 +148,7 @@ void MprotectTracker::unprotect(const StoppedThread& t, Slot* s, uint64_t page, 
   f->rip = regs.rip, f->cs = regs.cs, f->rflags = regs.eflags, f->rsp = regs.rsp, f->ss = regs.ss;
   __atomic_store_n(&f->status, uint64_t{1}, __ATOMIC_RELEASE);
   s->page = page, s->n = n, s->prot = prot;
+  s->maybe_in_stub = true;
   regs.rip = stub_;
   regs.rsp = s->frame_remote;
   regs.rax = SYS_mprotect;
@@ -190,35 +193,40 @@ bool MprotectTracker::on_fault(const StoppedThread& t, const siginfo_t& info) {
   return true;
 }
 
-void MprotectTracker::finish_stub_by_hand(const StoppedThread& t, Slot& s) {
+bool MprotectTracker::finish_stub_by_hand(const StoppedThread& t, Slot& s) {
+  s.maybe_in_stub = false;
   user_regs_struct regs = Tracee::get_regs(t.tid);
-  if (regs.rip != stub_ && regs.rip != stub_ + 2) return;  // before or right after `syscall`
+  if (regs.rip < stub_ || regs.rip >= stub_ + kStubBytes) return false;
   ++finished_by_hand;
+  long result = static_cast<long>(s.status());
+  if (result == 1) {  // right before or right after the `syscall`
+    if (regs.rip == stub_ + 2) result = static_cast<long>(regs.rax);
+  }
   const Frame& f = *s.frame;
   user_regs_struct back = regs;
   back.rax = f.rax, back.rcx = f.rcx, back.r11 = f.r11, back.rdi = f.rdi, back.rsi = f.rsi;
   back.rdx = f.rdx, back.rip = f.rip, back.cs = f.cs, back.eflags = f.rflags, back.rsp = f.rsp;
   back.ss = f.ss;
   Tracee::set_regs(t.tid, back);
-  long result = 0;
-  if (regs.rip == stub_ + 2)
-    result = static_cast<long>(regs.rax);
-  else
+  if (result == 1) {  // not run yet: run it here
     remote_mprotect(t, s.page, s.n * kPageSize, s.prot);
+    result = 0;
+  }
   __atomic_store_n(&s.frame->status, static_cast<uint64_t>(result), __ATOMIC_RELEASE);
   if (result < 0) {
     errno = static_cast<int>(-result);
     fail_errno("mprotect in the tracee");
   }
+  return true;
 }
 
 void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint64_t end) {
-  // A signal about to be delivered to a thread still on its way through the stub: finish
-  // the stub here so that the handler runs on the program's stack, and open that stack.
+  // A signal about to be delivered to a thread still inside the stub: finish the stub here
+  // so that the handler runs on the program's stack, and open that stack. (Once the thread
+  // is seen outside the stub, e.g. at a runtime call, its registers are not read again.)
   auto sit = slots_.find(t.tid);
-  if (sit != slots_.end() && sit->second->in_flight()) {
-    finish_stub_by_hand(t, *sit->second);
-    uint64_t sp = Tracee::get_regs(t.tid).rsp;
+  if (sit != slots_.end() && sit->second->maybe_in_stub && finish_stub_by_hand(t, *sit->second)) {
+    uint64_t sp = sit->second->frame->rsp;
     before_write(t, sp > 32768 ? sp - 32768 : 0, sp);
   }
   std::vector<std::pair<uint64_t, uint64_t>> runs;  // [page, n) copied, to unprotect

@@ -40,7 +40,9 @@ class MprotectTracker final : public DirtyTracker {
   uint8_t* original(uint64_t page);
   // Makes [page, page + n pages) writable: through the stub (one stop) or a remote syscall.
   void unprotect(const StoppedThread& t, Slot* slot, uint64_t page, uint64_t n, int prot);
-  void finish_stub_by_hand(const StoppedThread& t, Slot& slot);
+  // The thread is stopped inside the stub: finish it (run the syscall if it has not, put
+  // the registers back). False when it was not inside.
+  bool finish_stub_by_hand(const StoppedThread& t, Slot& slot);
 
   std::vector<Region> regions_;
   // Written pages -> index of their original in arena_ (pages of kArenaBlock each, kept
