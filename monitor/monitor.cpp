@@ -994,7 +994,10 @@ void Monitor::report_races(const ckpt::MergeResult& m, int from, const std::stri
     std::string what;
     if (sym) {
       what = sym->name;
-      if (sym->size > 8 || c.address != sym->address) what += "+" + std::to_string(c.address - sym->address);
+      if (sym->size > 8 || c.address != sym->address) {
+        what += '+';  // (not `"+" + to_string()`: gcc 12 -O3 warns -Wrestrict, breaking make bench)
+        what += std::to_string(c.address - sym->address);
+      }
     } else {
       const char* kind = "memory";
       for (const Region& r : regions)
