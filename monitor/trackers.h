@@ -73,7 +73,7 @@ class BufferPool {
 // original content comes from a copy of the tracked set made at start().
 class UffdTracker final : public DirtyTracker {
  public:
-  explicit UffdTracker(pid_t pid) : pid_(pid) {}
+  explicit UffdTracker(pid_t pid);
   TrackerKind kind() const override { return TrackerKind::uffd; }
   void start(const StoppedThread& t, const std::vector<Region>& regions) override;
   void collect(const StoppedThread& t, const PageVisitor& visit) override;
@@ -82,6 +82,7 @@ class UffdTracker final : public DirtyTracker {
  private:
   void open_uffd(const StoppedThread& t);
   pid_t pid_;
+  unsigned copy_threads_;  // start()'s copy: CAPE_UFFD_COPY_THREADS, default 2
   BufferPool pool_;
   // collect() has the program copy its written pages here with libcape's copy gadget
   // (faster than process_vm_readv); without it (older libcape) they are read.

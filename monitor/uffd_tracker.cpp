@@ -4,7 +4,8 @@
 // costs ~0.7 us and never stops the program; a synchronous fault served by a monitor
 // thread costs >= 5 us on the same vCPU and 70-190 us across vCPUs. WP_ASYNC does not give
 // a chance to copy a page before its first write, so start() copies the whole tracked set
-// (process_vm_readv into THP buffers kept across windows) and create() keeps it up to date.
+// (process_vm_readv into THP buffers kept across windows, in 4 MiB pieces by two threads:
+// the program is stopped, its vCPU is free) and create() keeps it up to date.
 // Kernel writes (read(2) into a tracked buffer) are tracked too, and the monitor's own
 // /proc/PID/mem writes are marked as writes, so inject() needs nothing special.
 //
@@ -23,10 +24,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "monitor/remote_syscall.h"
 #include "monitor/trackers.h"
@@ -56,6 +59,11 @@ constexpr unsigned long kPagemapScan = _IOWR('f', 16, pm_scan_arg_v1);
 }  // namespace
 
 namespace cape::monitor {
+
+UffdTracker::UffdTracker(pid_t pid) : pid_(pid) {
+  const char* env = std::getenv("CAPE_UFFD_COPY_THREADS");
+  copy_threads_ = env && *env ? static_cast<unsigned>(std::clamp(std::atoi(env), 1, 16)) : 2;
+}
 
 void UffdTracker::open_uffd(const StoppedThread& t) {
   long remote_fd;
@@ -118,11 +126,35 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Region>& regio
     wp.range = {r.start, r.size()};
     wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
     if (::ioctl(uffd_.get(), UFFDIO_WRITEPROTECT, &wp) != 0) fail_errno("UFFDIO_WRITEPROTECT");
-    // Copy after protecting: a write from another thread in between is then marked.
     c.buf = pool_.take(r.size());
-    c.size = t.tracee.read_bytes_fallible(r.start, {c.buf.data(), r.size()}) & ~(kPageSize - 1);
     copies_.push_back(std::move(c));
   }
+  // Copy after protecting: a write from another thread in between is then marked. In 4 MiB
+  // pieces shared by copy_threads_ threads: the program is stopped, its vCPUs are free.
+  struct Piece {
+    Copy* c;
+    uint64_t off, len, got = 0;
+  };
+  constexpr uint64_t kPiece = 4 << 20;
+  std::vector<Piece> pieces;
+  for (Copy& c : copies_)
+    for (uint64_t off = 0; off < c.region.size(); off += kPiece)
+      pieces.push_back({&c, off, std::min(kPiece, c.region.size() - off)});
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < pieces.size();) {
+      Piece& p = pieces[i];
+      p.got = t.tracee.read_bytes_fallible(p.c->region.start + p.off, {p.c->buf.data() + p.off, p.len});
+    }
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned k = 1; k < copy_threads_ && k < pieces.size(); k++) helpers.emplace_back(work);
+  work();
+  for (std::thread& h : helpers) h.join();
+  // A region that ends unmapped (since the maps were read) is kept up to its first hole.
+  for (Copy& c : copies_) c.size = c.region.size();
+  for (const Piece& p : pieces)
+    if (p.got < p.len && p.off + p.got < p.c->size) p.c->size = (p.off + p.got) & ~(kPageSize - 1);
 }
 
 

@@ -124,7 +124,7 @@ int main() {
     const char *label, *tracker, *env, *order;
   };
   const Config configs[] = {
-      {"uffd, pages read (before)", "uffd", "CAPE_UFFD_COPY=0", "seq"},
+      {"uffd, read, 1 thread (before)", "uffd", "CAPE_UFFD_COPY=0 CAPE_UFFD_COPY_THREADS=1", "seq"},
       {"uffd", "uffd", "", "seq"},
       {"uffd", "uffd", "", "scatter"},
       {"mprotect, 2 stops (CAPE-2)", "mprotect", "CAPE_MPROTECT_ONE_STOP=0 CAPE_MPROTECT_AHEAD=1", "seq"},
