@@ -329,6 +329,57 @@ TEST(MonitorTrackers, IdenticalCheckpoints) {
   }
 }
 
+// The trackers' variants (environment knobs: the ways before the one-stop stub, the
+// neighbours and the program's copies) give the same checkpoints as `full`, and so does a
+// four-thread program's .bss under each mprotect variant.
+TEST(MonitorTrackers, VariantsGiveIdenticalCheckpoints) {
+  TempDir tmp;
+  // Every run gets the same variables with values of the same length: the environment is
+  // on the stack, and the stack's addresses must not move between runs.
+  struct Variant {
+    const char *tracker, *one_stop, *ahead, *uffd_copy, *copy_threads;
+  };
+  const std::vector<Variant> variants = {
+      {"full", "1", "016", "1", "02"},      {"mprotect", "0", "001", "1", "02"},
+      {"mprotect", "0", "016", "1", "02"},  {"mprotect", "1", "001", "1", "02"},
+      {"mprotect", "1", "256", "1", "02"},  {"uffd", "1", "016", "0", "01"},
+      {"uffd", "1", "016", "1", "05"},
+  };
+  std::vector<std::vector<cape::ckpt::Checkpoint>> got;
+  for (size_t v = 0; v < variants.size(); v++) {
+    setenv("CAPE_MPROTECT_ONE_STOP", variants[v].one_stop, 1);
+    setenv("CAPE_MPROTECT_AHEAD", variants[v].ahead, 1);
+    setenv("CAPE_UFFD_COPY", variants[v].uffd_copy, 1);
+    setenv("CAPE_UFFD_COPY_THREADS", variants[v].copy_threads, 1);
+    std::string keep = tmp.path() + "/" + std::to_string(v);
+    Result r = run({CAPE_BIN, "monitor", "--tracker", variants[v].tracker, "--keep-checkpoints", keep,
+                    "--", prog("patterns"), "produce"}, tmp.path());
+    std::string tkeep = keep + "-threads";
+    Result th = run({CAPE_BIN, "monitor", "--tracker", variants[v].tracker, "--keep-checkpoints", tkeep,
+                     "--", prog("threads")}, tmp.path());
+    for (const char* k : {"CAPE_MPROTECT_ONE_STOP", "CAPE_MPROTECT_AHEAD", "CAPE_UFFD_COPY", "CAPE_UFFD_COPY_THREADS"})
+      unsetenv(k);
+    ASSERT_EQ(r.status, 0) << v << r.err;
+    ASSERT_EQ(th.status, 0) << v << th.err;
+    got.push_back({cape::ckpt::read_file(keep + "/0.1.first.dickpt"),
+                   cape::ckpt::read_file(keep + "/0.2.second.dickpt")});
+    std::vector<Expect> ex = parse_expects(th.out);
+    auto all = cape::ckpt::read_file(tkeep + "/0.1.all.dickpt");
+    check_expected_present(all, ex, "all");
+    check_nothing_extra(all, ex, "all", 0x7ff000000000, "heap");
+  }
+  for (size_t v = 1; v < variants.size(); v++)
+    for (size_t i = 0; i < 2; i++) {
+      const auto &a = got[v][i], &b = got[0][i];
+      ASSERT_EQ(a.runs.size(), b.runs.size()) << v;
+      for (size_t k = 0; k < a.runs.size(); k++) {
+        EXPECT_EQ(a.runs[k].address, b.runs[k].address) << v;
+        EXPECT_EQ(a.runs[k].length, b.runs[k].length) << v;
+      }
+      EXPECT_EQ(a.bytes, b.bytes) << v;
+    }
+}
+
 TEST(MonitorRuntime, WithoutAMonitorTheFirstCallSaysHowToRun) {
   TempDir tmp;
   Result r = run({prog("patterns"), "produce"}, tmp.path());
