@@ -17,6 +17,14 @@ AutoRemoteSyscalls::AutoRemoteSyscalls(pid_t pid, pid_t tid, uint64_t gadget)
     : pid_(pid), tid_(tid), gadget_(gadget), saved_(Tracee::get_regs(tid)) {}
 
 AutoRemoteSyscalls::~AutoRemoteSyscalls() noexcept(false) {
+  if (alive_ && pending_trap_) {  // an exception left a launched gadget running
+    try {
+      wait();
+    } catch (...) {
+      if (!std::uncaught_exceptions()) throw;
+      return;
+    }
+  }
   if (!alive_) return;
   Tracee::set_regs(tid_, saved_);
   for (int sig : deferred_signals_) {
@@ -43,8 +51,22 @@ long AutoRemoteSyscalls::syscall(long no, long a1, long a2, long a3, long a4, lo
 }
 
 user_regs_struct AutoRemoteSyscalls::run(const user_regs_struct& regs, uint64_t trap_rip) {
+  start(regs);
+  return wait_for_trap(trap_rip);
+}
+
+void AutoRemoteSyscalls::start(const user_regs_struct& regs) {
   Tracee::set_regs(tid_, regs);
   if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) fail_errno("PTRACE_CONT (remote syscall)");
+}
+
+user_regs_struct AutoRemoteSyscalls::wait() {
+  uint64_t trap = pending_trap_;
+  pending_trap_ = 0;
+  return wait_for_trap(trap);
+}
+
+user_regs_struct AutoRemoteSyscalls::wait_for_trap(uint64_t trap_rip) {
   for (;;) {
     int raw = 0;
     pid_t got = ::waitpid(tid_, &raw, __WALL);

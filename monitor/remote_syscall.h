@@ -50,11 +50,28 @@ class AutoRemoteSyscalls {
     set(r);
     return run(r, trap_rip);
   }
+  // The same in two halves, so that the monitor can work while the gadget runs: launch()
+  // resumes the thread at `entry` and returns at once; wait() waits for its trap. Between
+  // the two nothing else may be asked of this object (the destructor waits if needed).
+  template <class SetRegs>
+  void launch(uint64_t entry, uint64_t trap_rip, SetRegs&& set) {
+    user_regs_struct r = saved_;
+    r.rip = entry;
+    r.orig_rax = static_cast<unsigned long long>(-1);
+    r.eflags &= ~0x400ULL;
+    set(r);
+    start(r);
+    pending_trap_ = trap_rip;
+  }
+  user_regs_struct wait();
 
   static uint64_t count() { return count_; }  // syscalls run so far (for the bench)
 
  private:
   user_regs_struct run(const user_regs_struct& r, uint64_t trap_rip);
+  void start(const user_regs_struct& r);
+  user_regs_struct wait_for_trap(uint64_t trap_rip);
+  uint64_t pending_trap_ = 0;  // a launch()ed gadget not waited for yet
   pid_t pid_;
   pid_t tid_;
   uint64_t gadget_;

@@ -11,7 +11,8 @@
 //
 // create() does not read the written pages: libcape's copy gadget has the program copy
 // them (a memcpy of its own memory) into a small scratch memfd mapped in both processes,
-// 256 pages per remote call, and they are diffed there. Measured and not kept: the same
+// 256 pages per remote call, and they are diffed there, the program copying the next batch
+// into the other half of the scratch meanwhile (on the other vCPU). Measured and not kept: the same
 // for start()'s copy into a shared memfd (warm 6.5 vs 14.5 ms per 64 MiB, but the first
 // start() 75 vs 16 ms: shmem pages cost 2.6 us each to allocate here, and shmem has no THP).
 //
@@ -96,9 +97,13 @@ void UffdTracker::open_uffd(const StoppedThread& t) {
 }
 
 namespace {
-constexpr size_t kListPairs = 4096;                 // runs per copy call
-constexpr size_t kListBytes = (kListPairs + 1) * 16;  // {src, len} pairs, zero-length end
-constexpr size_t kCopyBytes = 1 << 20;              // pages per copy call: 256
+// The scratch holds two halves, each a list of runs and the pages they copy: the program
+// copies one batch into one half while the monitor diffs the previous batch in the other.
+constexpr size_t kListPairs = 2048;                       // runs per copy call
+constexpr size_t kListBytes = (kListPairs + 1) * 16;      // {src, len} pairs, zero-length end
+constexpr size_t kCopyBytes = 1 << 20;                    // pages per copy call: 256
+constexpr size_t kListArea = (kListBytes + 4095) & ~size_t{4095};
+constexpr size_t kHalfBytes = kListArea + kCopyBytes;
 }  // namespace
 
 void UffdTracker::start(const StoppedThread& t, const std::vector<Region>& regions) {
@@ -110,7 +115,7 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Region>& regio
     if (env && std::string(env) == "0")
       why = "CAPE_UFFD_COPY=0";
     else if (has_gadget(t, CAPE_COPY_TAG_OFFSET, CAPE_COPY_TAG))
-      scratch_ = Scratch::map(t, t.gadget + CAPE_COPY_TAG_OFFSET, page_up(kListBytes) + kCopyBytes, true, &why);
+      scratch_ = Scratch::map(t, t.gadget + CAPE_COPY_TAG_OFFSET, 2 * kHalfBytes, true, &why);
     if (!scratch_) CAPE_LOG_AT(info, "monitor") << "uffd tracker: reading written pages (" << why << ")";
   }
   for (Copy& c : copies_) pool_.give(std::move(c.buf));
@@ -164,29 +169,20 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
   std::vector<page_region_v1> vec(kVec);
   std::vector<uint8_t> cur;
 
-  // With the scratch: runs of written pages are batched, copied by the program in one call
-  // per batch, then diffed straight from the shared mapping.
+  // With the scratch: runs of written pages are batched; the program copies a batch into
+  // one half of the scratch (one remote call) while the monitor diffs the previous batch,
+  // straight from the other half.
   struct Pending {
     Copy* c;
     uint64_t start, len;
   };
-  std::vector<Pending> batch;
+  std::vector<Pending> batch, copying;  // being filled; being copied by the program
   size_t batch_bytes = 0;
+  int half = 0;                         // the half `batch` goes to
   std::unique_ptr<AutoRemoteSyscalls> remote;
-  auto flush = [&] {
-    if (batch.empty()) return;
-    auto* list = reinterpret_cast<uint64_t*>(scratch_->local());
-    for (size_t i = 0; i < batch.size(); i++) list[2 * i] = batch[i].start, list[2 * i + 1] = batch[i].len;
-    list[2 * batch.size() + 1] = 0;
-    uint64_t data_remote = scratch_->remote() + page_up(kListBytes);
-    if (!remote) remote = std::make_unique<AutoRemoteSyscalls>(pid_, t.tid, t.gadget);
-    remote->call(t.gadget + CAPE_COPY_GADGET_OFFSET, t.gadget + CAPE_COPY_TRAP_OFFSET + 1,
-                 [&](user_regs_struct& r) {
-                   r.rdx = scratch_->remote();
-                   r.rdi = data_remote;
-                 });
-    const uint8_t* data = scratch_->local() + page_up(kListBytes);
-    for (const Pending& p : batch) {
+  auto diff = [&](const std::vector<Pending>& done, int h) {
+    const uint8_t* data = scratch_->local() + h * kHalfBytes + kListArea;
+    for (const Pending& p : done) {
       for (uint64_t off = 0; off < p.len; off += kPageSize) {
         uint8_t* orig = p.c->buf.data() + (p.start + off - p.c->region.start);
         ++pages_visited;
@@ -195,8 +191,32 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
       }
       data += p.len;
     }
+  };
+  auto flush = [&] {
+    if (batch.empty()) return;
+    if (!copying.empty()) remote->wait();  // the program is done with the other half
+    auto* list = reinterpret_cast<uint64_t*>(scratch_->local() + half * kHalfBytes);
+    for (size_t i = 0; i < batch.size(); i++) list[2 * i] = batch[i].start, list[2 * i + 1] = batch[i].len;
+    list[2 * batch.size() + 1] = 0;
+    uint64_t base = scratch_->remote() + half * kHalfBytes;
+    if (!remote) remote = std::make_unique<AutoRemoteSyscalls>(pid_, t.tid, t.gadget);
+    remote->launch(t.gadget + CAPE_COPY_GADGET_OFFSET, t.gadget + CAPE_COPY_TRAP_OFFSET + 1,
+                   [&](user_regs_struct& r) {
+                     r.rdx = base;
+                     r.rdi = base + kListArea;
+                   });
+    if (!copying.empty()) diff(copying, 1 - half);  // meanwhile
+    copying.swap(batch);
     batch.clear();
     batch_bytes = 0;
+    half = 1 - half;
+  };
+  auto drain = [&] {
+    flush();
+    if (copying.empty()) return;
+    remote->wait();
+    diff(copying, 1 - half);
+    copying.clear();
   };
 
   for (Copy& c : copies_) {
@@ -249,7 +269,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
       from = vec[kVec - 1].end;
     }
   }
-  if (scratch_) flush();
+  if (scratch_) drain();
 }
 
 void UffdTracker::stop(const StoppedThread& t) {
