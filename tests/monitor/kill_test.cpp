@@ -40,7 +40,12 @@ class FakeExchange : public cape::monitor::Exchange {
     while (!ks_->killed()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     throw cape::UserError("receive: the connection closed (fake exchange)");
   }
-  void broadcast(const cape::ckpt::Checkpoint&) override {}
+  // Pulls the kill switch (which SIGKILLs the program) in the middle of a runtime call and
+  // returns as if nothing happened: the monitor then finds the program gone.
+  void broadcast(const cape::ckpt::Checkpoint&) override {
+    ks_->kill("the job was cancelled during broadcast (test)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   void wait_for(const std::string&,
                 const std::function<void(cape::ckpt::Checkpoint&&, int)>&) override {}
   void program_exited(int) override { ++exits; }
@@ -144,6 +149,16 @@ TEST_P(KillPaths, KillSwitchWhileAnExchangeCallBlocks) {
   });
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("cape: "), std::string::npos) << r.err;
+  EXPECT_TRUE(gone(r.pid)) << r.pid;
+}
+
+TEST_P(KillPaths, KillSwitchWhileTheMonitorWorksInTheProgram) {
+  KillSwitch ks;
+  FakeExchange ex(&ks);
+  Outcome r = run("broadcast", &ex, &ks, [](pid_t) {});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("cape: the job was cancelled during broadcast (test)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("monitor error"), std::string::npos) << r.err;
   EXPECT_TRUE(gone(r.pid)) << r.pid;
 }
 

@@ -2,6 +2,7 @@
  *   kill_victim PIDFILE spin      start(), then writes memory forever (the test kills it)
  *   kill_victim PIDFILE send      start(), create("x"), send("x", 1) (the Exchange fails)
  *   kill_victim PIDFILE receive   start(), then receive("x") (blocks until the test kills)
+ *   kill_victim PIDFILE broadcast start(), create("x"), broadcast("x") (killed meanwhile)
  */
 #include <cape/cape.h>
 #include <fcntl.h>
@@ -26,5 +27,9 @@ int main(int argc, char** argv) {
     cape_send("x", 1);
   }
   if (strcmp(argv[2], "receive") == 0) cape_receive("x");
+  if (strcmp(argv[2], "broadcast") == 0) {
+    cape_create("x");
+    cape_broadcast("x");
+  }
   return 0; /* not reached in the tests */
 }
