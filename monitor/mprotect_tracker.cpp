@@ -19,6 +19,7 @@
 // copied first, so a page that is then not written is only reported unchanged.
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -270,19 +271,31 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   constexpr uint64_t kChunk = 64;  // pages read at once (stays in the cache)
   std::vector<uint8_t> cur(kChunk * kPageSize);
   std::vector<std::pair<uint64_t, uint64_t>> protect;  // [first, end) to protect again
+  // Up to kChunk written pages at a time (neighbours or not) with one process_vm_readv.
+  std::vector<uint64_t> pages;
+  std::vector<iovec> remote_iov;
+  std::vector<bool> ok;
   auto it = originals_.begin();
   while (it != originals_.end()) {
-    // A run of neighbouring pages, read in chunks.
-    uint64_t first = it->first, n = 0;
-    auto run_end = it;
-    while (run_end != originals_.end() && run_end->first == first + n * kPageSize && n < kChunk) {
-      ++run_end;
-      ++n;
+    pages.clear();
+    remote_iov.clear();
+    for (; it != originals_.end() && pages.size() < kChunk; ++it) {
+      pages.push_back(it->first);
+      if (!remote_iov.empty() &&
+          reinterpret_cast<uint64_t>(remote_iov.back().iov_base) + remote_iov.back().iov_len == it->first)
+        remote_iov.back().iov_len += kPageSize;
+      else
+        remote_iov.push_back({reinterpret_cast<void*>(it->first), kPageSize});
     }
-    uint64_t got = t.tracee.read_bytes_fallible(first, {cur.data(), n * kPageSize}) / kPageSize;
-    for (uint64_t i = 0; i < n; i++, ++it) {
-      uint64_t page = first + i * kPageSize;
-      if (i >= got) continue;  // unmapped since
+    iovec local{cur.data(), pages.size() * kPageSize};
+    ssize_t got = ::process_vm_readv(t.tracee.pid(), &local, 1, remote_iov.data(), remote_iov.size(), 0);
+    ok.assign(pages.size(), true);
+    if (got != static_cast<ssize_t>(pages.size() * kPageSize))  // some unmapped since: page by page
+      for (size_t i = 0; i < pages.size(); i++)
+        ok[i] = t.tracee.read_bytes_fallible(pages[i], {cur.data() + i * kPageSize, kPageSize}) == kPageSize;
+    for (size_t i = 0; i < pages.size(); i++) {
+      uint64_t page = pages[i];
+      if (!ok[i]) continue;  // unmapped since
       ++pages_visited;
       std::span<const uint8_t> c(cur.data() + i * kPageSize, kPageSize);
       visit(page, {original(page), kPageSize}, c);
@@ -296,17 +309,57 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
         protect.emplace_back(page, page + kPageSize);
     }
   }
-  // Protect the written pages again, one syscall per run of neighbours (the kernel merges
-  // the VMAs back).
+  // Protect the written pages again (the kernel merges the VMAs back): one syscall per run
+  // of neighbours, or, when a region has many runs, one over the span from its first to its
+  // last run (the pages between are read-only already), around pages still in flight. A
+  // span that meets memory unmapped by the program meanwhile (ENOMEM) is done run by run.
   if (!protect.empty()) {
     AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
-    for (auto [first, end] : protect) {
-      long res = remote.syscall(SYS_mprotect, static_cast<long>(first), static_cast<long>(end - first),
-                                region_of(first)->prot & ~PROT_WRITE);
+    auto mprotect_ro = [&](uint64_t first, uint64_t end, int prot) {
+      return remote.syscall(SYS_mprotect, static_cast<long>(first), static_cast<long>(end - first),
+                            prot & ~PROT_WRITE);
+    };
+    auto check = [](long res) {
       if (res < 0 && res != -ENOMEM) {  // ENOMEM: unmapped by the program meanwhile
         errno = static_cast<int>(-res);
         fail_errno("mprotect in the tracee");
       }
+    };
+    constexpr size_t kManyRuns = 4;
+    for (size_t i = 0; i < protect.size();) {
+      const Region* r = region_of(protect[i].first);
+      size_t j = i;
+      while (j < protect.size() && region_of(protect[j].first) == r) j++;
+      if (j - i < kManyRuns) {
+        for (size_t k = i; k < j; k++) check(mprotect_ro(protect[k].first, protect[k].second, r->prot));
+        i = j;
+        continue;
+      }
+      // The span [protect[i].first, protect[j-1].second) minus the pages in flight.
+      std::vector<std::pair<uint64_t, uint64_t>> pieces{{protect[i].first, protect[j - 1].second}};
+      for (auto [a, b] : in_flight) {
+        std::vector<std::pair<uint64_t, uint64_t>> cut;
+        for (auto [x, y] : pieces) {
+          if (b <= x || a >= y) {
+            cut.emplace_back(x, y);
+            continue;
+          }
+          if (x < a) cut.emplace_back(x, a);
+          if (b < y) cut.emplace_back(b, y);
+        }
+        pieces.swap(cut);
+      }
+      for (auto [x, y] : pieces) {
+        long res = mprotect_ro(x, y, r->prot);
+        if (res == -ENOMEM) {
+          for (size_t k = i; k < j; k++)
+            if (protect[k].first < y && protect[k].second > x)
+              check(mprotect_ro(std::max(x, protect[k].first), std::min(y, protect[k].second), r->prot));
+        } else {
+          check(res);
+        }
+      }
+      i = j;
     }
   }
   originals_.clear();

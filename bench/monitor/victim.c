@@ -1,8 +1,9 @@
 /* The program cape_bench_monitor runs under `cape monitor` (and natively for baselines).
- *   victim touch NPAGES native|cape [seq|scatter]
+ *   victim touch NPAGES native|cape [seq|scatter|half]
  *                                     one write per page of a populated buffer in a window,
  *                                     in address order or scattered (page i * 7919 mod N:
- *                                     never two neighbours in a row); then a second window
+ *                                     never two neighbours in a row; half: every other page
+ *                                     of a buffer twice as big); then a second window
  *                                     (start() again: warm buffers in the monitor)
  *   victim matmul N native|cape       C = A x B (doubles) in a window: the compute phase
  *   victim calls N                    N runtime calls (cape_node_id): trap round trips
@@ -26,13 +27,15 @@ int main(int argc, char** argv) {
   int cape = argc > 3 && strcmp(argv[3], "cape") == 0;
   if (strcmp(argv[1], "touch") == 0) {
     int scatter = argc > 4 && strcmp(argv[4], "scatter") == 0;
-    char* buf = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    memset(buf, 1, n * 4096); /* populated, like program data */
+    int half = argc > 4 && strcmp(argv[4], "half") == 0;
+    long span = half ? 2 * n : n;
+    char* buf = mmap(NULL, span * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    memset(buf, 1, span * 4096); /* populated, like program data */
     long long t0 = now_ns();
     if (cape) cape_start();
     long long t1 = now_ns();
     for (long i = 0; i < n; i++) {
-      long p = scatter ? (i * 7919) % n : i;
+      long p = scatter ? (i * 7919) % n : half ? 2 * i : i;
       ((volatile long*)(buf + p * 4096))[3] = i + 7;
     }
     long long t2 = now_ns();
