@@ -14,9 +14,11 @@
 // stores. Without the stub (an older libcape) or the scratch, each fault costs two stops.
 //
 // Neighbours: when a thread faults on the page right after the run it had unprotected
-// last, the next pages of the same region are copied and unprotected with it, twice as
-// many each time up to CAPE_MPROTECT_AHEAD (default 16; 1 = never). Their originals are
-// copied first, so a page that is then not written is only reported unchanged.
+// last, or a few pages after it (up to CAPE_MPROTECT_AHEAD / 4: the pages between are
+// taken too, which is cheaper than splitting a VMA per page), the next pages of the same
+// region are copied and unprotected with it, twice as many each time up to
+// CAPE_MPROTECT_AHEAD (default 16; 1 = never). Their originals are copied first, so a page
+// that is then not written is only reported unchanged.
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -180,17 +182,29 @@ bool MprotectTracker::on_fault(const StoppedThread& t, const siginfo_t& info) {
     return true;
   }
   ++faults;
-  uint64_t n = 1;
-  if (max_ahead_ > 1 && page == s->run_end) {
-    n = std::min(max_ahead_, s->run_len * 2);
-    n = std::min(n, (page_up(r->end) - page) / kPageSize);  // this region only
-    if (it != originals_.end()) n = std::min(n, (it->first - page) / kPageSize);  // not copied yet
+  uint64_t first = page, n = 1;
+  // Just after (or a few pages after) the run this thread unprotected last: unprotect the
+  // gap too (a few copies are cheaper than splitting a VMA) and pages ahead.
+  uint64_t gap_max = (max_ahead_ / 4) * kPageSize;
+  if (max_ahead_ > 1 && s->run_end && page >= s->run_end && page - s->run_end <= gap_max &&
+      region_of(s->run_end) == r) {
+    auto gap = originals_.lower_bound(s->run_end);
+    if (gap == it) first = s->run_end;  // nothing copied in between
+    if (first == s->run_end) {
+      n = (page - first) / kPageSize + std::min(max_ahead_, s->run_len * 2);
+      n = std::min(n, (page_up(r->end) - first) / kPageSize);  // this region only
+      if (it != originals_.end()) n = std::min(n, (it->first - first) / kPageSize);  // not copied yet
+    }
   }
-  n = copy_originals(t, page, n);
+  n = copy_originals(t, first, n);
+  if (first + n * kPageSize <= page) {  // memory ended before the faulting page: just it
+    first = page;
+    n = copy_originals(t, page, 1);
+  }
   pages_ahead += n - 1;
-  s->run_end = page + n * kPageSize;
+  s->run_end = first + n * kPageSize;
   s->run_len = n;
-  unprotect(t, s, page, n, r->prot);
+  unprotect(t, s, first, n, r->prot);
   return true;
 }
 
