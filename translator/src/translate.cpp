@@ -1437,7 +1437,11 @@ class Translator {
     return barrier_code(ctx, c->all.b, "", calls);
   }
 
-  static std::string s_of(Construct* c) { return "_" + std::to_string(c->id); }
+  static std::string s_of(Construct* c) {
+    std::string s = "_";  // not "_" + to_string(): gcc 12 -O2 gives a false -Wrestrict on that
+    s += std::to_string(c->id);
+    return s;
+  }
 
   void ws_for(Construct* c, const Ctx& ctx) {
     Clauses cl = clauses(c, c->dir.name == "for" ? kForClauses : unite(kForClauses, kSimdClauses));
