@@ -40,6 +40,7 @@ struct NodeArgs {
   std::string output_dir = "cape-logs";
   bool tag_output = false;
   bool watch_stdin = false;
+  bool check_races = false;
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::vector<std::string> argv;
 };
@@ -304,6 +305,7 @@ int run_node(const NodeArgs& a) {
     monitor::MonitorOptions mo;
     mo.tracker = monitor::parse_tracker_kind(a.tracker);
     mo.keep_checkpoints_dir = a.keep;
+    mo.check_races = a.check_races;
     mo.argv = a.argv;
     mo.node_rank = rank;
     mo.stdin_fd = devnull.get();
@@ -348,6 +350,8 @@ cape::cli::Registrar reg("node", [](CLI::App& app, cape::cli::Context& ctx) {
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect or full")
       ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
+  sub->add_flag("--check-races", a->check_races,
+                "Master: report two nodes writing different values to one word (docs/tickpt.md)");
   sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info,monitor:debug)");
   sub->add_option("--output-dir", a->output_dir,
                   "Slaves write their output and logs to DIR/node.RANK.log (default cape-logs)");

@@ -42,7 +42,7 @@ using Clock = std::chrono::steady_clock;
 struct RunArgs {
   int n = 0;
   std::string hosts, hostfile, launcher;
-  bool oversubscribe = false, tag_output = false, accept_new_host_keys = false;
+  bool oversubscribe = false, tag_output = false, accept_new_host_keys = false, check_races = false;
   std::string output_dir = "cape-logs", tracker = "uffd", keep, log;
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::string remote_cape = "cape", identity, known_hosts, ssh_user;
@@ -133,6 +133,7 @@ int run_job(const RunArgs& a) {
   if (!a.keep.empty()) common.insert(common.end(), {"--keep-checkpoints", a.keep});
   if (!a.log.empty()) common.insert(common.end(), {"--log", a.log});
   if (a.tag_output) common.push_back("--tag-output");
+  if (a.check_races) common.push_back("--check-races");
   auto with_program = [&](std::vector<std::string> v) {
     v.push_back("--");
     v.insert(v.end(), a.argv.begin(), a.argv.end());
@@ -355,6 +356,8 @@ cape::cli::Registrar reg("run", [](CLI::App& app, cape::cli::Context& ctx) {
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect or full")
       ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
   sub->add_option("--keep-checkpoints", a->keep, "Every node writes its checkpoints into DIR");
+  sub->add_flag("--check-races", a->check_races,
+                "Report two nodes writing different values to one shared word, with the variable (docs/tickpt.md)");
   sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info)");
   sub->add_option("--timeout", a->timeout, "Seconds of silence that make a node dead (default 5)");
   sub->add_option("--heartbeat", a->heartbeat, "Seconds between heartbeats (default 0.5)");

@@ -283,10 +283,11 @@ TEST(Vector, BothModelsRightAndTickptExcludesPrivateData) {
   RecordProperty("dickpt_bytes", std::to_string(k.bytes));
 }
 
-// --check-races (CAPE_CHECK_RACES=1 reaches every node through `cape run`'s environment).
+// `cape run --check-races` (passed to every node), or CAPE_CHECK_RACES=1 in `cape run`'s
+// environment, which every node inherits.
 TEST_P(Model, CheckRacesReportsARacyProgramByName) {
   TempDir d;
-  Result c = cape_run(d, {kProgs + "/tickpt_race", GetParam(), "racy"}, {}, {"CAPE_CHECK_RACES=1"});
+  Result c = cape_run(d, {kProgs + "/tickpt_race", GetParam(), "racy"}, {"--check-races"});
   ASSERT_EQ(c.status, 0) << c.err;
   EXPECT_NE(c.err.find("cape: race: region 1 (start() at template.h:"), std::string::npos) << c.err;
   EXPECT_NE(c.err.find("`flag`"), std::string::npos) << c.err;
