@@ -586,6 +586,12 @@ void Monitor::on_signal_stop(pid_t tid, int sig) {
     resume(tid, 0);
     return;
   }
+  if (delivery_is_fatal(tid, si) && sig == SIGPIPE) {
+    // A reader that went away (`cape run ... | head`) is no crash: quiet, like a shell.
+    reported_ = true;
+    resume(tid, sig);
+    return;
+  }
   if (delivery_is_fatal(tid, si)) {
     // Stop the other threads so that every stack can be unwound, then let the signal kill.
     std::vector<pid_t> others;
