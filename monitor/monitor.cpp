@@ -358,7 +358,8 @@ class Monitor {
   bool table_applies(uint64_t checkpoint_timestamp) const {
     return vars_region_ != 0 && (checkpoint_timestamp >> kRegionShift) == vars_region_;
   }
-  void report_races(const ckpt::MergeResult& m, int from, const std::string& name);
+  void report_races(const std::vector<ckpt::Conflict>& races, int from, const std::string& name);
+  std::vector<ckpt::Conflict> possible_races(const std::vector<ckpt::Conflict>& conflicts);
 
   std::vector<Var> next_vars_;      // clause calls since the last start()
   bool next_default_none_ = false;
@@ -771,16 +772,14 @@ long Monitor::dispatch(pid_t tid, int op, uint64_t a1, uint64_t a2, uint64_t bou
           // side that still holds the base value yields (no lost update, no false race).
           mo.read_base = [&](uint64_t address, std::span<uint8_t> out) { read_base(address, out); };
           ckpt::MergeResult m = ckpt::merge(it->second, part, mo);
-          if (check_races_) report_races(m, from, n);
-          // Private copies (kept by DICKPT, never injected) differ by design.
-          Intervals priv = region_private(0);
-          std::erase_if(m.conflicts, [&](const ckpt::Conflict& c) {
-            return overlaps(priv, c.address, c.address + c.length);
-          });
-          if (!m.conflicts.empty())
-            CAPE_LOG_AT(warn, "monitor") << "wait_for(\"" << n << "\"): " << m.conflicts.size()
+          std::vector<ckpt::Conflict> races = possible_races(m.conflicts);
+          if (check_races_)
+            report_races(races, from, n);
+          else if (!races.empty())
+            CAPE_LOG_AT(warn, "monitor") << "wait_for(\"" << n << "\"): " << races.size()
                                          << " ranges written differently by node " << from
-                                         << " and another node, first at " << hex(m.conflicts[0].address);
+                                         << " and another node, first at " << hex(races[0].address)
+                                         << " (run with --check-races to name them)";
           it->second = std::move(m.merged);
         });
       }
@@ -975,27 +974,37 @@ std::string Monitor::start_site() {
   return where;
 }
 
-void Monitor::report_races(const ckpt::MergeResult& m, int from, const std::string& name) {
-  if (m.conflicts.empty()) return;
+// The conflicts of a merge that can be races: not private copies (they differ by design),
+// and under DICKPT not the unregistered words of the main stack. DICKPT sends every written
+// stack word, including the locals of the region itself and the compiler's spills (private
+// in OpenMP, 002 Sect. 3.1), which no clause call can name before start(): on the stack only
+// registered shared variables count. TICKPT sends no stack data but the registered.
+std::vector<ckpt::Conflict> Monitor::possible_races(const std::vector<ckpt::Conflict>& conflicts) {
+  if (conflicts.empty()) return {};
   Intervals priv = region_private(0);
-  symbols();
-  std::string where = start_site();
-  // Under DICKPT every written stack word travels, including the locals of the region
-  // itself (private in OpenMP, 002 Sect. 3.1) which no clause call can name before start():
-  // on the stack only registered shared variables are checked. TICKPT sends no stack data
-  // but the registered.
-  std::vector<Region> regions = tracked_set(read_maps(pid_), exe_, 0, tls_, tls_low_);
   Intervals stack;
-  for (const Region& r : regions)
+  for (const Region& r : tracked_set(read_maps(pid_), exe_, 0, tls_, tls_low_))
     if (r.kind == Region::stack) stack.emplace_back(r.start, r.end);
   stack = normalize(std::move(stack));
   Intervals registered = ranges([](Attr a) { return !is_region_private(a); });
-  std::set<std::string> said;
-  for (const ckpt::Conflict& c : m.conflicts) {
-    if (overlaps(priv, c.address, c.address + c.length)) continue;  // private copies differ by design
+  std::vector<ckpt::Conflict> out;
+  for (const ckpt::Conflict& c : conflicts) {
+    if (overlaps(priv, c.address, c.address + c.length)) continue;
     if (model_ == CAPE_CKPT_DICKPT && overlaps(stack, c.address, c.address + c.length) &&
         !overlaps(registered, c.address, c.address + c.length))
       continue;
+    out.push_back(c);
+  }
+  return out;
+}
+
+void Monitor::report_races(const std::vector<ckpt::Conflict>& races, int from, const std::string& name) {
+  if (races.empty()) return;
+  symbols();
+  std::string where = start_site();
+  std::vector<Region> regions = tracked_set(read_maps(pid_), exe_, 0, tls_, tls_low_);
+  std::set<std::string> said;
+  for (const ckpt::Conflict& c : races) {
     const ckpt::Symbol* sym = symbols_->find(c.address);
     std::string what;
     if (sym) {

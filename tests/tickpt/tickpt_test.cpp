@@ -295,6 +295,17 @@ TEST_P(Model, CheckRacesReportsARacyProgramByName) {
   EXPECT_EQ(c.err.find("`total"), std::string::npos) << c.err;  // a reduction: no race
 }
 
+// Without the flag a race is still not silent: one warning, pointing at --check-races. The
+// region's own stack locals and spills (written by every node under DICKPT) are not races.
+TEST_P(Model, RacyProgramWarnsWithoutTheFlag) {
+  TempDir d;
+  Result c = cape_run(d, {kProgs + "/tickpt_race", GetParam(), "racy"});
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.err.find("written differently"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("run with --check-races to name them"), std::string::npos) << c.err;
+  EXPECT_EQ(c.err.find("cape: race:"), std::string::npos) << c.err;
+}
+
 TEST_P(Model, CheckRacesIsSilentOnACorrectProgram) {
   TempDir d;
   Result c = cape_run(d, {kProgs + "/tickpt_race", GetParam(), "clean"}, {}, {"CAPE_CHECK_RACES=1"});
