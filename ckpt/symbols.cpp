@@ -57,25 +57,33 @@ SymbolTable SymbolTable::load(const std::string& path, uint64_t load_base) {
   for (uint64_t i = 0; i < count; ++i) {
     auto sym = read_at<Elf64_Sym>(file, symtab->sh_offset + i * sizeof(Elf64_Sym), path);
     unsigned type = ELF64_ST_TYPE(sym.st_info);
-    if ((type != STT_OBJECT && type != STT_COMMON) || sym.st_size == 0 || sym.st_shndx == SHN_UNDEF) continue;
+    bool object = type == STT_OBJECT || type == STT_COMMON;
+    if ((!object && type != STT_FUNC) || sym.st_size == 0 || sym.st_shndx == SHN_UNDEF) continue;
     if (sym.st_name >= strtab.sh_size) continue;
     uint64_t name_at = strtab.sh_offset + sym.st_name;
     if (name_at >= file.size()) continue;
     size_t max_len = std::min<uint64_t>(file.size() - name_at, strtab.sh_size - sym.st_name);
     const char* name = file.data() + name_at;
-    table.symbols_.push_back({std::string(name, strnlen(name, max_len)), sym.st_value + bias, sym.st_size});
+    (object ? table.symbols_ : table.functions_)
+        .push_back({std::string(name, strnlen(name, max_len)), sym.st_value + bias, sym.st_size});
   }
-  std::sort(table.symbols_.begin(), table.symbols_.end(),
-            [](const Symbol& a, const Symbol& b) { return a.address < b.address; });
+  for (auto* list : {&table.symbols_, &table.functions_})
+    std::sort(list->begin(), list->end(), [](const Symbol& a, const Symbol& b) { return a.address < b.address; });
   return table;
 }
 
-const Symbol* SymbolTable::find(uint64_t address) const {
-  auto it = std::upper_bound(symbols_.begin(), symbols_.end(), address,
+namespace {
+const Symbol* holding(const std::vector<Symbol>& sorted, uint64_t address) {
+  auto it = std::upper_bound(sorted.begin(), sorted.end(), address,
                              [](uint64_t a, const Symbol& s) { return a < s.address; });
-  if (it == symbols_.begin()) return nullptr;
+  if (it == sorted.begin()) return nullptr;
   --it;
   return address < it->address + it->size ? &*it : nullptr;
 }
+}  // namespace
+
+const Symbol* SymbolTable::find_function(uint64_t address) const { return holding(functions_, address); }
+
+const Symbol* SymbolTable::find(uint64_t address) const { return holding(symbols_, address); }
 
 }  // namespace cape::ckpt

@@ -1,5 +1,6 @@
 // Names the variables a checkpoint's runs touch, from an executable's ELF symbol table
-// (`cape ckpt dump --elf PROG`, and the race reports that name variables).
+// (`cape ckpt dump --elf PROG`, and the race reports that name variables), and the
+// functions that code addresses belong to.
 #pragma once
 
 #include <cstdint>
@@ -27,11 +28,14 @@ class SymbolTable {
 
   // The object holding `address`, or nullptr.
   const Symbol* find(uint64_t address) const;
+  // The function holding code `address`, or nullptr (names places when there is no -g).
+  const Symbol* find_function(uint64_t address) const;
   bool pie() const { return pie_; }
   size_t size() const { return symbols_.size(); }
 
  private:
-  std::vector<Symbol> symbols_;  // sorted by address
+  std::vector<Symbol> symbols_;    // data objects, sorted by address
+  std::vector<Symbol> functions_;  // functions, sorted by address
   bool pie_ = false;
 };
 

@@ -970,6 +970,11 @@ std::string Monitor::start_site() {
   if (it != sites_.end()) return it->second;
   uint64_t base = load_base(read_maps(pid_), exe_);
   std::string where = source_line(exe_, (symbols().pie() ? start_pc_ - base : start_pc_) - 1);
+  if (where == "?") {
+    // No debug information (built without -g): the function and offset still say where.
+    if (const ckpt::Symbol* f = symbols().find_function(start_pc_ - 1))
+      where = f->name + "+" + hex(start_pc_ - f->address);
+  }
   sites_.emplace(start_pc_, where);
   return where;
 }

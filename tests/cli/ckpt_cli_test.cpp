@@ -11,6 +11,7 @@
 
 #include "ckpt/format.h"
 #include "ckpt/ops.h"
+#include "ckpt/symbols.h"
 
 namespace cape::ckpt {
 namespace {
@@ -143,8 +144,14 @@ void check_elf_names(const std::string& cape, const std::string& prog, const std
   Result r = sh("setarch x86_64 -R " + prog);
   ASSERT_EQ(r.status, 0) << r.out;
   std::istringstream in(r.out);
-  uint64_t addr[3];
+  uint64_t addr[4];
   for (auto& a : addr) in >> std::hex >> a;
+  // Code addresses name their function (used when a program has no debug information).
+  SymbolTable table = SymbolTable::load(prog);
+  const Symbol* f = table.find_function(addr[3] + 1);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->name, "main");
+  EXPECT_EQ(table.find(addr[3]), nullptr);  // not a data object
   // matrix_a[2], counter, message[3..4]; appended in address order.
   std::vector<std::pair<uint64_t, size_t>> runs = {{addr[0] + 16, 8}, {addr[1], 8}, {addr[2] + 3, 2}};
   std::sort(runs.begin(), runs.end());

@@ -7,6 +7,6 @@ long counter = 7;
 static char message[40] = "hello";
 
 int main(void) {
-  printf("%p %p %p\n", (void *)matrix_a, (void *)&counter, (void *)message);
+  printf("%p %p %p %p\n", (void *)matrix_a, (void *)&counter, (void *)message, (void *)main);
   return message[0] == 'h' ? 0 : 1;
 }
