@@ -1,9 +1,16 @@
 #include "ckpt/checkpoint.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 namespace cape::ckpt {
+
+std::string hex_address(uint64_t address) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(address));
+  return buf;
+}
 
 size_t element_size(ElemType t) {
   switch (t) {

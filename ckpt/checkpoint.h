@@ -44,6 +44,9 @@ struct Reduction {
   bool active() const { return op != ReduceOp::none; }
 };
 
+// "0x7fffffffe500": how every part of cape prints a tracee address.
+std::string hex_address(uint64_t address);
+
 size_t element_size(ElemType t);  // 0 for none
 const char* to_string(Kind k);
 const char* to_string(ReduceOp op);  // "+", "*", "-", "&", "|", "^", "&&", "||", "min", "max"

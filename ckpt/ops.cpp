@@ -11,11 +11,7 @@
 namespace cape::ckpt {
 namespace {
 
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+std::string hex(uint64_t v) { return hex_address(v); }
 
 uint64_t load64(const uint8_t* p) {
   uint64_t v;

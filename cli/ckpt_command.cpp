@@ -14,11 +14,7 @@
 namespace cape::cli {
 namespace {
 
-std::string hex_addr(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-  return buf;
-}
+std::string hex_addr(uint64_t v) { return ckpt::hex_address(v); }
 
 std::string hex_bytes(std::span<const uint8_t> b) {
   static const char digits[] = "0123456789abcdef";

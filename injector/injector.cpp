@@ -13,11 +13,7 @@
 
 namespace cape::injector {
 namespace {
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
+std::string hex(uint64_t v) { return ckpt::hex_address(v); }
 }  // namespace
 
 void check_inside(const ckpt::Checkpoint& c, const std::vector<Range>& allowed,

@@ -5,15 +5,12 @@
 #include <cstdio>
 #include <cstring>
 
+#include "ckpt/checkpoint.h"
 #include "monitor/memory_map.h"
 
 namespace cape::monitor {
 namespace {
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
+std::string hex(uint64_t v) { return ckpt::hex_address(v); }
 std::string mapping_name(const std::vector<Mapping>& maps, uint64_t ip) {
   for (const Mapping& m : maps) {
     if (ip >= m.start && ip < m.end) {

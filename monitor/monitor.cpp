@@ -56,11 +56,7 @@ void KillSwitch::detach() {
 
 namespace {
 
-std::string hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
+std::string hex(uint64_t v) { return ckpt::hex_address(v); }
 
 void write_stderr(const std::string& s) {
   size_t done = 0;
