@@ -86,26 +86,77 @@ void check_reduction(const Reduction& r, uint64_t run_length) {
 }
 
 namespace {
-// resize + memcpy: cheaper than vector::insert for the many small runs of a diff.
-void append_bytes(std::vector<uint8_t>& bytes, std::span<const uint8_t> data) {
+// resize (no zero fill: ckpt::Bytes) + memcpy: cheaper than vector::insert for the many
+// small runs of a diff.
+void append_bytes(Bytes& bytes, std::span<const uint8_t> data) {
   size_t at = bytes.size();
   bytes.resize(at + data.size());
   std::memcpy(bytes.data() + at, data.data(), data.size());
+}
+
+uint64_t load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+}  // namespace
+
+size_t next_mask_bit(const uint8_t* bitmap, size_t words, size_t from, bool set) {
+  while (from < words) {
+    size_t w = from / 64;
+    uint64_t v = load64(bitmap + 8 * w);
+    if (!set) v = ~v;
+    v &= ~uint64_t{0} << (from % 64);
+    if (v) return std::min(words, w * 64 + static_cast<size_t>(__builtin_ctzll(v)));
+    from = (w + 1) * 64;
+  }
+  return words;
+}
+
+void check_masked(const Run& r, std::span<const uint8_t> data) {
+  if (r.reduction.op != ReduceOp::none || r.reduction.type != ElemType::none)
+    throw Error("masked run carries a reduction (reductions are always plain runs)");
+  if (r.address % kWordSize != 0 || r.length % kWordSize != 0)
+    throw Error("masked run at " + hex_address(r.address) + " of " + std::to_string(r.length) +
+                " bytes is not made of whole 8-byte words");
+  if (r.length == 0 || r.length > kMaxMaskedLength)
+    throw Error("masked run of " + std::to_string(r.length) + " bytes (at most " +
+                std::to_string(kMaxMaskedLength) + ")");
+  const size_t words = r.length / kWordSize, nbitmap = mask_bytes(r.length);
+  if (data.size() < nbitmap) throw Error("masked run's bitmap is cut short");
+  uint64_t set = 0;
+  for (size_t i = 0; i < nbitmap; i += 8) set += static_cast<uint64_t>(__builtin_popcountll(load64(data.data() + i)));
+  if (words % 64 != 0 && (load64(data.data() + nbitmap - 8) >> (words % 64)) != 0)
+    throw Error("masked run's bitmap has bits past its " + std::to_string(words) + " words");
+  if (set == 0 || !(data[0] & 1) || !((data[(words - 1) / 8] >> ((words - 1) % 8)) & 1))
+    throw Error("masked run's first and last words are not both marked (the run must be tight)");
+  if (set != r.masked_words)
+    throw Error("masked run marks " + std::to_string(set) + " words but says it holds " +
+                std::to_string(r.masked_words));
+  if (data.size() != nbitmap + kWordSize * set)
+    throw Error("masked run stores " + std::to_string(data.size()) + " bytes, its bitmap says " +
+                std::to_string(nbitmap + kWordSize * set));
+}
+
+namespace {
+// Appended runs must come in address order.
+void check_order(const Runs& runs, uint64_t address, uint64_t length) {
+  if (address + length < address) throw Error("run wraps around the address space");
+  if (!runs.empty() && address < runs.back().end())
+    throw Error("runs appended out of order: a run at " + std::to_string(address) +
+                " starts before the previous run ends");
 }
 }  // namespace
 
 void Checkpoint::append(uint64_t address, std::span<const uint8_t> data, uint64_t ts,
                         Reduction reduction) {
   if (data.empty()) return;
-  if (address + data.size() < address) throw Error("run wraps around the address space");
-  if (!runs.empty() && address < runs.back().end())
-    throw Error("runs appended out of order: a run at " + std::to_string(address) +
-                " starts before the previous run ends");
+  check_order(runs, address, data.size());
   if (reduction.op != ReduceOp::none || reduction.type != ElemType::none) check_reduction(reduction, data.size());
   if (!runs.empty()) {
     Run& last = runs.back();
-    if (last.end() == address && last.timestamp == ts && !last.reduction.active() &&
-        !reduction.active()) {
+    if (last.end() == address && last.timestamp == ts && !last.reduction.active() && !reduction.active() &&
+        !last.masked() && last.offset + last.length == bytes.size()) {
       last.length += data.size();
       append_bytes(bytes, data);
       return;
@@ -113,6 +164,58 @@ void Checkpoint::append(uint64_t address, std::span<const uint8_t> data, uint64_
   }
   runs.push_back(Run{address, data.size(), ts, reduction, bytes.size()});
   append_bytes(bytes, data);
+}
+
+void Checkpoint::append_masked(uint64_t address, uint64_t length, std::span<const uint8_t> bitmap,
+                               std::span<const uint8_t> words, uint64_t ts) {
+  check_order(runs, address, length);
+  Run r{address, length, ts, {}, bytes.size(), static_cast<uint32_t>(words.size() / kWordSize)};
+  if (words.size() % kWordSize != 0 || words.size() / kWordSize > kMaxMaskedLength / kWordSize)
+    throw Error("masked run's words are not whole 8-byte words");
+  if (r.masked_words == 0) throw Error("masked run without words");
+  if (bitmap.size() != mask_bytes(length)) throw Error("masked run's bitmap has the wrong size");
+  append_bytes(bytes, bitmap);
+  append_bytes(bytes, words);
+  try {
+    check_masked(r, data(r));
+  } catch (...) {
+    bytes.resize(r.offset);
+    throw;
+  }
+  runs.push_back(r);
+}
+
+void Checkpoint::append_from(const Checkpoint& src, const Run& r) {
+  if (!r.masked()) return append(r.address, src.data(r), r.timestamp, r.reduction);
+  check_order(runs, r.address, r.length);
+  Run copy = r;
+  copy.offset = bytes.size();
+  append_bytes(bytes, src.data(r));
+  runs.push_back(copy);
+}
+
+void Checkpoint::append_from(const Checkpoint& src, const Run& r, uint64_t lo, uint64_t hi) {
+  lo = std::max(lo, r.address);
+  hi = std::min(hi, r.end());
+  if (lo >= hi) return;
+  if (lo == r.address && hi == r.end()) return append_from(src, r);
+  if (!r.masked()) return append(lo, src.data(r).subspan(lo - r.address, hi - lo), r.timestamp, r.reduction);
+  src.for_each_piece(r, [&](uint64_t address, std::span<const uint8_t> piece) {
+    uint64_t a = std::max(lo, address), b = std::min(hi, address + piece.size());
+    if (a < b) append(a, piece.subspan(a - address, b - a), r.timestamp);
+  });
+}
+
+uint64_t Checkpoint::data_bytes() const {
+  uint64_t n = 0;
+  for (const Run& r : runs) n += r.stored();
+  return n;
+}
+
+uint64_t Checkpoint::memory_bytes() const {
+  uint64_t n = 0;
+  for (const Run& r : runs) n += r.memory_bytes();
+  return n;
 }
 
 const Run* Checkpoint::find(uint64_t address) const {
@@ -123,6 +226,19 @@ const Run* Checkpoint::find(uint64_t address) const {
   return address < it->end() ? &*it : nullptr;
 }
 
+const uint8_t* Checkpoint::at(uint64_t address) const {
+  const Run* r = find(address);
+  if (!r) return nullptr;
+  const uint8_t* base = bytes.data() + r->offset;
+  if (!r->masked()) return base + (address - r->address);
+  size_t i = (address - r->address) / kWordSize, g = i / 64;
+  uint64_t bits = load64(base + 8 * g);
+  if (!((bits >> (i % 64)) & 1)) return nullptr;
+  size_t k = static_cast<size_t>(__builtin_popcountll(bits & ((uint64_t{1} << (i % 64)) - 1)));
+  for (size_t h = 0; h < g; ++h) k += static_cast<size_t>(__builtin_popcountll(load64(base + 8 * h)));
+  return base + mask_bytes(r->length) + kWordSize * k + (address - r->address) % kWordSize;
+}
+
 void check_invariants(const Checkpoint& c) {
   uint64_t prev_end = 0;
   for (size_t i = 0; i < c.runs.size(); ++i) {
@@ -131,9 +247,18 @@ void check_invariants(const Checkpoint& c) {
     if (r.length == 0) throw Error(where + " is empty");
     if (r.address + r.length < r.address) throw Error(where + " wraps around the address space");
     if (i > 0 && r.address < prev_end) throw Error(where + " overlaps or precedes the run before it");
-    if (r.offset > c.bytes.size() || r.length > c.bytes.size() - r.offset)
+    if (r.offset > c.bytes.size() || (r.masked() ? mask_bytes(r.length) : r.length) > c.bytes.size() - r.offset ||
+        r.stored() > c.bytes.size() - r.offset)
       throw Error(where + " points outside the checkpoint's bytes");
-    check_reduction(r.reduction, r.length);
+    if (r.masked()) {
+      try {
+        check_masked(r, c.data(r));
+      } catch (const Error& e) {
+        throw Error(where + ": " + e.what());
+      }
+    } else {
+      check_reduction(r.reduction, r.length);
+    }
     prev_end = r.end();
   }
 }

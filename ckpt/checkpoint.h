@@ -13,6 +13,13 @@
 //
 // A delta (DICKPT) holds what changed; a complete checkpoint holds whole memory regions
 // (CAPE-1, 003_45ed75503520c8f4.txt Fig. 2); a merged one is the result of merge().
+//
+// A run is plain (its bytes are the memory from `address` to `end()`) or *masked*: a page's
+// worth of memory with changes scattered in it, stored as a bitmap of its 8-byte words
+// followed by the changed words only (the discontinuous checkpoint of
+// 003_45ed75503520c8f4.txt Sect. III, "only the modified words"). Masked runs keep a dense
+// scatter of changes from costing a run each: 50% of random words changed is one run per
+// page instead of ~128 (docs/dickpt-format.md, "Masked runs").
 #pragma once
 
 #include <cstdint>
@@ -21,6 +28,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "ckpt/buffer.h"
 
 namespace cape::ckpt {
 
@@ -65,15 +74,35 @@ struct Registers {
   bool operator==(const Registers&) const = default;
 };
 
+inline constexpr size_t kWordSize = 8;
+// A masked run spans at most one page's worth of words, so its bitmap is at most 64 bytes.
+inline constexpr uint64_t kMaxMaskedLength = 4096;
+
+// Bytes of the bitmap of a masked run of `length` bytes: a bit per word, in whole u64s.
+inline constexpr uint64_t mask_bytes(uint64_t length) { return (length / kWordSize + 63) / 64 * 8; }
+
 struct Run {
   uint64_t address = 0;    // tracee virtual address of the first byte
-  uint64_t length = 0;     // in bytes, > 0
+  uint64_t length = 0;     // in bytes, > 0: the memory the run spans
   uint64_t timestamp = 0;  // Def. 4.1's t
   Reduction reduction;
-  uint64_t offset = 0;     // where the bytes start in Checkpoint::bytes (in memory only)
+  uint64_t offset = 0;     // where its stored bytes start in Checkpoint::bytes (in memory only)
+  // 0 for a plain run. A masked run: how many of its words are set in its bitmap. Its
+  // address and length are word multiples, its first and last word are set, and it stores
+  // mask_bytes(length) of bitmap (bit i of u64 i/64 = word i) then the set words in order.
+  uint32_t masked_words = 0;
 
   uint64_t end() const { return address + length; }
+  bool masked() const { return masked_words != 0; }
+  // Bytes the run occupies in Checkpoint::bytes (and in a file's data block).
+  uint64_t stored() const { return masked() ? mask_bytes(length) + kWordSize * masked_words : length; }
+  // Bytes of memory the run writes.
+  uint64_t memory_bytes() const { return masked() ? kWordSize * masked_words : length; }
 };
+
+// Big run tables grow like the bytes do (ckpt/buffer.h): a diff of 64 MiB with 1% of its
+// words changed makes ~20,000 runs, whose fresh pages would cost more than the diff itself.
+using Runs = std::vector<Run, BufferAllocator<Run>>;
 
 struct Checkpoint {
   Kind kind = Kind::delta;
@@ -83,26 +112,70 @@ struct Checkpoint {
   uint64_t load_base = 0;  // where the executable was loaded (names runs), 0 = unknown
   std::string name;
   std::optional<Registers> registers;
-  std::vector<Run> runs;
-  std::vector<uint8_t> bytes;
+  Runs runs;
+  Bytes bytes;
 
-  std::span<const uint8_t> data(const Run& r) const { return {bytes.data() + r.offset, r.length}; }
-  std::span<uint8_t> data(const Run& r) { return {bytes.data() + r.offset, r.length}; }
+  // A run's stored bytes: a plain run's memory, a masked run's bitmap and words.
+  std::span<const uint8_t> data(const Run& r) const { return {bytes.data() + r.offset, r.stored()}; }
+  std::span<uint8_t> data(const Run& r) { return {bytes.data() + r.offset, r.stored()}; }
 
-  // Adds a run at or after the end of the last one (a broken order is a bug: it throws).
-  // A run that starts where the previous one ends, with the same timestamp and no
-  // reduction on either, extends it instead, so page-by-page producers give long runs.
+  // Adds a plain run at or after the end of the last one (a broken order is a bug: it
+  // throws). A run that starts where the previous plain run ends, with the same timestamp
+  // and no reduction on either, extends it instead, so page-by-page producers give long runs.
   void append(uint64_t address, std::span<const uint8_t> data, uint64_t timestamp,
               Reduction reduction = {});
+  // Adds a masked run: `bitmap` has a bit per word of [address, address + length), `words`
+  // the set words in order. Throws on a shape that breaks the rules above.
+  void append_masked(uint64_t address, uint64_t length, std::span<const uint8_t> bitmap,
+                     std::span<const uint8_t> words, uint64_t timestamp);
+  // Copies run `r` of `src` (plain or masked) to the end of this checkpoint.
+  void append_from(const Checkpoint& src, const Run& r);
+  // Copies the part of `r` inside [lo, hi): a masked run cut off its ends becomes plain pieces.
+  void append_from(const Checkpoint& src, const Run& r, uint64_t lo, uint64_t hi);
 
-  uint64_t payload_bytes() const { return bytes.size(); }
+  // Calls f(address, bytes) for each contiguous piece of memory run `r` writes, in address
+  // order: the whole run if plain, each stretch of consecutive set words if masked.
+  template <class F>
+  void for_each_piece(const Run& r, F&& f) const;
+
+  uint64_t data_bytes() const;    // stored bytes of every run (the file's data block)
+  uint64_t memory_bytes() const;  // bytes of memory the runs write
   bool empty() const { return runs.empty(); }
 
-  // Finds the run holding `address`, or nullptr.
+  // Finds the run whose span holds `address`, or nullptr.
   const Run* find(uint64_t address) const;
+  // The byte this checkpoint writes at `address`, or nullptr (not in a run, or in a word a
+  // masked run does not mark).
+  const uint8_t* at(uint64_t address) const;
 };
 
-// Checks sorted, non-overlapping, non-empty runs inside `bytes`; throws Error naming the run.
+// Index of the first word at or after `from` (< words) whose bit in `bitmap` equals `set`,
+// or `words`. The bitmap is read with unaligned loads.
+size_t next_mask_bit(const uint8_t* bitmap, size_t words, size_t from, bool set);
+
+template <class F>
+void Checkpoint::for_each_piece(const Run& r, F&& f) const {
+  const uint8_t* base = bytes.data() + r.offset;
+  if (!r.masked()) {
+    f(r.address, std::span<const uint8_t>(base, r.length));
+    return;
+  }
+  const size_t words = r.length / kWordSize;
+  const uint8_t* packed = base + mask_bytes(r.length);
+  size_t k = 0;  // set words before the piece
+  size_t i = next_mask_bit(base, words, 0, true);
+  while (i < words) {
+    size_t e = next_mask_bit(base, words, i, false);
+    f(r.address + kWordSize * i, std::span<const uint8_t>(packed + kWordSize * k, kWordSize * (e - i)));
+    k += e - i;
+    i = next_mask_bit(base, words, e, true);
+  }
+}
+
+// Checks sorted, non-overlapping, non-empty runs inside `bytes`, and every masked run's
+// shape (alignment, bitmap, word count); throws Error naming the run.
 void check_invariants(const Checkpoint& c);
+// The same checks for one masked run whose stored bytes are `data`; throws Error.
+void check_masked(const Run& r, std::span<const uint8_t> data);
 
 }  // namespace cape::ckpt

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 namespace cape::ckpt {
 namespace {
@@ -32,28 +33,37 @@ T get(std::span<const uint8_t> in, size_t at) {
 
 std::string at_offset(size_t off) { return " (at byte " + std::to_string(off) + ")"; }
 
-// Whether the runs' bytes lie in run order, back to back, and fill `bytes` exactly: then
-// they are the file's data block as they are.
-bool bytes_in_run_order(const Checkpoint& c) {
-  uint64_t at = 0;
+// Where the runs' stored bytes lie in run order, back to back, in `bytes`: then they are
+// the file's data block as they are. Returns that block, or nothing.
+std::optional<std::span<const uint8_t>> data_in_run_order(const Checkpoint& c) {
+  if (c.runs.empty()) return std::span<const uint8_t>();
+  uint64_t start = c.runs.front().offset, at = start;
   for (const Run& r : c.runs) {
-    if (r.offset != at) return false;
-    at += r.length;
+    if (r.offset != at) return std::nullopt;
+    at += r.stored();
   }
-  return at == c.bytes.size();
+  return std::span<const uint8_t>(c.bytes.data() + start, at - start);
 }
+
+constexpr uint8_t kRunMasked = 1;
 
 }  // namespace
 
-SerializedParts serialize_parts(const Checkpoint& c) {
+uint16_t format_version(const Checkpoint& c) {
+  for (const Run& r : c.runs)
+    if (r.masked()) return 2;
+  return 1;
+}
+
+SerializedParts serialize_parts(const Checkpoint& c, SerializeOptions options) {
   check_invariants(c);
   if (c.name.size() > kMaxNameLength) throw Error("checkpoint name longer than 4096 bytes");
   if (c.registers && c.registers->bytes.size() > kMaxRegisterLength)
     throw Error("register set larger than 4096 bytes");
 
   SerializedParts parts;
-  if (bytes_in_run_order(c)) {
-    parts.data = c.bytes;
+  if (auto block = data_in_run_order(c)) {
+    parts.data = *block;
   } else {
     for (const Run& r : c.runs) parts.compacted.insert(parts.compacted.end(), c.data(r).begin(), c.data(r).end());
     parts.data = parts.compacted;
@@ -64,7 +74,7 @@ SerializedParts serialize_parts(const Checkpoint& c) {
   std::vector<uint8_t>& out = parts.prefix;
   out.assign(prefix, 0);  // zero fill gives the padding and reserved bytes
   std::memcpy(out.data(), kMagic, sizeof kMagic);
-  put<uint16_t>(out, 8, kFormatVersion);
+  put<uint16_t>(out, 8, format_version(c));
   put<uint8_t>(out, 10, static_cast<uint8_t>(c.kind));
   put<uint8_t>(out, 11, c.registers ? kFlagRegisters : 0);
   put<uint32_t>(out, 12, c.node);
@@ -90,10 +100,12 @@ SerializedParts serialize_parts(const Checkpoint& c) {
     put<uint64_t>(out, at + 16, r.timestamp);
     put<uint8_t>(out, at + 24, static_cast<uint8_t>(r.reduction.op));
     put<uint8_t>(out, at + 25, static_cast<uint8_t>(r.reduction.type));
+    put<uint8_t>(out, at + 26, r.masked() ? kRunMasked : 0);
     at += kRunHeaderSize;
   }
 
   parts.suffix.assign(pad8(parts.data.size()) - parts.data.size() + kTrailerSize, 0);
+  if (!options.checksum) return parts;
   XXH3_state_t* st = XXH3_createState();
   if (!st) throw Error("out of memory for the checksum state");
   XXH3_64bits_reset(st);
@@ -127,8 +139,8 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
   if (std::memcmp(in.data(), kMagic, sizeof kMagic) != 0)
     throw Error("not a DICKPT checkpoint (bad magic)");
   auto version = get<uint16_t>(in, 8);
-  if (version != kFormatVersion)
-    throw Error("unsupported DICKPT version " + std::to_string(version) + "; this cape reads version " +
+  if (version < 1 || version > kFormatVersion)
+    throw Error("unsupported DICKPT version " + std::to_string(version) + "; this cape reads versions 1 to " +
                 std::to_string(kFormatVersion));
 
   size_t body = in.size() - kTrailerSize;
@@ -179,6 +191,10 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
   if (payload > remaining()) throw Error("payload size " + std::to_string(payload) + " exceeds the file" + at_offset(56));
   c.runs.reserve(run_count);
 
+  // Masked runs' sizes come from their bitmaps, in the data block after the table.
+  const size_t data_at = at + run_count * kRunHeaderSize;
+  if (payload > body - data_at)
+    throw Error("payload size " + std::to_string(payload) + " exceeds the file after the run table" + at_offset(56));
   uint64_t prev_end = 0, offset = 0;
   for (uint64_t i = 0; i < run_count; ++i) {
     std::string where = "run " + std::to_string(i);
@@ -188,22 +204,45 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
     r.timestamp = get<uint64_t>(in, at + 16);
     r.reduction.op = static_cast<ReduceOp>(get<uint8_t>(in, at + 24));
     r.reduction.type = static_cast<ElemType>(get<uint8_t>(in, at + 25));
-    for (size_t k = 26; k < kRunHeaderSize; ++k)
+    uint8_t run_flags = get<uint8_t>(in, at + 26);
+    if (run_flags & ~kRunMasked) throw Error(where + " has unknown flags " + std::to_string(run_flags) + at_offset(at + 26));
+    if (run_flags && version < 2) throw Error(where + " is masked in a version 1 file" + at_offset(at + 26));
+    for (size_t k = 27; k < kRunHeaderSize; ++k)
       if (in[at + k] != 0) throw Error(where + " has nonzero reserved bytes" + at_offset(at + k));
     if (r.length == 0) throw Error(where + " is empty" + at_offset(at));
-    if (r.length > payload - offset)
-      throw Error(where + " length " + std::to_string(r.length) + " runs past the payload the header declares" +
-                  at_offset(at + 8));
     if (r.address + r.length < r.address) throw Error(where + " wraps around the address space" + at_offset(at));
     if (i > 0 && r.address < prev_end)
       throw Error(where + " overlaps or precedes the run before it (runs must be sorted)" + at_offset(at));
-    try {
-      check_reduction(r.reduction, r.length);
-    } catch (const Error& e) {
-      throw Error(where + ": " + e.what() + at_offset(at + 24));
+    uint64_t stored = r.length;
+    if (run_flags & kRunMasked) {
+      if (r.length > kMaxMaskedLength || r.length % kWordSize != 0)
+        throw Error(where + " is masked over " + std::to_string(r.length) + " bytes (whole words, at most " +
+                    std::to_string(kMaxMaskedLength) + ")" + at_offset(at + 8));
+      uint64_t nbitmap = mask_bytes(r.length);
+      if (nbitmap > payload - offset) throw Error(where + "'s bitmap runs past the payload" + at_offset(at + 8));
+      uint64_t set = 0;
+      for (uint64_t k = 0; k < nbitmap; k += 8)
+        set += static_cast<uint64_t>(__builtin_popcountll(get<uint64_t>(in, data_at + offset + k)));
+      r.masked_words = static_cast<uint32_t>(set);  // <= 512
+      stored = nbitmap + kWordSize * set;
+      if (stored > payload - offset) throw Error(where + "'s words run past the payload" + at_offset(at + 8));
+      try {
+        check_masked(r, in.subspan(data_at + offset, stored));
+      } catch (const Error& e) {
+        throw Error(where + ": " + e.what() + at_offset(data_at + offset));
+      }
+    } else {
+      if (r.length > payload - offset)
+        throw Error(where + " length " + std::to_string(r.length) + " runs past the payload the header declares" +
+                    at_offset(at + 8));
+      try {
+        check_reduction(r.reduction, r.length);
+      } catch (const Error& e) {
+        throw Error(where + ": " + e.what() + at_offset(at + 24));
+      }
     }
     r.offset = offset;
-    offset += r.length;
+    offset += stored;
     prev_end = r.end();
     c.runs.push_back(r);
     at += kRunHeaderSize;
@@ -224,18 +263,16 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
 Checkpoint parse(std::span<const uint8_t> in, ParseOptions options) {
   Checkpoint c;
   size_t data = parse_layout(in, options, c);
-  uint64_t payload = c.runs.empty() ? 0 : c.runs.back().offset + c.runs.back().length;
-  c.bytes.assign(in.begin() + data, in.begin() + data + payload);
+  uint64_t payload = c.data_bytes();
+  c.bytes.assign(in.begin() + static_cast<std::ptrdiff_t>(data), in.begin() + static_cast<std::ptrdiff_t>(data + payload));
   return c;
 }
 
-Checkpoint parse(std::vector<uint8_t>&& buffer, size_t offset, ParseOptions options) {
+Checkpoint parse(Bytes&& buffer, size_t offset, ParseOptions options) {
   if (offset > buffer.size()) throw Error("checkpoint offset past the end of its buffer");
   Checkpoint c;
   size_t data = offset + parse_layout(std::span<const uint8_t>(buffer).subspan(offset), options, c);
-  uint64_t payload = c.runs.empty() ? 0 : c.runs.back().offset + c.runs.back().length;
-  std::memmove(buffer.data(), buffer.data() + data, payload);  // warm memory, no fresh pages
-  buffer.resize(payload);
+  for (Run& r : c.runs) r.offset += data;
   c.bytes = std::move(buffer);
   return c;
 }

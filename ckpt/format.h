@@ -10,17 +10,20 @@
 //   | registers (reg_len bytes, zero-padded to 8), if flags & 1    |
 //   +--------------------------------------------------------------+
 //   | run table: address u64 | length u64 | timestamp u64 |        |
-//   |            op u8 | type u8 | 6 zero bytes                    |  x run_count
+//   |            op u8 | type u8 | flags u8 | 5 zero bytes         |  x run_count
 //   +--------------------------------------------------------------+
-//   | data: every run's bytes, back to back in run order           |  payload_bytes
+//   | data: every run's stored bytes, back to back in run order    |  payload_bytes
+//   |       (plain: the memory; masked: word bitmap + set words)   |
 //   | zero padding to a multiple of 8                              |
 //   +--------------------------------------------------------------+
 //   | XXH3-64 of every byte before it (u64)                        |
 //   +--------------------------------------------------------------+
 //
-// All integers little-endian. The data block is laid out as Checkpoint::bytes is in memory,
-// so a checkpoint is sent without copying its data (serialize_parts) and a received buffer
-// becomes a Checkpoint without copying into fresh memory (parse of an owned buffer).
+// All integers little-endian. Version 2 added masked runs (run flag 1); a checkpoint without
+// one is written as version 1, which every cape reads. The data block is laid out as
+// Checkpoint::bytes is in memory, so a checkpoint is sent without copying its data
+// (serialize_parts) and a received buffer becomes a Checkpoint as it is (parse of an
+// owned buffer).
 // The reader checks every count, length and offset against the buffer before it touches
 // data and never allocates more than the buffer's size.
 #pragma once
@@ -34,7 +37,7 @@
 
 namespace cape::ckpt {
 
-inline constexpr uint16_t kFormatVersion = 1;
+inline constexpr uint16_t kFormatVersion = 2;  // the newest this cape reads and writes
 inline constexpr uint8_t kMagic[8] = {0x89, 'D', 'I', 'C', 'K', 'P', 'T', '\n'};
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kRunHeaderSize = 32;
@@ -52,17 +55,24 @@ struct SerializedParts {
   std::vector<uint8_t> compacted;  // holds `data` when the checkpoint's bytes were not in run order
   size_t size() const { return prefix.size() + data.size() + suffix.size(); }
 };
-SerializedParts serialize_parts(const Checkpoint& c);
+struct SerializeOptions {
+  // Off: the trailer's checksum is written as 0. For transports that check the bytes
+  // themselves (a frame's payload hash covers the file), so the data is hashed once.
+  bool checksum = true;
+};
+SerializedParts serialize_parts(const Checkpoint& c, SerializeOptions options = {});
 std::vector<uint8_t> serialize(const Checkpoint& c);  // the three parts in one buffer
+// The version serialize() writes for `c`: 2 if it has a masked run, else 1.
+uint16_t format_version(const Checkpoint& c);
 
 struct ParseOptions {
   bool verify_checksum = true;  // off only for the fuzzer, to reach the structural checks
 };
 // Throws Error with what is wrong and where (byte offset).
 Checkpoint parse(std::span<const uint8_t> file, ParseOptions options = {});
-// The same, taking ownership of `buffer`, whose file starts at `offset`: the run data is
-// moved to the front of the buffer, which becomes the Checkpoint's bytes.
-Checkpoint parse(std::vector<uint8_t>&& buffer, size_t offset, ParseOptions options = {});
+// The same, taking ownership of `buffer`, whose file starts at `offset`: the buffer becomes
+// the Checkpoint's bytes as it is, runs pointing at their data inside it (nothing copied).
+Checkpoint parse(Bytes&& buffer, size_t offset, ParseOptions options = {});
 
 // Writes atomically (temporary file + rename) so a crash never leaves half a checkpoint.
 // Errors name the path.

@@ -1,5 +1,7 @@
 #include "ckpt/ops.h"
 
+#include "ckpt/word_scan.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -19,72 +21,15 @@ uint64_t load64(const uint8_t* p) {
   return v;
 }
 
-// End (span index) of the word that holds span index `pos`; words are aligned to absolute
-// addresses, so the first and last word of a span may be partial.
-size_t word_end(uint64_t address, size_t pos, size_t n) {
-  size_t in_word = static_cast<size_t>((address + pos) % kWordSize);
-  return std::min(n, pos + kWordSize - in_word);
-}
-
-// First word at or after `pos` that differs, or n. The aligned middle is compared 64 bytes
-// at a time (OR of XORs, vector code); an AVX2 clone is picked at load time where the CPU
-// has it.
-__attribute__((target_clones("avx2", "default")))
-size_t skip_equal_words(uint64_t address, const uint8_t* o, const uint8_t* c, size_t pos, size_t n) {
-  while (pos < n) {
-    if ((address + pos) % kWordSize != 0 || n - pos < kWordSize) {
-      size_t we = word_end(address, pos, n);
-      if (std::memcmp(o + pos, c + pos, we - pos) != 0) return pos;
-      pos = we;
-      continue;
-    }
-    // Dense changes: the next word is often changed already; look before scanning blocks.
-    if (load64(o + pos) != load64(c + pos)) return pos;
-    while (n - pos >= 128) {
-      uint64_t d = 0;
-      for (size_t k = 0; k < 128; k += 8) d |= load64(o + pos + k) ^ load64(c + pos + k);
-      if (d != 0) break;
-      pos += 128;
-    }
-    size_t stop = pos + ((std::min(n, pos + 128) - pos) & ~size_t{7});
-    for (; pos + kWordSize <= stop; pos += kWordSize)
-      if (load64(o + pos) != load64(c + pos)) return pos;
-  }
-  return n;
-}
-
-// First word at or after `pos` that is equal, or n.
-size_t skip_changed_words(uint64_t address, const uint8_t* o, const uint8_t* c, size_t pos, size_t n) {
-  while (pos < n) {
-    if ((address + pos) % kWordSize == 0) {
-      // Aligned: four words at a time while none is equal (rewritten rows of an array),
-      // then whole words until the last partial one.
-      while (n - pos >= 32) {
-        // Integer ORs, not ||: four compares without branches.
-        int any_equal = int(load64(o + pos) == load64(c + pos)) | int(load64(o + pos + 8) == load64(c + pos + 8)) |
-                        int(load64(o + pos + 16) == load64(c + pos + 16)) |
-                        int(load64(o + pos + 24) == load64(c + pos + 24));
-        if (any_equal) break;
-        pos += 32;
-      }
-      for (; n - pos >= kWordSize; pos += kWordSize)
-        if (load64(o + pos) == load64(c + pos)) return pos;
-      if (pos == n) return n;
-    }
-    size_t we = word_end(address, pos, n);
-    if (std::memcmp(o + pos, c + pos, we - pos) == 0) return pos;
-    pos = we;
-  }
-  return n;
-}
-
-// Start (span index) of the word holding index `pos`, clipped to the span start.
-size_t word_start(uint64_t address, size_t pos) {
-  size_t in_word = static_cast<size_t>((address + pos) % kWordSize);
-  return pos >= in_word ? pos - in_word : 0;
-}
-
 }  // namespace
+
+void Differ::reserve(size_t span_bytes) {
+  // A masked block stores at most its words and a 64-byte bitmap; plain runs at most the
+  // span. A block is one masked run or at most kMaskedMinRuns - 1 plain ones (+1: a span
+  // may start and end inside blocks).
+  out_.bytes.reserve(out_.bytes.size() + span_bytes + span_bytes / 64 + 64 + word_scan::kPackSlack);
+  out_.runs.reserve(out_.runs.size() + (span_bytes / kBlock + 2) * (kMaskedMinRuns - 1));
+}
 
 void Differ::add(uint64_t address, std::span<const uint8_t> old, std::span<const uint8_t> cur) {
   if (old.size() != cur.size()) throw Error("diff of spans of different lengths");
@@ -94,61 +39,113 @@ void Differ::add(uint64_t address, std::span<const uint8_t> old, std::span<const
   const uint8_t* c = cur.data();
   if (open_ && open_end_ != address) close_open_run();
 
-  // Records the run [b, e) of this span; leaves it open when it reaches the span's end.
-  auto emit = [&](size_t b, size_t e) {
-    size_t tail_start = std::max(b, word_start(address, e - 1));
-    if (e == n) {
-      out_.append(address + b, cur.subspan(b, e - b), timestamp_);
-      open_ = true;
-      open_end_ = address + n;
-      tail_len_ = e - tail_start;
-      std::memcpy(tail_old_, o + tail_start, tail_len_);
-      return;
-    }
-    size_t t = e;
-    if (e - tail_start == kWordSize) {
-      // A whole last word: its highest differing byte from the XOR (little-endian).
-      uint64_t x = load64(o + tail_start) ^ load64(c + tail_start);
-      t = tail_start + kWordSize - static_cast<size_t>(__builtin_clzll(x)) / 8;
-    } else {
-      while (t > b && o[t - 1] == c[t - 1]) --t;  // the last word changed, so this stops in it
-    }
-    out_.append(address + b, cur.subspan(b, t - b), timestamp_);
-  };
-
+  // The span as pieces that continue each other: a partial first word, whole words cut at
+  // 4 KiB blocks, a partial last word.
   size_t pos = 0;
-  if (open_) {
-    open_ = false;
-    size_t we = word_end(address, 0, n);
-    if (std::memcmp(o, c, we) != 0) {
-      // The run of the previous span goes on: no head trimming here.
-      size_t e = skip_changed_words(address, o, c, 0, n);
-      emit(0, e);
-      pos = e;
-    } else {
-      open_ = true;  // close the previous run with its saved tail
-      close_open_run();
-    }
+  if (size_t in_word = address % kWordSize) {
+    pos = std::min(n, kWordSize - in_word);
+    add_partial_word(address, o, c, pos);
   }
-  while (pos < n) {
-    pos = skip_equal_words(address, o, c, pos, n);
-    if (pos >= n) break;
-    size_t e = skip_changed_words(address, o, c, pos, n);
-    size_t b = pos;
-    if (n - pos >= kWordSize && (address + pos) % kWordSize == 0) {
-      uint64_t x = load64(o + pos) ^ load64(c + pos);  // nonzero: the word changed
-      b += static_cast<size_t>(__builtin_ctzll(x)) / 8;
-    } else {
-      while (o[b] == c[b]) ++b;  // the first word changed, so this stops in it
+  while (n - pos >= kWordSize) {
+    size_t to_block = kBlock - (address + pos) % kBlock;
+    size_t len = std::min(to_block, (n - pos) & ~(kWordSize - 1));
+    add_block(address + pos, o + pos, c + pos, len / kWordSize);
+    pos += len;
+  }
+  if (pos < n) add_partial_word(address + pos, o + pos, c + pos, n - pos);
+}
+
+// Bytes [b, e) of the piece at `address` (n bytes) changed: append them as a plain run.
+// Reaching the piece's end, the run stays open for the next adjacent piece; otherwise its
+// last word is whole and is trimmed to its last changed byte.
+void Differ::emit_plain(uint64_t address, const uint8_t* o, const uint8_t* c, size_t b, size_t e, size_t n) {
+  size_t in_word = static_cast<size_t>((address + e - 1) % kWordSize);
+  size_t word_of_last = e - 1 >= in_word ? e - 1 - in_word : 0;  // clipped to the piece
+  size_t tail_start = std::max(b, word_of_last);
+  if (e == n) {
+    out_.append(address + b, {c + b, e - b}, timestamp_);
+    open_ = true;
+    open_end_ = address + n;
+    tail_len_ = e - tail_start;
+    std::memcpy(tail_old_, o + tail_start, tail_len_);
+    return;
+  }
+  // The highest differing byte of the last word, from the XOR (little-endian).
+  uint64_t x = load64(o + e - kWordSize) ^ load64(c + e - kWordSize);
+  size_t t = e - static_cast<size_t>(__builtin_clzll(x)) / 8;
+  out_.append(address + b, {c + b, t - b}, timestamp_);
+}
+
+// 1-7 bytes inside one word (the edge of an unaligned span).
+void Differ::add_partial_word(uint64_t address, const uint8_t* o, const uint8_t* c, size_t n) {
+  if (std::memcmp(o, c, n) == 0) {
+    close_open_run();
+    return;
+  }
+  size_t b = 0;
+  if (!open_)
+    while (o[b] == c[b]) ++b;  // the word changed, so this stops in it
+  open_ = false;
+  emit_plain(address, o, c, b, n, n);
+}
+
+// `words` whole words at a word-aligned `address`, inside one 4 KiB block.
+void Differ::add_block(uint64_t address, const uint8_t* o, const uint8_t* c, size_t words) {
+  uint64_t bitmap[word_scan::kBlockWords / 64];
+  const word_scan::Changes changes = word_scan::changed_words(o, c, words, bitmap);
+  if (changes.words == 0) {
+    close_open_run();
+    return;
+  }
+  const size_t groups = (words + 63) / 64;
+  const unsigned set = changes.words;
+  const auto* bits = reinterpret_cast<const uint8_t*>(bitmap);
+
+  if (changes.runs >= kMaskedMinRuns) {
+    close_open_run();
+    size_t first = next_mask_bit(bits, words, 0, true);
+    size_t g = groups - 1;
+    while (bitmap[g] == 0) --g;  // some group has a bit: words > 0
+    size_t last = 64 * g + 63 - static_cast<size_t>(__builtin_clzll(bitmap[g]));
+    const size_t span = last - first + 1, nbitmap = mask_bytes(kWordSize * span);
+    // The bitmap shifted so that bit 0 is word `first`.
+    uint64_t shifted[word_scan::kBlockWords / 64] = {};
+    for (size_t g = 0; g < nbitmap / 8; ++g) {
+      size_t from = first + 64 * g, w = from / 64, s = from % 64;
+      uint64_t v = bitmap[w] >> s;
+      if (s != 0 && w + 1 < groups) v |= bitmap[w + 1] << (64 - s);
+      shifted[g] = v;
     }
-    emit(b, e);
-    pos = e;
+    if (span % 64 != 0) shifted[nbitmap / 8 - 1] &= (uint64_t{1} << (span % 64)) - 1;
+    const size_t at = out_.bytes.size(), stored = nbitmap + kWordSize * set;
+    out_.bytes.resize(at + stored + word_scan::kPackSlack);  // no zero fill (ckpt::Bytes)
+    std::memcpy(out_.bytes.data() + at, shifted, nbitmap);
+    word_scan::pack_words(c, words, bitmap, out_.bytes.data() + at + nbitmap);
+    out_.bytes.resize(at + stored);
+    if (!out_.runs.empty() && address + kWordSize * first < out_.runs.back().end())
+      throw Error("diff spans fed out of address order");
+    out_.runs.push_back(Run{address + kWordSize * first, kWordSize * span, timestamp_, {}, at, set});
+    return;
+  }
+
+  const size_t n = kWordSize * words;
+  size_t i = next_mask_bit(bits, words, 0, true);
+  if (i != 0) close_open_run();
+  while (i < words) {
+    size_t e = next_mask_bit(bits, words, i, false);
+    size_t b = kWordSize * i;
+    if (open_)
+      open_ = false;  // the run of the previous piece goes on: no head trimming
+    else
+      b += static_cast<size_t>(__builtin_ctzll(load64(o + b) ^ load64(c + b))) / 8;
+    emit_plain(address, o, c, b, kWordSize * e, n);
+    i = next_mask_bit(bits, words, e, true);
   }
 }
 
 void Differ::add_against_zero(uint64_t address, std::span<const uint8_t> cur) {
-  static const uint8_t zeros[4096] = {};
-  // Cut at 4 KiB boundaries of the address: word-aligned, so the result is the same.
+  static const uint8_t zeros[kBlock] = {};
+  // Cut at 4 KiB boundaries of the address, as add() cuts blocks: the result is the same.
   size_t pos = 0;
   while (pos < cur.size()) {
     size_t len = std::min(cur.size() - pos, sizeof zeros - static_cast<size_t>((address + pos) % sizeof zeros));
@@ -173,6 +170,7 @@ void Differ::finish() { close_open_run(); }
 void diff_into(Checkpoint& out, uint64_t address, std::span<const uint8_t> old,
                std::span<const uint8_t> cur, uint64_t timestamp) {
   Differ d(out, timestamp);
+  d.reserve(cur.size());
   d.add(address, old, cur);
   d.finish();
 }
@@ -298,7 +296,7 @@ void apply(const Checkpoint& delta, Checkpoint& image) {
                                [](uint64_t a, const Run& r) { return a < r.address; });
     if (it == image.runs.begin()) return nullptr;
     --it;
-    return address < it->end() ? &*it : nullptr;
+    return address < it->end() && !it->masked() ? &*it : nullptr;
   };
   for (const Run& r : delta.runs) {
     uint64_t pos = r.address;
@@ -308,19 +306,40 @@ void apply(const Checkpoint& delta, Checkpoint& image) {
       pos = std::min(r.end(), region->end());
     }
   }
-  for (const Run& r : delta.runs) {
-    uint64_t pos = r.address;
-    while (pos < r.end()) {
+  // Plain bytes at `address`, across as many adjacent regions as they cover.
+  auto write = [&](uint64_t address, std::span<const uint8_t> src, Reduction red) {
+    uint64_t pos = address, end = address + src.size();
+    while (pos < end) {
       Run* region = region_at(pos);
-      uint64_t to = std::min(r.end(), region->end());
+      uint64_t to = std::min(end, region->end());
       auto dst = image.data(*region).subspan(pos - region->address, to - pos);
-      auto src = delta.data(r).subspan(pos - r.address, to - pos);
-      if (r.reduction.active())
-        reduce(r.reduction, dst, src);
+      auto part = src.subspan(pos - address, to - pos);
+      if (red.active())
+        reduce(red, dst, part);
       else
-        std::memcpy(dst.data(), src.data(), src.size());
+        std::memcpy(dst.data(), part.data(), part.size());
       pos = to;
     }
+  };
+  for (const Run& r : delta.runs) {
+    if (!r.masked()) {
+      write(r.address, delta.data(r), r.reduction);
+      continue;
+    }
+    Run* region = region_at(r.address);
+    if (r.end() > region->end()) {  // the span crosses into the next region
+      delta.for_each_piece(r, [&](uint64_t address, std::span<const uint8_t> piece) { write(address, piece, {}); });
+      continue;
+    }
+    // Word by word from the bitmap: no per-piece bookkeeping.
+    uint8_t* dst = image.data(*region).data() + (r.address - region->address);
+    const uint8_t* bits = delta.bytes.data() + r.offset;
+    const uint8_t* word = bits + mask_bytes(r.length);
+    for (size_t g = 0; g < mask_bytes(r.length) / 8; ++g)
+      for (uint64_t m = load64(bits + 8 * g); m != 0; m &= m - 1) {
+        std::memcpy(dst + kWordSize * (64 * g + static_cast<size_t>(__builtin_ctzll(m))), word, kWordSize);
+        word += kWordSize;
+      }
   }
 }
 
@@ -343,16 +362,22 @@ class Merger {
     const Checkpoint& later = a_.timestamp > b_.timestamp ? a_ : b_;
     const Checkpoint& earlier = &later == &a_ ? b_ : a_;
     m.registers = later.registers ? later.registers : earlier.registers;
-    m.bytes.reserve(a_.bytes.size() + b_.bytes.size());
+    m.bytes.reserve(a_.data_bytes() + b_.data_bytes());
     m.runs.reserve(a_.runs.size() + b_.runs.size());
 
+    // Masked runs that meet the other side are walked as their pieces; the others are
+    // copied whole.
+    Runs ea, eb;
+    const Runs& ra = expand_overlapping(a_, b_, ea);
+    const Runs& rb = expand_overlapping(b_, a_, eb);
+
     size_t i = 0, j = 0;
-    const size_t na = a_.runs.size(), nb = b_.runs.size();
-    uint64_t ua = na ? a_.runs[0].address : 0;  // start of the unconsumed part of a_.runs[i]
-    uint64_t ub = nb ? b_.runs[0].address : 0;
+    const size_t na = ra.size(), nb = rb.size();
+    uint64_t ua = na ? ra[0].address : 0;  // start of the unconsumed part of ra[i]
+    uint64_t ub = nb ? rb[0].address : 0;
     while (i < na && j < nb) {
-      const Run& x = a_.runs[i];
-      const Run& y = b_.runs[j];
+      const Run& x = ra[i];
+      const Run& y = rb[j];
       if (ua < ub) {
         uint64_t to = std::min(x.end(), ub);
         emit(a_, x, ua, to);
@@ -366,11 +391,11 @@ class Merger {
         both(x, y, ua, to);
         ua = ub = to;
       }
-      if (ua == x.end() && ++i < na) ua = a_.runs[i].address;
-      if (ub == y.end() && ++j < nb) ub = b_.runs[j].address;
+      if (ua == x.end() && ++i < na) ua = ra[i].address;
+      if (ub == y.end() && ++j < nb) ub = rb[j].address;
     }
-    for (; i < na; ++i, ua = i < na ? a_.runs[i].address : 0) emit(a_, a_.runs[i], ua, a_.runs[i].end());
-    for (; j < nb; ++j, ub = j < nb ? b_.runs[j].address : 0) emit(b_, b_.runs[j], ub, b_.runs[j].end());
+    for (; i < na; ++i, ua = i < na ? ra[i].address : 0) emit(a_, ra[i], ua, ra[i].end());
+    for (; j < nb; ++j, ub = j < nb ? rb[j].address : 0) emit(b_, rb[j], ub, rb[j].end());
     return std::move(result_);
   }
 
@@ -383,9 +408,37 @@ class Merger {
       throw Error("reduction run at " + hex(r.address) + " is overlapped off its element boundaries");
   }
 
+  // The runs of `c`, with each masked run that meets a run of `other` replaced by its
+  // pieces (plain runs over the same stored bytes), so that the walk cuts plain runs only.
+  // Without such a run, c.runs itself.
+  static const Runs& expand_overlapping(const Checkpoint& c, const Checkpoint& other,
+                                         Runs& storage) {
+    auto meets = [&](size_t& j, const Run& x) {
+      while (j < other.runs.size() && other.runs[j].end() <= x.address) ++j;
+      return j < other.runs.size() && other.runs[j].address < x.end();
+    };
+    size_t j = 0, first = c.runs.size();
+    for (size_t i = 0; i < c.runs.size() && first == c.runs.size(); ++i)
+      if (c.runs[i].masked() && meets(j, c.runs[i])) first = i;
+    if (first == c.runs.size()) return c.runs;
+    storage.assign(c.runs.begin(), c.runs.begin() + static_cast<std::ptrdiff_t>(first));
+    j = 0;
+    for (size_t i = first; i < c.runs.size(); ++i) {
+      const Run& x = c.runs[i];
+      if (!x.masked() || !meets(j, x)) {
+        storage.push_back(x);
+        continue;
+      }
+      c.for_each_piece(x, [&](uint64_t address, std::span<const uint8_t> piece) {
+        storage.push_back(Run{address, piece.size(), x.timestamp, {}, static_cast<uint64_t>(piece.data() - c.bytes.data())});
+      });
+    }
+    return storage;
+  }
+
   void emit(const Checkpoint& src, const Run& r, uint64_t from, uint64_t to) {
     check_cut(r, from, to);
-    result_.merged.append(from, src.data(r).subspan(from - r.address, to - from), r.timestamp, r.reduction);
+    result_.merged.append_from(src, r, from, to);
   }
 
   void both(const Run& x, const Run& y, uint64_t from, uint64_t to) {

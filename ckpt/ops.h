@@ -15,22 +15,28 @@
 
 namespace cape::ckpt {
 
-inline constexpr size_t kWordSize = 8;
-
 // Finds changed memory and appends it to a checkpoint as runs (a DICKPT create()).
-// Changes are found per 8-byte word, words aligned to the absolute address, so the result
-// does not depend on how the memory is cut into spans (page by page or region by region).
-// A run covers consecutive changed words; its first and last byte are trimmed to bytes
-// that really changed, so two nodes writing neighbouring bytes of one word do not overlap.
-// Unchanged bytes inside a run are carried (word granularity). Feed spans in increasing
-// address order; a run that reaches the end of one span continues into the next adjacent
-// span, and is trimmed when it ends (or at finish()).
+// Changes are found per 8-byte word, words aligned to the absolute address, and memory is
+// looked at in 4 KiB blocks aligned to the absolute address:
+//  - a block whose changed words form kMaskedMinRuns runs or more becomes one masked run
+//    (a bitmap of its words and the changed ones; checkpoint.h), as small as the runs
+//    would be and one entry instead of many;
+//  - otherwise each stretch of consecutive changed words is a plain run whose first and last
+//    byte are trimmed to bytes that really changed, so two nodes writing neighbouring bytes
+//    of one word do not overlap. Unchanged bytes inside a run are carried (word granularity).
+// Feed spans in increasing address order; a plain run that reaches the end of one span
+// continues into the next adjacent span, and is trimmed when it ends (or at finish()). So
+// the runs do not depend on how memory is cut into spans at 4 KiB boundaries (page by page
+// or region by region); cut anywhere else, the memory they write is still the same.
 //
 //   ckpt::Differ d(out, timestamp);
 //   for (page : dirty_pages) d.add(page.address, original(page), current(page));
 //   d.finish();
 class Differ {
  public:
+  static constexpr size_t kBlock = 4096;
+  static constexpr unsigned kMaskedMinRuns = 4;
+
   explicit Differ(Checkpoint& out, uint64_t timestamp = 0) : out_(out), timestamp_(timestamp) {}
   ~Differ() { finish(); }
   Differ(const Differ&) = delete;
@@ -39,10 +45,16 @@ class Differ {
   void add(uint64_t address, std::span<const uint8_t> old, std::span<const uint8_t> cur);
   // Memory that did not exist before (mapped after start()): compared against zeros.
   void add_against_zero(uint64_t address, std::span<const uint8_t> cur);
+  // Room for the diff of `span_bytes` more bytes of memory (its largest possible output),
+  // so the output does not move while it grows. Untouched room costs no memory.
+  void reserve(size_t span_bytes);
   // Trims the open run's tail. Idempotent.
   void finish();
 
  private:
+  void add_block(uint64_t address, const uint8_t* o, const uint8_t* c, size_t words);
+  void add_partial_word(uint64_t address, const uint8_t* o, const uint8_t* c, size_t n);
+  void emit_plain(uint64_t address, const uint8_t* o, const uint8_t* c, size_t b, size_t e, size_t n);
   void close_open_run();
   Checkpoint& out_;
   uint64_t timestamp_;

@@ -48,75 +48,95 @@ std::optional<ckpt::SymbolTable> load_symbols(const std::string& elf, const ckpt
   return ckpt::SymbolTable::load(elf, c.load_base ? c.load_base : base);
 }
 
-void dump(const ckpt::Checkpoint& c, const std::string& path, bool json,
-          const std::optional<ckpt::SymbolTable>& syms, size_t preview) {
-  if (json) {
-    std::string out = "{\"version\":" + std::to_string(ckpt::kFormatVersion) + ",\"kind\":\"" +
-                      ckpt::to_string(c.kind) + "\",\"node\":" + std::to_string(c.node) +
-                      ",\"sequence\":" + std::to_string(c.sequence) + ",\"timestamp\":" +
-                      std::to_string(c.timestamp) + ",\"name\":" + json_string(c.name) +
-                      ",\"load_base\":" + std::to_string(c.load_base);
-    if (c.registers) out += ",\"registers\":\"" + hex_bytes(c.registers->bytes) + "\"";
-    out += ",\"runs\":[";
-    for (size_t i = 0; i < c.runs.size(); ++i) {
-      const ckpt::Run& r = c.runs[i];
-      out += (i ? ",{" : "{");
-      out += "\"address\":" + std::to_string(r.address) + ",\"length\":" + std::to_string(r.length) +
+std::string symbol_at(const std::optional<ckpt::SymbolTable>& syms, uint64_t address) {
+  if (!syms) return "";
+  const ckpt::Symbol* s = syms->find(address);
+  if (!s) return "  ?";
+  return "  " + s->name + (address == s->address ? "" : "+" + std::to_string(address - s->address));
+}
+
+// JSON lists memory, not the file's table: a masked run appears as its pieces (stretches of
+// consecutive changed words), each marked "masked":true.
+void dump_json(const ckpt::Checkpoint& c, const std::optional<ckpt::SymbolTable>& syms) {
+  std::string out = "{\"version\":" + std::to_string(ckpt::format_version(c)) + ",\"kind\":\"" +
+                    ckpt::to_string(c.kind) + "\",\"node\":" + std::to_string(c.node) +
+                    ",\"sequence\":" + std::to_string(c.sequence) + ",\"timestamp\":" +
+                    std::to_string(c.timestamp) + ",\"name\":" + json_string(c.name) +
+                    ",\"load_base\":" + std::to_string(c.load_base);
+  if (c.registers) out += ",\"registers\":\"" + hex_bytes(c.registers->bytes) + "\"";
+  out += ",\"runs\":[";
+  bool first = true;
+  for (const ckpt::Run& r : c.runs)
+    c.for_each_piece(r, [&](uint64_t address, std::span<const uint8_t> data) {
+      out += first ? "{" : ",{";
+      first = false;
+      out += "\"address\":" + std::to_string(address) + ",\"length\":" + std::to_string(data.size()) +
              ",\"timestamp\":" + std::to_string(r.timestamp);
+      if (r.masked()) out += ",\"masked\":true";
       if (r.reduction.active())
         out += std::string(",\"reduction\":{\"op\":\"") + ckpt::to_string(r.reduction.op) + "\",\"type\":\"" +
                ckpt::to_string(r.reduction.type) + "\"}";
       if (syms)
-        if (const ckpt::Symbol* s = syms->find(r.address))
-          out += ",\"symbol\":" + json_string(s->name) + ",\"offset\":" + std::to_string(r.address - s->address);
-      out += ",\"data\":\"" + hex_bytes(c.data(r)) + "\"}";
-    }
-    out += "]}\n";
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    return;
-  }
-  std::printf("%s: DICKPT v%u %s checkpoint '%s'\n", path.c_str(), ckpt::kFormatVersion, ckpt::to_string(c.kind),
+        if (const ckpt::Symbol* s = syms->find(address))
+          out += ",\"symbol\":" + json_string(s->name) + ",\"offset\":" + std::to_string(address - s->address);
+      out += ",\"data\":\"" + hex_bytes(data) + "\"}";
+    });
+  out += "]}\n";
+  std::fwrite(out.data(), 1, out.size(), stdout);
+}
+
+void dump(const ckpt::Checkpoint& c, const std::string& path, bool json,
+          const std::optional<ckpt::SymbolTable>& syms, size_t preview) {
+  if (json) return dump_json(c, syms);
+  std::printf("%s: DICKPT v%u %s checkpoint '%s'\n", path.c_str(), ckpt::format_version(c), ckpt::to_string(c.kind),
               c.name.c_str());
   std::printf("  node %u, sequence %" PRIu64 ", timestamp %" PRIu64 ", load base %s, registers: %s\n", c.node,
               c.sequence, c.timestamp, hex_addr(c.load_base).c_str(),
               c.registers ? (std::to_string(c.registers->bytes.size()) + " bytes (x86_64)").c_str() : "none");
-  std::printf("  %zu runs, %" PRIu64 " bytes\n", c.runs.size(), c.payload_bytes());
-  for (const ckpt::Run& r : c.runs) {
-    std::string where;
-    if (syms) {
-      if (const ckpt::Symbol* s = syms->find(r.address))
-        where = "  " + s->name + (r.address == s->address ? "" : "+" + std::to_string(r.address - s->address));
-      else
-        where = "  ?";
-    }
+  std::printf("  %zu runs, %" PRIu64 " bytes\n", c.runs.size(), c.memory_bytes());
+  auto line = [&](const char* indent, uint64_t address, std::span<const uint8_t> data, const ckpt::Run& r) {
     std::string red = r.reduction.active()
                           ? std::string("  reduction(") + ckpt::to_string(r.reduction.op) + ":" +
                                 ckpt::to_string(r.reduction.type) + ")"
                           : "";
-    auto data = c.data(r);
     std::string bytes = hex_bytes(data.first(std::min<size_t>(data.size(), preview)));
     if (data.size() > preview) bytes += "...";
-    std::printf("  %s  %8" PRIu64 " B  t=%" PRIu64 "%s%s  %s\n", hex_addr(r.address).c_str(), r.length,
-                r.timestamp, red.c_str(), where.c_str(), bytes.c_str());
+    std::printf("%s%s  %8zu B  t=%" PRIu64 "%s%s  %s\n", indent, hex_addr(address).c_str(), data.size(),
+                r.timestamp, red.c_str(), symbol_at(syms, address).c_str(), bytes.c_str());
+  };
+  for (const ckpt::Run& r : c.runs) {
+    if (!r.masked()) {
+      line("  ", r.address, c.data(r), r);
+      continue;
+    }
+    // A masked run: its span, then its pieces.
+    size_t pieces = 0;
+    c.for_each_piece(r, [&](uint64_t, std::span<const uint8_t>) { ++pieces; });
+    std::printf("  %s  %8" PRIu64 " B  t=%" PRIu64 "  masked: %u words changed in %zu pieces%s\n",
+                hex_addr(r.address).c_str(), r.length, r.timestamp, r.masked_words, pieces,
+                symbol_at(syms, r.address).c_str());
+    c.for_each_piece(r, [&](uint64_t address, std::span<const uint8_t> data) { line("    ", address, data, r); });
   }
 }
 
 void stat(const ckpt::Checkpoint& c, const std::string& path, uint64_t file_size) {
   uint64_t span = c.runs.empty() ? 0 : c.runs.back().end() - c.runs.front().address;
-  uint64_t largest = 0, reductions = 0;
+  uint64_t largest = 0, reductions = 0, masked = 0, memory = c.memory_bytes();
   for (const ckpt::Run& r : c.runs) {
-    largest = std::max(largest, r.length);
+    largest = std::max(largest, r.memory_bytes());
     reductions += r.reduction.active();
+    masked += r.masked();
   }
-  std::printf("%s: %s, %zu runs, %" PRIu64 " bytes of data, file %" PRIu64 " bytes (%.1f%% overhead)\n",
-              path.c_str(), ckpt::to_string(c.kind), c.runs.size(), c.payload_bytes(), file_size,
-              c.payload_bytes() ? 100.0 * (double(file_size) - double(c.payload_bytes())) / double(c.payload_bytes()) : 0.0);
+  std::string runs = std::to_string(c.runs.size()) + " runs";
+  if (masked) runs += " (" + std::to_string(masked) + " masked)";
+  std::printf("%s: %s, %s, %" PRIu64 " bytes of data, file %" PRIu64 " bytes (%.1f%% overhead)\n",
+              path.c_str(), ckpt::to_string(c.kind), runs.c_str(), memory, file_size,
+              memory ? 100.0 * (double(file_size) - double(memory)) / double(memory) : 0.0);
   if (!c.runs.empty())
     std::printf("  addresses %s..%s (%" PRIu64 " bytes), coverage %.2f%%, largest run %" PRIu64
                 " bytes, mean %.1f, reduction runs %" PRIu64 "\n",
                 hex_addr(c.runs.front().address).c_str(), hex_addr(c.runs.back().end()).c_str(), span,
-                100.0 * double(c.payload_bytes()) / double(span), largest,
-                double(c.payload_bytes()) / double(c.runs.size()), reductions);
+                100.0 * double(memory) / double(span), largest, double(memory) / double(c.runs.size()), reductions);
 }
 
 uint64_t file_size_of(const std::string& path) {
@@ -179,7 +199,7 @@ void add_ckpt(CLI::App& app, Context& ctx) {
       try {
         ckpt::Checkpoint c = ckpt::read_file(path);
         std::printf("%s: ok (%s, %zu runs, %" PRIu64 " bytes)\n", path.c_str(), ckpt::to_string(c.kind),
-                    c.runs.size(), c.payload_bytes());
+                    c.runs.size(), c.memory_bytes());
       } catch (const ckpt::Error& e) {
         std::fprintf(stderr, "cape: %s\n", e.what());
         ctx.exit_status = 1;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 #include "ckpt/ops.h"
 #include "util/error.h"
@@ -35,30 +36,50 @@ void check_inside(const ckpt::Checkpoint& c, const std::vector<Range>& allowed,
   }
 }
 
+namespace {
+
+void read_at(int fd, const std::string& path, uint64_t address, std::span<uint8_t> out) {
+  if (::pread(fd, out.data(), out.size(), static_cast<off_t>(address)) != static_cast<ssize_t>(out.size()))
+    throw UserError(errno_message("read " + path + " at " + hex(address)));
+}
+
+void write_at(int fd, const std::string& path, uint64_t address, std::span<const uint8_t> in) {
+  size_t done = 0;
+  while (done < in.size()) {
+    ssize_t n = ::pwrite(fd, in.data() + done, in.size() - done, static_cast<off_t>(address + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw UserError(errno_message("write " + path + " at " + hex(address + done)));
+    done += static_cast<size_t>(n);
+  }
+}
+
+}  // namespace
+
 void write_checkpoint(pid_t pid, const ckpt::Checkpoint& c) {
   std::string path = "/proc/" + std::to_string(pid) + "/mem";
   util::ScopedFd mem(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!mem.valid()) throw UserError(errno_message("open " + path));
   std::vector<uint8_t> buf;
   for (const ckpt::Run& run : c.runs) {
+    if (run.masked()) {
+      // The span read, its changed words patched in, written back whole: two calls instead
+      // of one per piece (the program is stopped, so the words in between stay as read).
+      buf.resize(run.length);
+      read_at(mem.get(), path, run.address, buf);
+      c.for_each_piece(run, [&](uint64_t address, std::span<const uint8_t> piece) {
+        std::memcpy(buf.data() + (address - run.address), piece.data(), piece.size());
+      });
+      write_at(mem.get(), path, run.address, buf);
+      continue;
+    }
     auto data = c.data(run);
-    const uint8_t* src = data.data();
     if (run.reduction.active()) {
       buf.resize(run.length);
-      if (::pread(mem.get(), buf.data(), buf.size(), static_cast<off_t>(run.address)) !=
-          static_cast<ssize_t>(buf.size()))
-        throw UserError(errno_message("read " + path + " at " + hex(run.address)));
+      read_at(mem.get(), path, run.address, buf);
       ckpt::reduce(run.reduction, buf, data);
-      src = buf.data();
+      data = buf;
     }
-    size_t done = 0;
-    while (done < run.length) {
-      ssize_t n = ::pwrite(mem.get(), src + done, run.length - done,
-                           static_cast<off_t>(run.address + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw UserError(errno_message("write " + path + " at " + hex(run.address + done)));
-      done += static_cast<size_t>(n);
-    }
+    write_at(mem.get(), path, run.address, data);
   }
 }
 

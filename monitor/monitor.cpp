@@ -118,7 +118,7 @@ void append_merged(ckpt::Checkpoint& out, const ckpt::Checkpoint& a, const ckpt:
     bool take_a = j == b.runs.size() || (i < a.runs.size() && a.runs[i].address < b.runs[j].address);
     const ckpt::Checkpoint& src = take_a ? a : b;
     const ckpt::Run& r = take_a ? a.runs[i++] : b.runs[j++];
-    out.append(r.address, src.data(r), r.timestamp, r.reduction);
+    out.append_from(src, r);
   }
 }
 
@@ -163,11 +163,7 @@ ckpt::Checkpoint clip_to(const ckpt::Checkpoint& c, const Intervals& keep) {
     auto it = std::upper_bound(keep.begin(), keep.end(), r.address,
                                [](uint64_t x, const std::pair<uint64_t, uint64_t>& iv) { return x < iv.first; });
     if (it != keep.begin()) --it;
-    for (; it != keep.end() && it->first < r.end(); ++it) {
-      uint64_t lo = std::max(it->first, r.address), hi = std::min(it->second, r.end());
-      if (lo >= hi) continue;
-      out.append(lo, c.data(r).subspan(lo - r.address, hi - lo), r.timestamp, r.reduction);
-    }
+    for (; it != keep.end() && it->first < r.end(); ++it) out.append_from(c, r, it->first, it->second);
   }
   return out;
 }
@@ -1113,7 +1109,7 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
   append_merged(out, kept, saved);
   stamp(out, name);
   CAPE_LOG_AT(debug, "monitor") << "create(\"" << name << "\"): " << out.runs.size() << " runs, "
-                                << out.payload_bytes() << " bytes, " << tracker_->pages_visited
+                                << out.memory_bytes() << " bytes, " << tracker_->pages_visited
                                 << " pages visited so far, " << tracker_->faults << " faults";
   keep(out);
   store_[name] = std::move(out);
@@ -1151,7 +1147,7 @@ void Monitor::op_inject(const StoppedThread& st, const std::string& name, uint64
             v.saved.size() == v.size)
           var = &v;
     if (!var) {
-      resolved.append(r.address, w.data(r), r.timestamp, r.reduction);
+      resolved.append_from(w, r);
       continue;
     }
     std::vector<uint8_t> value = var->saved;

@@ -29,6 +29,8 @@
 #include <string>
 #include <vector>
 
+#include "ckpt/buffer.h"
+
 namespace cape::net {
 
 inline constexpr uint32_t kFrameMagic = 0x4e504143;  // "CAPN"
@@ -64,10 +66,10 @@ void encode_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]);
 std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_payload,
                           FrameHeader& out);
 
-// Frame payloads. A plain byte vector (zeroed when sized, a cheap pass next to the
-// transfer), so that a received checkpoint frame becomes the Checkpoint's own bytes
-// (ckpt::parse of an owned buffer) instead of being copied into fresh memory.
-using Buffer = std::vector<uint8_t>;
+// Frame payloads: ckpt::Bytes, so that a received checkpoint frame becomes the
+// Checkpoint's own bytes as it is (ckpt::parse of an owned buffer), and so that sizing it
+// for a read neither zeroes it nor, region after region, faults in fresh pages.
+using Buffer = ckpt::Bytes;
 
 struct Frame {
   FrameType type = FrameType::heartbeat;

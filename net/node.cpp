@@ -548,10 +548,11 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
   if (node == opt_.rank) {
     // To oneself: straight into the queue (the serialised form keeps one code path).
     std::vector<uint8_t> head = name_header(ck.name);
-    auto ser = ckpt::serialize(ck);
+    ckpt::SerializedParts ser = ckpt::serialize_parts(ck, {.checksum = false});  // as on the wire
     Buffer bytes(head.begin(), head.end());
     size_t off = bytes.size();
-    bytes.insert(bytes.end(), ser.begin(), ser.end());
+    for (auto part : {std::span<const uint8_t>(ser.prefix), ser.data, std::span<const uint8_t>(ser.suffix)})
+      bytes.insert(bytes.end(), part.begin(), part.end());
     {
       std::lock_guard lk(mu_);
       queues_[ck.name].push_back(Queued{opt_.rank, std::move(bytes), off});
@@ -569,7 +570,8 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
     if (p.closed) throw UserError("send '" + ck.name + "' to " + who(p) + ": it has left the job");
   }
   std::vector<uint8_t> head = name_header(ck.name);
-  ckpt::SerializedParts body = ckpt::serialize_parts(ck);  // the run data is not copied
+  // The run data is not copied, and not hashed twice: the frame's payload hash covers it.
+  ckpt::SerializedParts body = ckpt::serialize_parts(ck, {.checksum = false});
   iovec v[4] = {iov_of(head.data(), head.size()), iov_of(body.prefix.data(), body.prefix.size()),
                 iov_of(body.data.data(), body.data.size()), iov_of(body.suffix.data(), body.suffix.size())};
   IoResult r = send_frame(p, FrameType::checkpoint, v);
@@ -588,7 +590,8 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
 void Node::broadcast(const ckpt::Checkpoint& ck) {
   if (opt_.rank != 0) throw UserError("broadcast '" + ck.name + "': only the master broadcasts");
   std::vector<uint8_t> head = name_header(ck.name);
-  ckpt::SerializedParts body = ckpt::serialize_parts(ck);  // once for every slave, data not copied
+  // Once for every slave, data not copied; the frame's payload hash covers it.
+  ckpt::SerializedParts body = ckpt::serialize_parts(ck, {.checksum = false});
   iovec v[4] = {iov_of(head.data(), head.size()), iov_of(body.prefix.data(), body.prefix.size()),
                 iov_of(body.data.data(), body.data.size()), iov_of(body.suffix.data(), body.suffix.size())};
   std::vector<Peer*> to;
@@ -632,7 +635,8 @@ bool Node::can_still_arrive(int from) const {
 ckpt::Checkpoint Node::decode(Queued&& q, const std::string& name) {
   try {
     // The frame's payload hash (checked on arrival) covers these bytes end to end, so the
-    // file's own checksum is not computed a second time; the structure is still checked.
+    // sender leaves the file's own checksum out (0) and it is not checked here; the
+    // structure is.
     ckpt::Checkpoint ck = ckpt::parse(std::move(q.frame), q.offset, {.verify_checksum = false});
     if (ck.name.empty()) ck.name = name;
     return ck;

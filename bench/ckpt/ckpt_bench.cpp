@@ -57,7 +57,7 @@ const Fixture& fixture(int percent, int cluster) {
 void rate_both(benchmark::State& state, const Fixture& f) {
   state.SetBytesProcessed(int64_t(state.iterations()) * kImage);
   state.counters["delta_bytes_per_second"] = benchmark::Counter(
-      double(f.delta_a.payload_bytes() + f.delta_b.payload_bytes()), benchmark::Counter::kIsIterationInvariantRate);
+      double(f.delta_a.data_bytes() + f.delta_b.data_bytes()), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_memcpy(benchmark::State& state) {
@@ -110,7 +110,7 @@ void BM_merge(benchmark::State& state) {
   }
   rate_both(state, f);
   state.counters["runs"] = double(runs);
-  state.counters["delta_MiB"] = double(f.delta_a.payload_bytes() + f.delta_b.payload_bytes()) / (1 << 20);
+  state.counters["delta_MiB"] = double(f.delta_a.data_bytes() + f.delta_b.data_bytes()) / (1 << 20);
 }
 
 BENCHMARK(BM_memcpy)->Unit(benchmark::kMillisecond);

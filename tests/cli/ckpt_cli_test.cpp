@@ -101,7 +101,7 @@ TEST_F(CkptCli, MergeReportsConflictsOrFails) {
   Checkpoint m = read_file(path("m.dickpt"));
   EXPECT_EQ(m.kind, Kind::merged);
   ASSERT_EQ(m.runs.size(), 2u);
-  EXPECT_EQ(m.bytes, (std::vector<uint8_t>{1, 1, 2, 2, 1, 1, 5}));  // the second kept
+  EXPECT_EQ(m.bytes, (ckpt::Bytes{1, 1, 2, 2, 1, 1, 5}));  // the second kept
   r = sh(cape() + " ckpt merge --fail-on-conflict " + path("a.dickpt") + " " + path("b.dickpt") + " -o " +
          path("n.dickpt"));
   EXPECT_EQ(r.status, 1);
@@ -123,7 +123,7 @@ TEST_F(CkptCli, DiffOfTwoCompleteImages) {
   Checkpoint d = read_file(path("d.dickpt"));
   ASSERT_EQ(d.runs.size(), 1u);
   EXPECT_EQ(d.runs[0].address, 0x4011u);
-  EXPECT_EQ(d.bytes, std::vector<uint8_t>{9});
+  EXPECT_EQ(d.bytes, ckpt::Bytes{9});
   r = sh(cape() + " ckpt diff " + path("d.dickpt") + " " + path("b.dickpt") + " -o " + path("e.dickpt"));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.out.find("is a delta checkpoint; diff compares two complete ones"), std::string::npos) << r.out;

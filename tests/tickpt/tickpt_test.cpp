@@ -243,18 +243,20 @@ VectorRun run_vector(const std::string& model, int size) {
   auto cks = merged_checkpoints(d.path + "/ck");
   EXPECT_EQ(cks.size(), 2u) << "one merged checkpoint per region";
   for (const ckpt::Checkpoint& ck : cks) {
-    v.bytes += ck.payload_bytes();
+    v.bytes += ck.data_bytes();
     ckpt::SymbolTable syms = ckpt::SymbolTable::load(kProgs + "/tickpt_vector", ck.load_base);
     for (const ckpt::Run& r : ck.runs)
-      for (uint64_t a = r.address; a < r.end();) {
-        const ckpt::Symbol* sym = syms.find(a);
-        if (!sym) {
-          ++a;
-          continue;
+      ck.for_each_piece(r, [&](uint64_t address, std::span<const uint8_t> piece) {
+        for (uint64_t a = address; a < address + piece.size();) {
+          const ckpt::Symbol* sym = syms.find(a);
+          if (!sym) {
+            ++a;
+            continue;
+          }
+          v.vars.insert(sym->name);
+          a = std::max(a + 1, sym->address + sym->size);
         }
-        v.vars.insert(sym->name);
-        a = std::max(a + 1, sym->address + sym->size);
-      }
+      });
   }
   return v;
 }
