@@ -17,6 +17,7 @@ constexpr bool kPlainOnly = false;
 #endif
 
 constexpr size_t kMaxPooledBlocks = 16;
+constexpr size_t kHotBytes = size_t{128} << 20;
 
 // Sizes are rounded to 64 KiB below a huge page and to huge pages above.
 size_t round_up(size_t n) {
@@ -98,9 +99,10 @@ void deallocate(void* block, size_t bytes) noexcept {
     size = it->second;
     p.live.erase(it);
     if (p.pooled + size <= p.limit && p.free_.size() < kMaxPooledBlocks) {
-      // Huge blocks: reclaimable under pressure, rewritten without faults otherwise. Smaller
-      // ones are kept as they are, as malloc keeps its heap (a syscall per free costs more).
-      if (size >= kHugeBlock) ::madvise(block, size, MADV_FREE);
+      // The first kHotBytes are kept as they are, as malloc keeps its heap; past that a block
+      // is marked MADV_FREE: reclaimable under pressure, rewritten without faults otherwise.
+      // (The madvise costs 0.2-0.5 ms per 64 MiB, 5-8% of a diff of that size.)
+      if (p.pooled + size > kHotBytes) ::madvise(block, size, MADV_FREE);
       p.free_.emplace(size, block);
       p.pooled += size;
       return;

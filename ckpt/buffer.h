@@ -6,8 +6,9 @@
 //    overwrites what it grows (a diff's output, a frame read from a socket), and zeroing
 //    64 MiB first is a pass over memory as long as the work itself.
 //  - Big blocks (>= kPooledBlock) come from mmap (with MADV_HUGEPAGE from kHugeBlock up)
-//    and go back to a small process-wide pool when freed (marked MADV_FREE, so the kernel
-//    may still reclaim them under pressure). On the VMs cape is built on a first touch of fresh memory costs
+//    and go back to a small process-wide pool when freed: the first 128 MiB as they are,
+//    more marked MADV_FREE (the kernel may reclaim them under pressure), past the pool's
+//    limit unmapped. On the VMs cape is built on a first touch of fresh memory costs
 //    10-12 us per 4 KiB page (64 MiB: ~190 ms, against a 3.5 ms memcpy), 2 MiB huge pages
 //    cut that ~20x, and a reused block costs nothing (docs/dickpt-format.md, "Memory").
 //    A node makes and receives checkpoints of similar sizes region after region, so the

@@ -101,18 +101,6 @@ uint64_t load64(const uint8_t* p) {
 }
 }  // namespace
 
-size_t next_mask_bit(const uint8_t* bitmap, size_t words, size_t from, bool set) {
-  while (from < words) {
-    size_t w = from / 64;
-    uint64_t v = load64(bitmap + 8 * w);
-    if (!set) v = ~v;
-    v &= ~uint64_t{0} << (from % 64);
-    if (v) return std::min(words, w * 64 + static_cast<size_t>(__builtin_ctzll(v)));
-    from = (w + 1) * 64;
-  }
-  return words;
-}
-
 void check_masked(const Run& r, std::span<const uint8_t> data) {
   if (r.reduction.op != ReduceOp::none || r.reduction.type != ElemType::none)
     throw Error("masked run carries a reduction (reductions are always plain runs)");

@@ -22,7 +22,9 @@
 // page instead of ~128 (docs/dickpt-format.md, "Masked runs").
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -150,8 +152,19 @@ struct Checkpoint {
 };
 
 // Index of the first word at or after `from` (< words) whose bit in `bitmap` equals `set`,
-// or `words`. The bitmap is read with unaligned loads.
-size_t next_mask_bit(const uint8_t* bitmap, size_t words, size_t from, bool set);
+// or `words`. The bitmap is read with unaligned loads. (Inline: the differ calls it per run.)
+inline size_t next_mask_bit(const uint8_t* bitmap, size_t words, size_t from, bool set) {
+  while (from < words) {
+    size_t w = from / 64;
+    uint64_t v;
+    std::memcpy(&v, bitmap + 8 * w, 8);
+    if (!set) v = ~v;
+    v &= ~uint64_t{0} << (from % 64);
+    if (v) return std::min(words, w * 64 + static_cast<size_t>(__builtin_ctzll(v)));
+    from = (w + 1) * 64;
+  }
+  return words;
+}
 
 template <class F>
 void Checkpoint::for_each_piece(const Run& r, F&& f) const {

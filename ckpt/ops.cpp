@@ -92,7 +92,24 @@ void Differ::add_partial_word(uint64_t address, const uint8_t* o, const uint8_t*
 // `words` whole words at a word-aligned `address`, inside one 4 KiB block.
 void Differ::add_block(uint64_t address, const uint8_t* o, const uint8_t* c, size_t words) {
   uint64_t bitmap[word_scan::kBlockWords / 64];
-  const word_scan::Changes changes = word_scan::changed_words(o, c, words, bitmap);
+  // After a masked block with many changed words the next one is likely the same: its
+  // changed words are packed while scanning, behind room for the largest bitmap, and
+  // dropped if it is not masked. (Not with a run open: closing it trims the end of the bytes.)
+  // Measured on 64 MiB: 50% of random words changed 6.3-6.9 -> 5.2-6.0 ms; with 1% the
+  // blocks are masked but sparse, and packing all of them cost 4.2 -> 5.5 ms.
+  constexpr size_t kRoom = mask_bytes(kBlock);
+  const size_t at = out_.bytes.size();
+  const bool packed = dense_ && !open_;
+  word_scan::Changes changes;
+  if (packed) {
+    out_.bytes.resize(at + kRoom + kWordSize * words + word_scan::kPackSlack);  // no zero fill (ckpt::Bytes)
+    changes = word_scan::scan_and_pack(o, c, words, bitmap, out_.bytes.data() + at + kRoom);
+  } else {
+    changes = word_scan::changed_words(o, c, words, bitmap);
+  }
+  const bool masked = changes.runs >= kMaskedMinRuns;
+  dense_ = masked && changes.words >= kDenseWords;
+  if (!masked && packed) out_.bytes.resize(at);
   if (changes.words == 0) {
     close_open_run();
     return;
@@ -101,8 +118,9 @@ void Differ::add_block(uint64_t address, const uint8_t* o, const uint8_t* c, siz
   const unsigned set = changes.words;
   const auto* bits = reinterpret_cast<const uint8_t*>(bitmap);
 
-  if (changes.runs >= kMaskedMinRuns) {
-    close_open_run();
+  if (masked) {
+    close_open_run();  // (none is open when packed)
+    const size_t start = packed ? at : out_.bytes.size();
     size_t first = next_mask_bit(bits, words, 0, true);
     size_t g = groups - 1;
     while (bitmap[g] == 0) --g;  // some group has a bit: words > 0
@@ -110,21 +128,25 @@ void Differ::add_block(uint64_t address, const uint8_t* o, const uint8_t* c, siz
     const size_t span = last - first + 1, nbitmap = mask_bytes(kWordSize * span);
     // The bitmap shifted so that bit 0 is word `first`.
     uint64_t shifted[word_scan::kBlockWords / 64] = {};
-    for (size_t g = 0; g < nbitmap / 8; ++g) {
-      size_t from = first + 64 * g, w = from / 64, s = from % 64;
+    for (size_t k = 0; k < nbitmap / 8; ++k) {
+      size_t from = first + 64 * k, w = from / 64, s = from % 64;
       uint64_t v = bitmap[w] >> s;
       if (s != 0 && w + 1 < groups) v |= bitmap[w + 1] << (64 - s);
-      shifted[g] = v;
+      shifted[k] = v;
     }
-    if (span % 64 != 0) shifted[nbitmap / 8 - 1] &= (uint64_t{1} << (span % 64)) - 1;
-    const size_t at = out_.bytes.size(), stored = nbitmap + kWordSize * set;
-    out_.bytes.resize(at + stored + word_scan::kPackSlack);  // no zero fill (ckpt::Bytes)
-    std::memcpy(out_.bytes.data() + at, shifted, nbitmap);
-    word_scan::pack_words(c, words, bitmap, out_.bytes.data() + at + nbitmap);
-    out_.bytes.resize(at + stored);
+    const size_t stored = nbitmap + kWordSize * set;
+    if (packed) {
+      uint8_t* base = out_.bytes.data() + start;
+      if (nbitmap < kRoom) std::memmove(base + nbitmap, base + kRoom, kWordSize * set);
+    } else {
+      out_.bytes.resize(start + stored + word_scan::kPackSlack);
+      word_scan::pack_words(c, words, bitmap, out_.bytes.data() + start + nbitmap);
+    }
+    std::memcpy(out_.bytes.data() + start, shifted, nbitmap);
+    out_.bytes.resize(start + stored);
     if (!out_.runs.empty() && address + kWordSize * first < out_.runs.back().end())
       throw Error("diff spans fed out of address order");
-    out_.runs.push_back(Run{address + kWordSize * first, kWordSize * span, timestamp_, {}, at, set});
+    out_.runs.push_back(Run{address + kWordSize * first, kWordSize * span, timestamp_, {}, start, set});
     return;
   }
 

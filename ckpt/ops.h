@@ -36,6 +36,7 @@ class Differ {
  public:
   static constexpr size_t kBlock = 4096;
   static constexpr unsigned kMaskedMinRuns = 4;
+  static constexpr unsigned kDenseWords = 64;  // a masked block this full: pack while scanning the next
 
   explicit Differ(Checkpoint& out, uint64_t timestamp = 0) : out_(out), timestamp_(timestamp) {}
   ~Differ() { finish(); }
@@ -62,6 +63,7 @@ class Differ {
   uint64_t open_end_ = 0;     // its end address
   uint8_t tail_old_[8] = {};  // old bytes of its last word, to trim when it closes
   size_t tail_len_ = 0;
+  bool dense_ = false;        // the last block was masked with >= kDenseWords words
 };
 
 // One span, one call: Differ{out, timestamp}.add(address, old, cur) and finish().

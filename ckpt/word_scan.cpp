@@ -123,6 +123,33 @@ __attribute__((target("avx2,popcnt"))) size_t pack_avx2(const uint8_t* cur, size
   return static_cast<size_t>(w - out);
 }
 
+__attribute__((target("avx2,popcnt"))) Changes scan_and_pack_avx2(const uint8_t* old, const uint8_t* cur, size_t n,
+                                                                   uint64_t* bitmap, uint8_t* out) {
+  uint8_t* w = out;
+  for (size_t g = 0; g * 64 < n; ++g) {
+    const size_t base = 64 * g, end = n - base < 64 ? n - base : 64, vec = end & ~size_t{3};
+    uint64_t m = 0;
+    for (size_t i = 0; i < vec; i += 4) {
+      __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(cur + 8 * (base + i)));
+      __m256i eq = _mm256_cmpeq_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(old + 8 * (base + i))), v);
+      unsigned ne = ~static_cast<unsigned>(_mm256_movemask_pd(_mm256_castsi256_pd(eq))) & 15u;
+      __m256i lanes = _mm256_load_si256(reinterpret_cast<const __m256i*>(kPack.lanes[ne]));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(w), _mm256_permutevar8x32_epi32(v, lanes));
+      w += 8 * __builtin_popcount(ne);
+      m |= uint64_t{ne} << i;
+    }
+    for (size_t i = vec; i < end; ++i) {
+      uint64_t v = load64(cur + 8 * (base + i));
+      bool ne = load64(old + 8 * (base + i)) != v;
+      std::memcpy(w, &v, 8);
+      w += 8 * ne;
+      m |= uint64_t{ne} << i;
+    }
+    bitmap[g] = m;
+  }
+  return count<1>(bitmap, n);
+}
+
 }  // namespace
 
 Isa best_isa() {
@@ -149,8 +176,19 @@ size_t pack_words(Isa isa, const uint8_t* cur, size_t n, const uint64_t* bitmap,
   return pack_scalar(cur, n, bitmap, out);
 }
 
+Changes scan_and_pack(Isa isa, const uint8_t* old, const uint8_t* cur, size_t n, uint64_t* bitmap, uint8_t* out) {
+  if (isa == Isa::avx2) return scan_and_pack_avx2(old, cur, n, bitmap, out);
+  Changes c = changed_scalar(old, cur, n, bitmap);
+  pack_scalar(cur, n, bitmap, out);
+  return c;
+}
+
 Changes changed_words(const uint8_t* old, const uint8_t* cur, size_t n, uint64_t* bitmap) {
   return changed_words(best_isa(), old, cur, n, bitmap);
+}
+
+Changes scan_and_pack(const uint8_t* old, const uint8_t* cur, size_t n, uint64_t* bitmap, uint8_t* out) {
+  return scan_and_pack(best_isa(), old, cur, n, bitmap, out);
 }
 
 size_t pack_words(const uint8_t* cur, size_t n, const uint64_t* bitmap, uint8_t* out) {

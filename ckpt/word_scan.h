@@ -1,7 +1,8 @@
-// The two inner loops of a diff, over up to one 4 KiB block (512 words) at a time:
+// The inner loops of a diff, over up to one 4 KiB block (512 words) at a time:
 //
-//   changed_words(old, cur, n, bitmap)   bit i of bitmap = word i of cur differs from old
-//   pack_words(cur, n, bitmap, out)      copies the words whose bit is set, in order
+//   changed_words(old, cur, n, bitmap)         bit i of bitmap = word i of cur differs from old
+//   pack_words(cur, n, bitmap, out)            copies the words whose bit is set, in order
+//   scan_and_pack(old, cur, n, bitmap, out)    both in one pass (for runs of dense blocks)
 //
 // Each has an AVX2 version (4 words per compare, a compress through a permutation table;
 // few marked words are copied bit by bit) picked at run time where the CPU has it, and a
@@ -37,6 +38,12 @@ Changes changed_words(Isa isa, const uint8_t* old, const uint8_t* cur, size_t n,
 // Returns the bytes written; `out` needs kPackSlack bytes of room past them.
 size_t pack_words(const uint8_t* cur, size_t n, const uint64_t* bitmap, uint8_t* out);
 size_t pack_words(Isa isa, const uint8_t* cur, size_t n, const uint64_t* bitmap, uint8_t* out);
+
+// changed_words() and pack_words() in one pass: the changed words are packed to `out`
+// (which needs 8 n + kPackSlack bytes) whatever the counts turn out to be. One read of
+// `cur` instead of two where most blocks are dense; wasted packing where they are not.
+Changes scan_and_pack(const uint8_t* old, const uint8_t* cur, size_t n, uint64_t* bitmap, uint8_t* out);
+Changes scan_and_pack(Isa isa, const uint8_t* old, const uint8_t* cur, size_t n, uint64_t* bitmap, uint8_t* out);
 
 // The portable versions, whatever the CPU (tests check both give the same results).
 Changes changed_words_scalar(const uint8_t* old, const uint8_t* cur, size_t n, uint64_t* bitmap);

@@ -616,8 +616,14 @@ TEST(Masked, VectorAndScalarScansAgree) {
       for (size_t i = 0; i < n; ++i)
         EXPECT_EQ((bitmap[i / 64] >> (i % 64)) & 1, uint64_t{word(old, i) != word(cur, i)}) << "word " << i;
       for (size_t i = n; i % 64 != 0; ++i) EXPECT_EQ((bitmap[i / 64] >> (i % 64)) & 1, 0u) << "bit past n";
-      std::vector<uint8_t> packed(8 * n + word_scan::kPackSlack);
+      std::vector<uint8_t> packed(8 * n + word_scan::kPackSlack), fused(packed.size());
       ASSERT_EQ(word_scan::pack_words(isa, cur.data(), n, bitmap, packed.data()), 8 * set);
+      uint64_t bitmap2[8] = {};
+      word_scan::Changes c2 = word_scan::scan_and_pack(isa, old.data(), cur.data(), n, bitmap2, fused.data());
+      EXPECT_EQ(c2.words, set);
+      EXPECT_EQ(c2.runs, runs);
+      EXPECT_EQ(0, std::memcmp(bitmap, bitmap2, sizeof bitmap));
+      EXPECT_EQ(0, std::memcmp(packed.data(), fused.data(), 8 * set));
       size_t k = 0;
       for (size_t i = 0; i < n; ++i) {
         if (word(old, i) == word(cur, i)) continue;
