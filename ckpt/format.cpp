@@ -1,9 +1,10 @@
 #include "ckpt/format.h"
 
+#include "ckpt/hash.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <bit>
 #include <cerrno>
@@ -106,14 +107,11 @@ SerializedParts serialize_parts(const Checkpoint& c, SerializeOptions options) {
 
   parts.suffix.assign(pad8(parts.data.size()) - parts.data.size() + kTrailerSize, 0);
   if (!options.checksum) return parts;
-  XXH3_state_t* st = XXH3_createState();
-  if (!st) throw Error("out of memory for the checksum state");
-  XXH3_64bits_reset(st);
-  XXH3_64bits_update(st, parts.prefix.data(), parts.prefix.size());
-  XXH3_64bits_update(st, parts.data.data(), parts.data.size());
-  XXH3_64bits_update(st, parts.suffix.data(), parts.suffix.size() - kTrailerSize);
-  uint64_t sum = XXH3_64bits_digest(st);
-  XXH3_freeState(st);
+  Hasher h;
+  h.update(parts.prefix.data(), parts.prefix.size());
+  h.update(parts.data.data(), parts.data.size());
+  h.update(parts.suffix.data(), parts.suffix.size() - kTrailerSize);
+  uint64_t sum = h.digest();
   put<uint64_t>(parts.suffix, parts.suffix.size() - kTrailerSize, sum);
   return parts;
 }
@@ -146,7 +144,7 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
   size_t body = in.size() - kTrailerSize;
   if (options.verify_checksum) {
     uint64_t want = get<uint64_t>(in, body);
-    uint64_t have = XXH3_64bits(in.data(), body);
+    uint64_t have = hash64(in.first(body));
     if (want != have) throw Error("checksum mismatch: the file is corrupt or truncated");
   }
 

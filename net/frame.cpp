@@ -1,11 +1,12 @@
 #include "net/frame.h"
 
+#include "ckpt/hash.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -33,17 +34,6 @@ uint64_t get_u64(const uint8_t* p) {
   return v;
 }
 
-struct HashState {
-  HashState() : s(XXH3_createState()) {
-    if (!s) throw std::bad_alloc();
-    XXH3_64bits_reset(s);
-  }
-  ~HashState() { XXH3_freeState(s); }
-  HashState(const HashState&) = delete;
-  HashState& operator=(const HashState&) = delete;
-  XXH3_state_t* s;
-};
-
 // Waits until `fd` is ready for `events` or `timeout` passes. Returns 1 ready, 0 timeout,
 // -1 error (errno set). EINTR restarts with the remaining time.
 int wait_fd(int fd, short events, std::chrono::milliseconds timeout) {
@@ -62,12 +52,12 @@ int wait_fd(int fd, short events, std::chrono::milliseconds timeout) {
 // Reads exactly n bytes. `started` says whether a frame is under way (EOF is then
 // truncation). Feeds the bytes into `hash` when given.
 IoResult read_exact(int fd, uint8_t* buf, size_t n, std::chrono::milliseconds silence,
-                    bool started, XXH3_state_t* hash) {
+                    bool started, ckpt::Hasher* hash) {
   size_t done = 0;
   while (done < n) {
     ssize_t r = ::read(fd, buf + done, std::min<size_t>(n - done, size_t{1} << 20));
     if (r > 0) {
-      if (hash) XXH3_64bits_update(hash, buf + done, static_cast<size_t>(r));
+      if (hash) hash->update(buf + done, static_cast<size_t>(r));
       done += static_cast<size_t>(r);
       started = true;
       continue;
@@ -87,7 +77,7 @@ IoResult read_exact(int fd, uint8_t* buf, size_t n, std::chrono::milliseconds si
   return {};
 }
 
-uint64_t header_hash(const uint8_t* h) { return XXH3_64bits(h, 24); }
+uint64_t header_hash(const uint8_t* h) { return ckpt::hash64({h, 16}); }
 
 }  // namespace
 
@@ -125,17 +115,16 @@ void encode_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]) {
   out[5] = static_cast<uint8_t>(h.type);
   out[6] = out[7] = 0;
   put_u64(out + 8, h.length);
-  put_u64(out + 16, h.payload_hash);
-  put_u64(out + 24, header_hash(out));
+  put_u64(out + 16, header_hash(out));
 }
 
 std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_payload,
                           FrameHeader& out) {
   if (get_u32(in) != kFrameMagic) return "bad magic (not a cape peer?)";
-  if (get_u64(in + 24) != header_hash(in)) return "header checksum mismatch";
   if (in[4] != kProtocolVersion)
     return "protocol version " + std::to_string(in[4]) + ", this cape speaks " +
-           std::to_string(kProtocolVersion);
+           std::to_string(kProtocolVersion) + " (run the same cape on every node)";
+  if (get_u64(in + 16) != header_hash(in)) return "header checksum mismatch";
   if (in[6] != 0 || in[7] != 0) return "reserved header bytes are not zero";
   uint8_t t = in[5];
   if (t < static_cast<uint8_t>(FrameType::challenge) ||
@@ -147,7 +136,6 @@ std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_paylo
            std::to_string(max_payload);
   out.type = static_cast<FrameType>(t);
   out.length = len;
-  out.payload_hash = get_u64(in + 16);
   return {};
 }
 
@@ -159,11 +147,14 @@ IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milli
   std::string bad = decode_header(hdr, max_payload, h);
   if (!bad.empty()) return {IoStatus::bad_frame, 0, bad};
   out.type = h.type;
-  out.payload.resize(h.length);
-  HashState hs;
-  r = read_exact(fd, out.payload.data(), h.length, silence, true, hs.s);
+  out.payload.resize(h.length);  // no zero fill (ckpt::Bytes)
+  ckpt::Hasher hash;
+  r = read_exact(fd, out.payload.data(), h.length, silence, true, &hash);
   if (!r.ok()) return r;
-  if (XXH3_64bits_digest(hs.s) != h.payload_hash)
+  uint8_t trailer[kFrameTrailerSize];
+  r = read_exact(fd, trailer, sizeof trailer, silence, true, nullptr);
+  if (!r.ok()) return r;
+  if (hash.digest() != get_u64(trailer))
     return {IoStatus::bad_frame, 0, std::string("payload checksum mismatch in a ") +
                                         to_string(h.type) + " frame of " +
                                         std::to_string(h.length) + " bytes"};
@@ -172,28 +163,79 @@ IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milli
 
 namespace {
 
-// One destination of a (multi-)write: its own copy of the iovec list, advanced in place.
+// A frame on its way out: header, payload parts, trailer, as one byte sequence that is
+// hashed ahead of the fastest destination and cut into iovecs for any range of it.
+class OutgoingFrame {
+ public:
+  OutgoingFrame(FrameType type, std::span<const iovec> parts) {
+    FrameHeader h;
+    h.type = type;
+    for (const iovec& v : parts) h.length += v.iov_len;
+    encode_header(h, header_);
+    segments_.push_back({header_, sizeof header_});
+    for (const iovec& v : parts)
+      if (v.iov_len) segments_.push_back(v);
+    segments_.push_back({trailer_, sizeof trailer_});
+    payload_ = h.length;
+    if (payload_ == 0) put_u64(trailer_, hash_.digest());
+  }
+
+  uint64_t size() const { return kFrameHeaderSize + payload_ + kFrameTrailerSize; }
+
+  // How far a destination may be sent: the hashed part of the payload, or everything once
+  // it is all hashed (the trailer then holds the digest). Hashes more first when `pos` is
+  // close to that point.
+  uint64_t ready_up_to(uint64_t pos) {
+    while (hashed_ < payload_ && kFrameHeaderSize + hashed_ - pos < kHashAhead) hash_step();
+    return hashed_ == payload_ ? size() : kFrameHeaderSize + hashed_;
+  }
+
+  // The iovecs of bytes [from, to), at most `max` of them.
+  size_t iovecs(uint64_t from, uint64_t to, iovec* out, size_t max) const {
+    size_t n = 0;
+    uint64_t at = 0;
+    for (const iovec& s : segments_) {
+      uint64_t end = at + s.iov_len;
+      if (end > from && at < to && n < max) {
+        uint64_t a = std::max(from, at), b = std::min(to, end);
+        out[n++] = {static_cast<uint8_t*>(s.iov_base) + (a - at), static_cast<size_t>(b - a)};
+      }
+      at = end;
+    }
+    return n;
+  }
+
+ private:
+  static constexpr uint64_t kHashStep = uint64_t{1} << 20;
+  static constexpr uint64_t kHashAhead = uint64_t{4} << 20;
+
+  void hash_step() {
+    uint64_t goal = std::min(payload_, hashed_ + kHashStep);
+    while (hashed_ < goal) {
+      const iovec& s = segments_[next_part_];
+      size_t take = static_cast<size_t>(std::min<uint64_t>(s.iov_len - part_offset_, goal - hashed_));
+      hash_.update(static_cast<const uint8_t*>(s.iov_base) + part_offset_, take);
+      hashed_ += take;
+      part_offset_ += take;
+      if (part_offset_ == s.iov_len) ++next_part_, part_offset_ = 0;
+    }
+    if (hashed_ == payload_) put_u64(trailer_, hash_.digest());
+  }
+
+  uint8_t header_[kFrameHeaderSize];
+  uint8_t trailer_[kFrameTrailerSize] = {};
+  std::vector<iovec> segments_;
+  uint64_t payload_ = 0, hashed_ = 0;
+  size_t next_part_ = 1, part_offset_ = 0;  // where hashing goes on (segments_[1..] are the parts)
+  ckpt::Hasher hash_;
+};
+
+// One destination of a (multi-)write.
 struct Cursor {
   int fd;
-  std::vector<iovec> iov;
-  size_t first = 0;  // index of the first unfinished iovec
+  uint64_t pos = 0;  // bytes of the frame sent
   IoResult result;
   bool done = false;
-
-  void advance(size_t n) {
-    while (n > 0 && first < iov.size()) {
-      if (n >= iov[first].iov_len) {
-        n -= iov[first].iov_len;
-        ++first;
-      } else {
-        iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + n;
-        iov[first].iov_len -= n;
-        n = 0;
-      }
-    }
-    while (first < iov.size() && iov[first].iov_len == 0) ++first;
-    if (first == iov.size()) done = true;
-  }
 };
 
 }  // namespace
@@ -201,26 +243,10 @@ struct Cursor {
 std::vector<IoResult> write_frame_to_all(std::span<const int> fds, FrameType type,
                                          std::span<const iovec> parts,
                                          std::chrono::milliseconds stall) {
-  FrameHeader h;
-  h.type = type;
-  HashState hs;
-  for (const iovec& v : parts) {
-    h.length += v.iov_len;
-    XXH3_64bits_update(hs.s, v.iov_base, v.iov_len);
-  }
-  h.payload_hash = XXH3_64bits_digest(hs.s);
-  uint8_t hdr[kFrameHeaderSize];
-  encode_header(h, hdr);
-
+  OutgoingFrame frame(type, parts);
   std::vector<Cursor> cursors;
   cursors.reserve(fds.size());
-  for (int fd : fds) {
-    Cursor c{fd, {}, 0, {}, false};
-    c.iov.push_back({hdr, sizeof hdr});
-    for (const iovec& v : parts)
-      if (v.iov_len) c.iov.push_back(v);
-    cursors.push_back(std::move(c));
-  }
+  for (int fd : fds) cursors.push_back(Cursor{fd, 0, {}, false});
 
   auto last_progress = Clock::now();
   for (;;) {
@@ -228,14 +254,15 @@ std::vector<IoResult> write_frame_to_all(std::span<const int> fds, FrameType typ
     size_t pending = 0;
     for (Cursor& c : cursors) {
       if (c.done) continue;
-      // writev takes at most IOV_MAX entries; our lists are short (header + a few parts).
       // sendmsg rather than writev: MSG_NOSIGNAL turns a closed peer into EPIPE, not SIGPIPE.
+      iovec iov[16];  // header, a few parts, trailer
       msghdr m{};
-      m.msg_iov = c.iov.data() + c.first;
-      m.msg_iovlen = std::min<size_t>(c.iov.size() - c.first, 1024);
+      m.msg_iov = iov;
+      m.msg_iovlen = frame.iovecs(c.pos, frame.ready_up_to(c.pos), iov, std::size(iov));
       ssize_t w = ::sendmsg(c.fd, &m, MSG_NOSIGNAL);
       if (w > 0) {
-        c.advance(static_cast<size_t>(w));
+        c.pos += static_cast<uint64_t>(w);
+        c.done = c.pos == frame.size();
         progressed = true;
       } else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
         c.result = {errno == EPIPE || errno == ECONNRESET ? IoStatus::eof : IoStatus::error,

@@ -8,7 +8,10 @@
 
 #include "ckpt/format.h"
 #include "ckpt/ops.h"
+#include "ckpt/hash.h"
 #include "ckpt/word_scan.h"
+
+#include <xxhash.h>
 
 namespace cape::ckpt {
 namespace {
@@ -769,6 +772,26 @@ TEST(Masked, InvariantsCatchABadMaskedRun) {
   EXPECT_THROW(c.append_masked(0x9000, 16, Bytes(8, 0), Bytes(8, 1), 0), Error);  // no word marked
   uint64_t bits = 0b11;
   EXPECT_THROW(c.append_masked(0x2000, 16, {reinterpret_cast<uint8_t*>(&bits), 8}, Bytes(8, 1), 0), Error);
+}
+
+// ---- the checksum ----------------------------------------------------------------------
+
+// The AVX2 build (where the CPU has it) gives the library's values, one shot or in pieces.
+TEST(Hash, SameValuesAsLibxxhashWholeAndStreamed) {
+  std::mt19937_64 rng(13);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{16}, size_t{17}, size_t{240}, size_t{241}, size_t{1024},
+                   size_t{4096} + 3, size_t{1} << 20}) {
+    Bytes b = random_bytes(rng, n);
+    uint64_t want = XXH3_64bits(b.data(), b.size());
+    EXPECT_EQ(hash64(b), want) << n;
+    Hasher h;
+    for (size_t at = 0; at < n;) {
+      size_t take = std::min(n - at, 1 + rng() % 5000);
+      h.update(b.data() + at, take);
+      at += take;
+    }
+    EXPECT_EQ(h.digest(), want) << n;
+  }
 }
 
 // ---- the buffer pool ------------------------------------------------------------------

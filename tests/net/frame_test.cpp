@@ -42,7 +42,7 @@ std::vector<uint8_t> encoded(FrameType t, const std::vector<uint8_t>& payload) {
   iovec v{const_cast<uint8_t*>(payload.data()), payload.size()};
   IoResult w = write_frame(p.a.get(), t, {&v, 1}, 1s);
   EXPECT_TRUE(w.ok()) << w.describe();
-  std::vector<uint8_t> out(kFrameHeaderSize + payload.size());
+  std::vector<uint8_t> out(kFrameHeaderSize + payload.size() + kFrameTrailerSize);
   size_t got = 0;
   while (got < out.size()) {
     ssize_t r = ::read(p.b.get(), out.data() + got, out.size() - got);
@@ -98,7 +98,7 @@ TEST(Frame, ShortFramesAtEveryLength) {
 
 TEST(Frame, HugeLengthRefusedBeforeAllocation) {
   // A well-formed header claiming 2^62 bytes: refused by the limit, not by a bad_alloc.
-  FrameHeader h{FrameType::checkpoint, uint64_t{1} << 62, 0};
+  FrameHeader h{FrameType::checkpoint, uint64_t{1} << 62};
   std::vector<uint8_t> hdr(kFrameHeaderSize);
   encode_header(h, hdr.data());
   IoResult r = feed(hdr);
@@ -127,6 +127,46 @@ TEST(Frame, PayloadChecksumMismatchNamed) {
   IoResult r = feed(good);
   EXPECT_EQ(r.status, IoStatus::bad_frame);
   EXPECT_NE(r.what.find("payload checksum"), std::string::npos) << r.what;
+}
+
+TEST(Frame, AnOlderProtocolIsNamed) {
+  std::vector<uint8_t> good = encoded(FrameType::heartbeat, {});
+  good[4] = 1;  // version 1: the payload hash was in the header
+  IoResult r = feed(good);
+  EXPECT_EQ(r.status, IoStatus::bad_frame);
+  EXPECT_NE(r.what.find("protocol version 1, this cape speaks 2"), std::string::npos) << r.what;
+}
+
+// Many parts and a payload far larger than the hashing steps: the bytes and the trailer
+// arrive right, to two readers at once.
+TEST(Frame, LargeMultiPartFrameToTwoReaders) {
+  Pair p, q;
+  std::vector<std::vector<uint8_t>> parts;
+  std::vector<iovec> v;
+  std::mt19937_64 rng(3);
+  for (size_t n : {size_t{1}, size_t{0}, size_t{3} << 20, size_t{777}, size_t{9} << 20}) {
+    parts.emplace_back(n);
+    for (auto& b : parts.back()) b = static_cast<uint8_t>(rng());
+  }
+  for (auto& b : parts) v.push_back({b.data(), b.size()});
+  int fds[2] = {p.a.get(), q.a.get()};
+  std::vector<IoResult> w;
+  std::thread writer([&] { w = write_frame_to_all(fds, FrameType::checkpoint, v, 5s); });
+  Frame f1, f2;
+  std::thread other([&] { EXPECT_TRUE(read_frame(q.b.get(), f2, kDefaultMaxPayload, 5s).ok()); });
+  IoResult r = read_frame(p.b.get(), f1, kDefaultMaxPayload, 5s);
+  writer.join();
+  other.join();
+  ASSERT_TRUE(r.ok()) << r.describe();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_TRUE(w[0].ok() && w[1].ok());
+  size_t at = 0;
+  for (auto& b : parts) {
+    ASSERT_TRUE(std::equal(b.begin(), b.end(), f1.payload.begin() + static_cast<std::ptrdiff_t>(at)));
+    at += b.size();
+  }
+  EXPECT_EQ(f1.payload.size(), at);
+  EXPECT_TRUE(std::equal(f1.payload.begin(), f1.payload.end(), f2.payload.begin(), f2.payload.end()));
 }
 
 TEST(Frame, RandomGarbageNeverAccepted) {
