@@ -16,10 +16,10 @@
 //
 // A run is plain (its bytes are the memory from `address` to `end()`) or *masked*: a page's
 // worth of memory with changes scattered in it, stored as a bitmap of its 8-byte words
-// followed by the changed words only (the discontinuous checkpoint of
-// 003_45ed75503520c8f4.txt Sect. III, "only the modified words"). Masked runs keep a dense
-// scatter of changes from costing a run each: 50% of random words changed is one run per
-// page instead of ~128 (docs/dickpt-format.md, "Masked runs").
+// followed by the changed words only (the difference of a modified page with its initial
+// content, 003_45ed75503520c8f4.txt Sect. III). Masked runs keep a dense scatter of changes
+// from costing a run each: 50% of random words changed is one run per page instead of ~128
+// (docs/dickpt-format.md, "Masked runs").
 #pragma once
 
 #include <algorithm>

@@ -74,6 +74,32 @@ TEST_F(CkptCli, DumpJsonIsTheDocumentedObject) {
   EXPECT_NE(r.out.find("reduction(+:int32)"), std::string::npos) << r.out;
 }
 
+// A masked run: its span and its pieces in text, its pieces as runs in JSON.
+TEST_F(CkptCli, DumpShowsAMaskedRunAsItsPieces) {
+  Checkpoint c;
+  c.name = "after";
+  uint64_t bitmap = 0b1011001;  // words 0, 3, 4, 6
+  std::vector<uint8_t> words(32);
+  for (size_t i = 0; i < words.size(); ++i) words[i] = static_cast<uint8_t>(i);
+  c.append_masked(0x1000, 56, {reinterpret_cast<uint8_t*>(&bitmap), 8}, words, 5);
+  write_file(c, path("m.dickpt"));
+  Result r = sh(cape() + " ckpt dump --json " + path("m.dickpt"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out,
+            "{\"version\":2,\"kind\":\"delta\",\"node\":0,\"sequence\":0,\"timestamp\":0,\"name\":\"after\","
+            "\"load_base\":0,\"runs\":["
+            "{\"address\":4096,\"length\":8,\"timestamp\":5,\"masked\":true,\"data\":\"0001020304050607\"},"
+            "{\"address\":4120,\"length\":16,\"timestamp\":5,\"masked\":true,"
+            "\"data\":\"08090a0b0c0d0e0f1011121314151617\"},"
+            "{\"address\":4144,\"length\":8,\"timestamp\":5,\"masked\":true,\"data\":\"18191a1b1c1d1e1f\"}]}\n");
+  r = sh(cape() + " ckpt dump " + path("m.dickpt"));
+  EXPECT_NE(r.out.find("DICKPT v2 delta"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0x1000        56 B  t=5  masked: 4 words changed in 3 pieces"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    0x1018        16 B  t=5  08090a0b0c0d0e0f1011121314151617"), std::string::npos) << r.out;
+  r = sh(cape() + " ckpt stat " + path("m.dickpt"));
+  EXPECT_NE(r.out.find("1 runs (1 masked), 32 bytes of data"), std::string::npos) << r.out;
+}
+
 TEST_F(CkptCli, VerifyNamesTheFileAndWhatIsWrong) {
   write_file(delta_at(0x1000, {1, 2, 3}, 0, 0), path("good.dickpt"));
   std::vector<uint8_t> bytes = serialize(delta_at(0x1000, {1, 2, 3}, 0, 0));

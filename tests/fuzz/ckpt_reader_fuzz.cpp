@@ -1,5 +1,6 @@
 // Fuzzes the DICKPT reader. The checksum is skipped so inputs reach the structural checks;
-// whatever parses must serialise again, re-parse to the same thing, and merge with itself.
+// whatever parses must be well formed, serialise again, re-parse to the same thing, and merge
+// with itself (masked runs meeting masked runs: walked as pieces).
 #include <cstdint>
 #include <cstdlib>
 
@@ -14,6 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error&) {
     return 0;
   }
+  check_invariants(c);  // what the reader accepts is well formed (masked runs included)
   std::vector<uint8_t> again = serialize(c);
   Checkpoint d = parse(again);
   if (d.bytes != c.bytes || d.runs.size() != c.runs.size()) std::abort();
