@@ -122,6 +122,10 @@ void Differ::add_block(uint64_t address, const uint8_t* o, const uint8_t* c, siz
     close_open_run();  // (none is open when packed)
     const size_t start = packed ? at : out_.bytes.size();
     size_t first = next_mask_bit(bits, words, 0, true);
+    if (!out_.runs.empty() && address + kWordSize * first < out_.runs.back().end()) {
+      out_.bytes.resize(start);  // as before this block
+      throw Error("diff spans fed out of address order");
+    }
     size_t g = groups - 1;
     while (bitmap[g] == 0) --g;  // some group has a bit: words > 0
     size_t last = 64 * g + 63 - static_cast<size_t>(__builtin_clzll(bitmap[g]));
@@ -144,8 +148,6 @@ void Differ::add_block(uint64_t address, const uint8_t* o, const uint8_t* c, siz
     }
     std::memcpy(out_.bytes.data() + start, shifted, nbitmap);
     out_.bytes.resize(start + stored);
-    if (!out_.runs.empty() && address + kWordSize * first < out_.runs.back().end())
-      throw Error("diff spans fed out of address order");
     out_.runs.push_back(Run{address + kWordSize * first, kWordSize * span, timestamp_, {}, start, set});
     return;
   }
