@@ -151,13 +151,19 @@ struct Checkpoint {
   const uint8_t* at(uint64_t address) const;
 };
 
+// A little-endian u64 at any alignment.
+inline uint64_t load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
 // Index of the first word at or after `from` (< words) whose bit in `bitmap` equals `set`,
 // or `words`. The bitmap is read with unaligned loads. (Inline: the differ calls it per run.)
 inline size_t next_mask_bit(const uint8_t* bitmap, size_t words, size_t from, bool set) {
   while (from < words) {
     size_t w = from / 64;
-    uint64_t v;
-    std::memcpy(&v, bitmap + 8 * w, 8);
+    uint64_t v = load64(bitmap + 8 * w);
     if (!set) v = ~v;
     v &= ~uint64_t{0} << (from % 64);
     if (v) return std::min(words, w * 64 + static_cast<size_t>(__builtin_ctzll(v)));

@@ -15,12 +15,6 @@ namespace {
 
 std::string hex(uint64_t v) { return hex_address(v); }
 
-uint64_t load64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
 }  // namespace
 
 void Differ::reserve(size_t span_bytes) {
