@@ -13,10 +13,9 @@ uint64_t load64(const uint8_t* p) {
   return v;
 }
 
-// The counts of a filled bitmap. (A template so that each caller's target, with or without
-// the popcnt instruction, compiles its own copy.)
-template <int>
-Changes count(const uint64_t* bitmap, size_t n) {
+// The counts of a filled bitmap. Always inlined, so that it is compiled for its caller's
+// target: with the popcnt instruction inside the AVX2 versions, a libgcc call elsewhere.
+__attribute__((always_inline)) inline Changes count(const uint64_t* bitmap, size_t n) {
   Changes c;
   uint64_t carry = 0;  // the last word of the previous group changed
   for (size_t g = 0; g * 64 < n; ++g) {
@@ -37,7 +36,7 @@ Changes changed_scalar(const uint8_t* old, const uint8_t* cur, size_t n, uint64_
     }
     bitmap[g] = m;
   }
-  return count<0>(bitmap, n);
+  return count(bitmap, n);
 }
 
 size_t pack_scalar(const uint8_t* cur, size_t n, const uint64_t* bitmap, uint8_t* out) {
@@ -84,12 +83,12 @@ __attribute__((target("avx2,popcnt"))) Changes changed_avx2(const uint8_t* old, 
       m |= uint64_t{load64(old + 8 * (base + i)) != load64(cur + 8 * (base + i))} << i;
     bitmap[g] = m;
   }
-  return count<1>(bitmap, n);
+  return count(bitmap, n);
 }
 
-// Few words marked: visit the set bits instead of every group of words.
-template <int>
-size_t pack_sparse(const uint8_t* cur, size_t n, const uint64_t* bitmap, uint8_t* out) {
+// Few words marked: visit the set bits instead of every group of words. (Inlined for its
+// caller's target, as count() is.)
+__attribute__((always_inline)) inline size_t pack_sparse(const uint8_t* cur, size_t n, const uint64_t* bitmap, uint8_t* out) {
   uint8_t* w = out;
   for (size_t g = 0; g * 64 < n; ++g)
     for (uint64_t m = bitmap[g]; m != 0; m &= m - 1) {
@@ -104,7 +103,7 @@ constexpr unsigned kSparseWords = 48;
 
 __attribute__((target("avx2,popcnt"))) size_t pack_avx2(const uint8_t* cur, size_t n, const uint64_t* bitmap,
                                                          uint8_t* out) {
-  if (count<1>(bitmap, n).words < kSparseWords) return pack_sparse<1>(cur, n, bitmap, out);
+  if (count(bitmap, n).words < kSparseWords) return pack_sparse(cur, n, bitmap, out);
   uint8_t* w = out;
   const size_t vec = n & ~size_t{3};
   for (size_t i = 0; i < vec; i += 4) {
@@ -147,7 +146,7 @@ __attribute__((target("avx2,popcnt"))) Changes scan_and_pack_avx2(const uint8_t*
     }
     bitmap[g] = m;
   }
-  return count<1>(bitmap, n);
+  return count(bitmap, n);
 }
 
 }  // namespace
