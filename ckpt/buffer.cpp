@@ -49,8 +49,8 @@ struct Pool {
   size_t limit;
 
   Pool() {
-    // At most 512 MiB or an eighth of the machine's memory; MADV_FREE keeps even that
-    // reclaimable.
+    // At most 512 MiB or an eighth of the machine's memory, of which all but kHotBytes is
+    // marked MADV_FREE (reclaimable).
     long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
     size_t ram = pages > 0 && page > 0 ? size_t(pages) * size_t(page) : size_t{4} << 30;
     limit = std::min(size_t{512} << 20, ram / 8);

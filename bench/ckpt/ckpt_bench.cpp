@@ -56,6 +56,16 @@ const Fixture& fixture(int percent, int cluster) {
   return cache.emplace(std::pair{percent, cluster}, std::move(f)).first->second;
 }
 
+// Both slaves' changes in one image: the whole changed fraction, what diff is timed on.
+std::vector<uint8_t> both_changes(const Fixture& f) {
+  std::vector<uint8_t> changed = f.changed_a;
+  for (const auto& r : f.delta_b.runs)
+    f.delta_b.for_each_piece(r, [&](uint64_t address, std::span<const uint8_t> piece) {
+      std::memcpy(&changed[address - kBase], piece.data(), piece.size());
+    });
+  return changed;
+}
+
 // Image bytes per second as the rate; delta bytes per second as a counter.
 void rate_both(benchmark::State& state, const Fixture& f) {
   state.SetBytesProcessed(int64_t(state.iterations()) * kImage);
@@ -75,12 +85,7 @@ void BM_memcpy(benchmark::State& state) {
 
 void BM_diff(benchmark::State& state) {
   const Fixture& f = fixture(int(state.range(0)), int(state.range(1)));
-  // Both slaves' changes in one image: the whole changed fraction.
-  std::vector<uint8_t> changed = f.changed_a;
-  for (const auto& r : f.delta_b.runs)
-    f.delta_b.for_each_piece(r, [&](uint64_t address, std::span<const uint8_t> piece) {
-      std::memcpy(&changed[address - kBase], piece.data(), piece.size());
-    });
+  std::vector<uint8_t> changed = both_changes(f);
   size_t runs = 0;
   for (auto _ : state) {
     Checkpoint out;
@@ -201,11 +206,7 @@ void paired_ratios() {
   for (const Op& op : ops)
     for (auto [percent, cluster] : {std::pair{1, 1}, {50, 1}, {1, 64}, {50, 64}}) {
       const Fixture& f = fixture(percent, cluster);
-      std::vector<uint8_t> changed = f.changed_a;
-      for (const auto& r : f.delta_b.runs)
-        f.delta_b.for_each_piece(r, [&](uint64_t address, std::span<const uint8_t> piece) {
-          std::memcpy(&changed[address - kBase], piece.data(), piece.size());
-        });
+      std::vector<uint8_t> changed = both_changes(f);
       Checkpoint image;
       image.kind = cape::ckpt::Kind::complete;
       image.append(kBase, f.base, 0);
