@@ -1129,6 +1129,24 @@ class Translator {
     return r;
   }
 
+  // DICKPT: the locals a region shares must live in memory across its runtime calls. A local
+  // whose address is never taken may stay in a callee-saved register (gcc -O2 does), where
+  // the writes of another node injected into its stack slot never reach it. Passing its
+  // address to an empty asm makes it escape, so the compiler stores it before every call
+  // and reloads it after. (TICKPT's cape_set_shared(&x, ...) calls take the address too.)
+  std::string in_memory(Construct* c, const Clauses& cl, const std::string& loop_var) const {
+    if (o_.tickpt || !c->stmt) return "";
+    std::vector<std::string> ex = cl.priv;
+    for (auto* l : {&cl.firstpriv, &cl.lastpriv, &cl.copyin}) ex.insert(ex.end(), l->begin(), l->end());
+    for (auto& rd : cl.red) ex.push_back(rd.var);
+    for (auto& v : threadprivates_at(c->dir.first_tok)) ex.push_back(v);
+    if (!loop_var.empty()) ex.push_back(loop_var);
+    std::string r;
+    for (auto& x : implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false))
+      r += "  CAPE_CC_IN_MEMORY(" + x + ");\n";
+    return r;
+  }
+
   // The TICKPT registrations of a region: its implicitly shared variables.
   std::string tickpt_shared(Construct* c, const Clauses& cl, const std::string& loop_var,
                             const std::string& ind) const {
@@ -1321,6 +1339,7 @@ class Translator {
     }
     gen_begin(c, "001_3036025dc34c4021.txt Fig. 3 by chunks");
     reduction_checks(cl);
+    gen(in_memory(c, cl, L.var));
     loop_setup(L, s);
     gen(save_privates(priv, s, false));
     gen(save_privates(cl.lastpriv, s, false));
@@ -1369,6 +1388,7 @@ class Translator {
     auto priv = privates_of(cl);
     gen_begin(c, "003_45ed75503520c8f4.txt Fig. 3");
     reduction_checks(cl);
+    gen(in_memory(c, cl, ""));
     gen(save_privates(priv, s, false));
     gen(save_privates(cl.lastpriv, s, false));
     gen("  if (cape_cc_fork(" + cl.num_threads + ", " + cl.cond + ", " + flags() + ")) {\n" +
@@ -1393,6 +1413,7 @@ class Translator {
     std::string calls = shared + clause_calls(cl, c->dir.first_tok, "    ");
     gen_begin(c, "every node runs the region; writes meet at barriers and at its end");
     reduction_checks(cl);
+    gen(in_memory(c, cl, ""));
     gen(save_privates(priv, s, false));
     for (auto& x : priv)
       gen("  static __thread __typeof__(" + x + ") cape_pt" + s + "_" + x + " __attribute__((unused)); /* for barriers */\n");

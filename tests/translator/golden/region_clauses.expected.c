@@ -12,6 +12,9 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
 { /* cape: #pragma omp parallel (region_clauses.c:9), every node runs the region; writes meet at barriers and at its end */
 #line 9 "region_clauses.c"
                                                                   _Static_assert(CAPE_CC_TYPE(sum) != 0, "reduction(+: sum): sum must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
+  CAPE_CC_IN_MEMORY(y);
+  CAPE_CC_IN_MEMORY(last);
+  CAPE_CC_IN_MEMORY(z);
   __typeof__(x) cape_pv_7_x;
   CAPE_CC_SAVE(cape_pv_7_x, x);
   static __thread __typeof__(x) cape_pt_7_x __attribute__((unused)); /* for barriers */

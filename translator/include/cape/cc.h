@@ -70,6 +70,9 @@ void cape_cc_exit(void) __attribute__((noreturn));
     __builtin_memcpy((void *)&(save), &(x), sizeof(x));         \
   } while (0)
 #define CAPE_CC_RESTORE(x, save) __builtin_memcpy((void *)&(x), &(save), sizeof(x))
+/* A local the region shares: its address escapes, so the compiler keeps it in memory across
+ * the runtime calls (never only in a register that an injected checkpoint cannot reach). */
+#define CAPE_CC_IN_MEMORY(x) __asm__ __volatile__("" : : "r"(&(x)) : "memory")
 /* A variable declared inside a region is private too, but its bytes from before the region
  * are unknown: every node clears it before create() (equal bytes on every node are no
  * conflict) and takes its own value back after the exchange. */
