@@ -221,6 +221,63 @@ const uint8_t* Checkpoint::at(uint64_t address) const {
   return base + mask_bytes(r->length) + kWordSize * k + (address - r->address) % kWordSize;
 }
 
+const char* to_string(MapChange::What w) {
+  switch (w) {
+    case MapChange::What::unmapped: return "unmapped";
+    case MapChange::What::anon: return "anon";
+    case MapChange::What::heap: return "heap";
+  }
+  return "?";
+}
+
+std::string prot_string(uint8_t prot) {
+  std::string s = "---";
+  if (prot & 1) s[0] = 'r';
+  if (prot & 2) s[1] = 'w';
+  if (prot & 4) s[2] = 'x';
+  return s;
+}
+
+void check_mappings(const std::vector<MapChange>& m) {
+  for (size_t i = 0; i < m.size(); ++i) {
+    const MapChange& x = m[i];
+    std::string where = "mapping change " + std::to_string(i);
+    if (x.start % kMapPage || x.end % kMapPage) throw Error(where + " is not page aligned");
+    if (x.start >= x.end) throw Error(where + " is empty or reversed");
+    if (i > 0 && x.start < m[i - 1].end) throw Error(where + " overlaps or precedes the one before it");
+    if (static_cast<uint8_t>(x.what) > static_cast<uint8_t>(MapChange::What::heap))
+      throw Error(where + " has an unknown kind " + std::to_string(static_cast<int>(x.what)));
+    if (x.prot & ~7u) throw Error(where + " has unknown protection bits " + std::to_string(x.prot));
+    if (x.what == MapChange::What::unmapped && x.prot != 0) throw Error(where + " is unmapped with a protection");
+  }
+}
+
+std::vector<MapChange> overlay_mappings(const std::vector<MapChange>& under, const std::vector<MapChange>& over) {
+  std::vector<MapChange> out;
+  auto push = [&](MapChange x) {
+    if (!out.empty() && out.back().end == x.start && out.back().same_state(x))
+      out.back().end = x.end;
+    else
+      out.push_back(x);
+  };
+  size_t j = 0;
+  std::vector<MapChange> all;
+  for (const MapChange& u : under) {
+    // The parts of u that no `over` change covers.
+    uint64_t cur = u.start;
+    while (j < over.size() && over[j].end <= cur) ++j;
+    for (size_t k = j; k < over.size() && over[k].start < u.end; ++k) {
+      if (over[k].start > cur) all.push_back({cur, over[k].start, u.what, u.prot});
+      cur = std::max(cur, over[k].end);
+    }
+    if (cur < u.end) all.push_back({cur, u.end, u.what, u.prot});
+  }
+  all.insert(all.end(), over.begin(), over.end());
+  std::sort(all.begin(), all.end(), [](const MapChange& a, const MapChange& b) { return a.start < b.start; });
+  for (const MapChange& x : all) push(x);
+  return out;
+}
+
 void check_invariants(const Checkpoint& c) {
   uint64_t prev_end = 0;
   for (size_t i = 0; i < c.runs.size(); ++i) {
@@ -242,6 +299,7 @@ void check_invariants(const Checkpoint& c) {
     }
     prev_end = r.end();
   }
+  check_mappings(c.mappings);
 }
 
 }  // namespace cape::ckpt

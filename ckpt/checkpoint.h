@@ -7,7 +7,7 @@
 // back to back in one buffer so that diff, merge and serialisation stay linear walks.
 //
 //   Checkpoint
-//   +-- header: kind, node, sequence, timestamp, load_base, name, [registers]
+//   +-- header: kind, node, sequence, timestamp, load_base, name, [registers], [mappings]
 //   +-- runs:   [ {address, length, timestamp, reduction, offset} ... ]   sorted by address
 //   +-- bytes:  |run0 bytes|run1 bytes|...                                 offset -> here
 //
@@ -76,6 +76,31 @@ struct Registers {
   bool operator==(const Registers&) const = default;
 };
 
+// A change of the program's memory map that the node which made the checkpoint saw while
+// tracking (docs/dickpt-format.md, "Mapping changes"): after it, [start, end) is private
+// anonymous memory with protection `prot` (PROT_READ 1 | PROT_WRITE 2 | PROT_EXEC 4), the
+// end of the brk heap when `what` is heap, or unmapped. A node that injects the checkpoint
+// makes its map so before it writes a byte, so memory that one node mapped inside a
+// parallel region (its heap grew) exists on every node that receives its writes.
+inline constexpr uint64_t kMapPage = 4096;
+struct MapChange {
+  enum class What : uint8_t { unmapped = 0, anon = 1, heap = 2 };
+  uint64_t start = 0, end = 0;  // page aligned, start < end
+  What what = What::anon;
+  uint8_t prot = 0;             // 0 when unmapped
+  bool operator==(const MapChange&) const = default;
+  bool same_state(const MapChange& o) const { return what == o.what && prot == o.prot; }
+};
+const char* to_string(MapChange::What w);
+// "rw-" for PROT_READ | PROT_WRITE, "---" for none.
+std::string prot_string(uint8_t prot);
+// Throws Error when `m` is not sorted, page aligned, non-overlapping, with valid fields.
+void check_mappings(const std::vector<MapChange>& m);
+// `under` with `over` laid on top (where they meet, `over`'s state), sorted, neighbours with
+// one state joined. Both must pass check_mappings.
+std::vector<MapChange> overlay_mappings(const std::vector<MapChange>& under,
+                                        const std::vector<MapChange>& over);
+
 inline constexpr size_t kWordSize = 8;
 // A masked run spans at most one page's worth of words, so its bitmap is at most 64 bytes.
 inline constexpr uint64_t kMaxMaskedLength = 4096;
@@ -114,6 +139,7 @@ struct Checkpoint {
   uint64_t load_base = 0;  // where the executable was loaded (names runs), 0 = unknown
   std::string name;
   std::optional<Registers> registers;
+  std::vector<MapChange> mappings;  // sorted, disjoint; applied before the runs
   Runs runs;
   Bytes bytes;
 

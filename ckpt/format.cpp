@@ -15,6 +15,8 @@ namespace cape::ckpt {
 namespace {
 
 constexpr uint8_t kFlagRegisters = 1;
+constexpr uint8_t kFlagMappings = 2;  // version 3: a mapping-change table follows the registers
+constexpr size_t kMappingEntrySize = 24;
 
 size_t pad8(size_t n) { return (n + 7) & ~size_t{7}; }
 
@@ -51,6 +53,7 @@ constexpr uint8_t kRunMasked = 1;
 }  // namespace
 
 uint16_t format_version(const Checkpoint& c) {
+  if (!c.mappings.empty()) return 3;
   for (const Run& r : c.runs)
     if (r.masked()) return 2;
   return 1;
@@ -70,14 +73,16 @@ SerializedParts serialize_parts(const Checkpoint& c, SerializeOptions options) {
     parts.data = parts.compacted;
   }
 
+  if (c.mappings.size() > UINT32_MAX) throw Error("too many mapping changes");
+  size_t map_bytes = c.mappings.empty() ? 0 : 8 + c.mappings.size() * kMappingEntrySize;
   size_t prefix = kHeaderSize + pad8(c.name.size()) + (c.registers ? pad8(c.registers->bytes.size()) : 0) +
-                  c.runs.size() * kRunHeaderSize;
+                  map_bytes + c.runs.size() * kRunHeaderSize;
   std::vector<uint8_t>& out = parts.prefix;
   out.assign(prefix, 0);  // zero fill gives the padding and reserved bytes
   std::memcpy(out.data(), kMagic, sizeof kMagic);
   put<uint16_t>(out, 8, format_version(c));
   put<uint8_t>(out, 10, static_cast<uint8_t>(c.kind));
-  put<uint8_t>(out, 11, c.registers ? kFlagRegisters : 0);
+  put<uint8_t>(out, 11, static_cast<uint8_t>((c.registers ? kFlagRegisters : 0) | (map_bytes ? kFlagMappings : 0)));
   put<uint32_t>(out, 12, c.node);
   put<uint64_t>(out, 16, c.sequence);
   put<uint64_t>(out, 24, c.timestamp);
@@ -94,6 +99,17 @@ SerializedParts serialize_parts(const Checkpoint& c, SerializeOptions options) {
   if (c.registers) {
     std::memcpy(out.data() + at, c.registers->bytes.data(), c.registers->bytes.size());
     at += pad8(c.registers->bytes.size());
+  }
+  if (map_bytes) {
+    put<uint32_t>(out, at, static_cast<uint32_t>(c.mappings.size()));
+    at += 8;
+    for (const MapChange& m : c.mappings) {
+      put<uint64_t>(out, at, m.start);
+      put<uint64_t>(out, at + 8, m.end);
+      put<uint8_t>(out, at + 16, static_cast<uint8_t>(m.what));
+      put<uint8_t>(out, at + 17, m.prot);
+      at += kMappingEntrySize;
+    }
   }
   for (const Run& r : c.runs) {
     put<uint64_t>(out, at, r.address);
@@ -152,7 +168,10 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
   if (kind < 1 || kind > 3) throw Error("unknown checkpoint kind " + std::to_string(kind) + at_offset(10));
   c.kind = static_cast<Kind>(kind);
   auto flags = get<uint8_t>(in, 11);
-  if (flags & ~kFlagRegisters) throw Error("unknown header flags " + std::to_string(flags) + at_offset(11));
+  if (flags & ~(kFlagRegisters | kFlagMappings))
+    throw Error("unknown header flags " + std::to_string(flags) + at_offset(11));
+  if ((flags & kFlagMappings) && version < 3)
+    throw Error("mapping changes in a version " + std::to_string(version) + " file" + at_offset(11));
   c.node = get<uint32_t>(in, 12);
   c.sequence = get<uint64_t>(in, 16);
   c.timestamp = get<uint64_t>(in, 24);
@@ -179,6 +198,33 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
     at += pad8(reg_len);
   } else if (reg_arch != 0 || reg_len != 0) {
     throw Error("register fields set without the registers flag" + at_offset(52));
+  }
+
+  if (flags & kFlagMappings) {
+    if (8 > remaining()) throw Error("truncated in the mapping changes" + at_offset(at));
+    auto count = get<uint32_t>(in, at);
+    if (get<uint32_t>(in, at + 4) != 0) throw Error("nonzero reserved bytes after the mapping count" + at_offset(at + 4));
+    at += 8;
+    if (count == 0) throw Error("the mappings flag is set with no mapping change" + at_offset(at - 8));
+    if (count > remaining() / kMappingEntrySize)
+      throw Error("mapping change count " + std::to_string(count) + " cannot fit in the file" + at_offset(at - 8));
+    c.mappings.reserve(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      MapChange m;
+      m.start = get<uint64_t>(in, at);
+      m.end = get<uint64_t>(in, at + 8);
+      m.what = static_cast<MapChange::What>(get<uint8_t>(in, at + 16));
+      m.prot = get<uint8_t>(in, at + 17);
+      for (size_t k = 18; k < kMappingEntrySize; ++k)
+        if (in[at + k] != 0) throw Error("mapping change " + std::to_string(i) + " has nonzero reserved bytes" + at_offset(at + k));
+      c.mappings.push_back(m);
+      at += kMappingEntrySize;
+    }
+    try {
+      check_mappings(c.mappings);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + at_offset(at - count * kMappingEntrySize));
+    }
   }
 
   // The table's size is bounded by what is left of the file, and the payload by the file

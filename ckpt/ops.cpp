@@ -363,6 +363,29 @@ void apply(const Checkpoint& delta, Checkpoint& image) {
 
 namespace {
 
+// The map after both checkpoints: the later one's changes laid over the earlier one's. Two
+// checkpoints of one time (two nodes' parts of one region) that change the same pages
+// differently cannot both be replayed: that is an error, not a conflict to list.
+std::vector<MapChange> merge_mappings(const Checkpoint& earlier, const Checkpoint& later) {
+  if (earlier.mappings.empty()) return later.mappings;
+  if (later.mappings.empty()) return earlier.mappings;
+  if (earlier.timestamp == later.timestamp) {
+    size_t j = 0;
+    for (const MapChange& x : earlier.mappings) {
+      while (j < later.mappings.size() && later.mappings[j].end <= x.start) ++j;
+      for (size_t k = j; k < later.mappings.size() && later.mappings[k].start < x.end; ++k)
+        if (!later.mappings[k].same_state(x)) {
+          const MapChange& y = later.mappings[k];
+          throw Error("nodes " + std::to_string(earlier.node) + " and " + std::to_string(later.node) +
+                      " changed the memory map differently at the same time: " + hex_address(std::max(x.start, y.start)) +
+                      " is " + to_string(x.what) + " " + prot_string(x.prot) + " on one and " + to_string(y.what) + " " +
+                      prot_string(y.prot) + " on the other");
+        }
+    }
+  }
+  return overlay_mappings(earlier.mappings, later.mappings);
+}
+
 class Merger {
  public:
   Merger(const Checkpoint& a, const Checkpoint& b, const MergeOptions& opt) : a_(a), b_(b), opt_(opt) {}
@@ -380,6 +403,7 @@ class Merger {
     const Checkpoint& later = a_.timestamp > b_.timestamp ? a_ : b_;
     const Checkpoint& earlier = &later == &a_ ? b_ : a_;
     m.registers = later.registers ? later.registers : earlier.registers;
+    m.mappings = merge_mappings(earlier, later);
     m.bytes.reserve(a_.data_bytes() + b_.data_bytes());
     m.runs.reserve(a_.runs.size() + b_.runs.size());
 

@@ -115,7 +115,9 @@ struct MergeResult {
 // eq. 2); reduction runs with the same operator and type combine element by element and
 // take the later timestamp (eq. 1); same timestamp and different bytes without a reduction
 // is a conflict. Registers come from the checkpoint with the later header timestamp (`b`
-// on a tie). The result is kind `merged`, with the node, sequence and name of `a`.
+// on a tie). Mapping changes: the later checkpoint's laid over the earlier one's; two of
+// one timestamp that change the same pages differently throw Error (they cannot both be
+// replayed). The result is kind `merged`, with the node, sequence and name of `a`.
 MergeResult merge(const Checkpoint& a, const Checkpoint& b, const MergeOptions& options = {});
 
 }  // namespace cape::ckpt

@@ -64,6 +64,16 @@ void dump_json(const ckpt::Checkpoint& c, const std::optional<ckpt::SymbolTable>
                     std::to_string(c.timestamp) + ",\"name\":" + json_string(c.name) +
                     ",\"load_base\":" + std::to_string(c.load_base);
   if (c.registers) out += ",\"registers\":\"" + hex_bytes(c.registers->bytes) + "\"";
+  if (!c.mappings.empty()) {
+    out += ",\"mappings\":[";
+    for (size_t i = 0; i < c.mappings.size(); ++i) {
+      const ckpt::MapChange& m = c.mappings[i];
+      out += std::string(i ? ",{" : "{") + "\"start\":" + std::to_string(m.start) + ",\"end\":" +
+             std::to_string(m.end) + ",\"kind\":\"" + ckpt::to_string(m.what) + "\",\"prot\":\"" +
+             ckpt::prot_string(m.prot) + "\"}";
+    }
+    out += "]";
+  }
   out += ",\"runs\":[";
   bool first = true;
   for (const ckpt::Run& r : c.runs)
@@ -93,6 +103,9 @@ void dump(const ckpt::Checkpoint& c, const std::string& path, bool json,
   std::printf("  node %u, sequence %" PRIu64 ", timestamp %" PRIu64 ", load base %s, registers: %s\n", c.node,
               c.sequence, c.timestamp, hex_addr(c.load_base).c_str(),
               c.registers ? (std::to_string(c.registers->bytes.size()) + " bytes (x86_64)").c_str() : "none");
+  for (const ckpt::MapChange& m : c.mappings)
+    std::printf("  mapping %s-%s  %s %s\n", hex_addr(m.start).c_str(), hex_addr(m.end).c_str(),
+                ckpt::to_string(m.what), ckpt::prot_string(m.prot).c_str());
   std::printf("  %zu runs, %" PRIu64 " bytes\n", c.runs.size(), c.memory_bytes());
   auto line = [&](const char* indent, uint64_t address, std::span<const uint8_t> data, const ckpt::Run& r) {
     std::string red = r.reduction.active()

@@ -100,6 +100,25 @@ TEST_F(CkptCli, DumpShowsAMaskedRunAsItsPieces) {
   EXPECT_NE(r.out.find("1 runs (1 masked), 32 bytes of data"), std::string::npos) << r.out;
 }
 
+TEST_F(CkptCli, DumpShowsMappingChanges) {
+  Checkpoint c = delta_at(0x200000000010, {1, 2}, 0, 0);
+  c.mappings = {{0x200000000000, 0x200000040000, MapChange::What::anon, 3},
+                {0x7ffff7000000, 0x7ffff7001000, MapChange::What::unmapped, 0}};
+  write_file(c, path("map.dickpt"));
+  Result r = sh(cape() + " ckpt dump --json " + path("map.dickpt"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("{\"version\":3,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"mappings\":[{\"start\":35184372088832,\"end\":35184372350976,\"kind\":\"anon\",\"prot\":\"rw-\"},"
+                       "{\"start\":140737337360384,\"end\":140737337364480,\"kind\":\"unmapped\",\"prot\":\"---\"}],"
+                       "\"runs\":["),
+            std::string::npos)
+      << r.out;
+  r = sh(cape() + " ckpt dump " + path("map.dickpt"));
+  EXPECT_NE(r.out.find("DICKPT v3 delta"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  mapping 0x200000000000-0x200000040000  anon rw-\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  mapping 0x7ffff7000000-0x7ffff7001000  unmapped ---\n"), std::string::npos) << r.out;
+}
+
 TEST_F(CkptCli, VerifyNamesTheFileAndWhatIsWrong) {
   write_file(delta_at(0x1000, {1, 2, 3}, 0, 0), path("good.dickpt"));
   std::vector<uint8_t> bytes = serialize(delta_at(0x1000, {1, 2, 3}, 0, 0));
