@@ -1,0 +1,56 @@
+// Mapping changes: memory that a node maps, grows or unmaps while it is tracked travels with
+// its checkpoint (ckpt::MapChange, docs/dickpt-format.md "Mapping changes"), and a node that
+// injects the checkpoint makes its own map so before it writes a byte. Without this, a heap
+// that grows inside a parallel region on one node (libcape's heap commits more of its
+// reserved range, docs/monitor.md) writes bytes that the other nodes have not mapped.
+//
+//   create():  changes = map_changes(state at start()/last create(), state now, maps now)
+//   inject():  ops = plan_replay(checkpoint.mappings, maps here); run_replay(remote, ops)
+//
+// Only the tracked private anonymous memory and the brk heap change this way (the stack
+// grows by itself; other threads' stacks and TLS are never tracked; files cannot be
+// replayed).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+#include "monitor/memory_map.h"
+
+namespace cape::monitor {
+
+class AutoRemoteSyscalls;
+
+// The heap and private anonymous pieces of a tracked set as map states (sorted, joined).
+std::vector<ckpt::MapChange> anon_state(const std::vector<Region>& tracked);
+
+// What changed from `before` to `after` (two anon_state()s): ranges that appeared or changed
+// protection get their state in `after`; ranges that left it get what `maps_now` says they
+// are now (private anonymous memory with its protection, or unmapped).
+std::vector<ckpt::MapChange> map_changes(const std::vector<ckpt::MapChange>& before,
+                                         const std::vector<ckpt::MapChange>& after,
+                                         const std::vector<Mapping>& maps_now);
+
+// One system call of a replay.
+struct MapOp {
+  enum Kind { mprotect, mmap, munmap, brk } kind;
+  uint64_t start = 0, end = 0;
+  int prot = 0;
+  bool operator==(const MapOp&) const = default;
+};
+std::string describe(const MapOp& op);
+
+// The calls that make this node's map (`local`) agree with `changes`, in order; nothing for
+// a change it already agrees with. Throws UserError, before anything is done, when a range
+// holds something a replay must not touch here (a file, a shared mapping, the stack), or a
+// heap change does not continue this node's brk heap. `what` names the checkpoint in that
+// message.
+std::vector<MapOp> plan_replay(const std::vector<ckpt::MapChange>& changes, const std::vector<Mapping>& local,
+                               const std::string& what);
+
+// Runs `ops` in the stopped tracee; throws UserError naming the call that failed.
+void run_replay(AutoRemoteSyscalls& remote, const std::vector<MapOp>& ops, const std::string& what);
+
+}  // namespace cape::monitor
