@@ -11,6 +11,9 @@
 //    the original variable does with gcc.
 #include "translate.h"
 
+#include "emitter.h"
+#include "tokens.h"
+
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -19,8 +22,6 @@
 
 namespace cape::tr {
 namespace {
-
-using Names = std::set<std::string, std::less<>>;
 
 const Names kParallelClauses = {"if", "num_threads", "default", "private", "firstprivate",
                                 "shared", "copyin", "reduction", "proc_bind"};
@@ -132,50 +133,11 @@ struct ThreadPrivate {
   int b = 0, e = 0;
 };
 
-class Emitter {
- public:
-  explicit Emitter(std::string file) : file_(std::move(file)) {}
-  void raw(std::string_view s) {
-    if (s.empty()) return;
-    out_ += s;
-    mapped_ += static_cast<int>(std::count(s.begin(), s.end(), '\n'));
-    bol_ = s.back() == '\n';
-  }
-  void newline() {
-    if (!bol_) raw("\n");
-  }
-  // The next output line is line `l` of the user's file.
-  void line(int l) {
-    newline();
-    if (mapped_ != l) {
-      out_ += "#line " + std::to_string(l) + " \"" + file_ + "\"\n";
-      mapped_ = l;
-    }
-  }
-  std::string& str() { return out_; }
-
- private:
-  std::string file_;
-  std::string out_;
-  int mapped_ = 1;
-  bool bol_ = true;
-};
-
-std::string escape(const std::string& s) {
-  std::string r;
-  for (char c : s) {
-    if (c == '\\' || c == '"') r += '\\';
-    r += c;
-  }
-  return r;
-}
-
 class Translator {
  public:
   Translator(Driver& d, const Options& o) : d_(d), o_(o), t_(d.tokens()), em_(escape(d.filename())) {}
 
   std::string run() {
-    match_brackets();
     check_locks();
     find_last_regions();
     auto& unit = d_.ast().unit;
@@ -197,7 +159,7 @@ class Translator {
     em_.line(1);
     if (!unit.empty()) emit_range(unit.b, unit.e, unit.cs, Ctx{}, true, /*exact=*/true);
     // Trailing trivia after the last token lives on the End token.
-    if (!t_.empty() && t_.back().kind == TokKind::End) em_.raw(t_.back().trivia);
+    if (auto& all = d_.tokens(); !all.empty() && all.back().kind == TokKind::End) em_.raw(all.back().trivia);
     if (!statics.empty()) {
       em_.newline();
       em_.raw(statics);
@@ -208,53 +170,12 @@ class Translator {
  private:
   Driver& d_;
   const Options& o_;
-  std::vector<Token>& t_;
+  Tokens t_;
   Emitter em_;
-  std::vector<int> match_;
   std::set<int> last_;  // ids of constructs that are the program's last parallel region
   std::vector<ThreadPrivate> tps_;  // threadprivate directives met so far
   int main_body_ = -1;              // the '{' of main's body
   mutable std::unique_ptr<std::vector<VarDecl>> decls_;  // every declaration (TICKPT)
-
-  // ---- token helpers ----
-  bool punct(int i, std::string_view s) const {
-    return i >= 0 && i < static_cast<int>(t_.size()) && t_[i].kind == TokKind::Punct && t_[i].text == s;
-  }
-  bool ident(int i) const { return i >= 0 && i < static_cast<int>(t_.size()) && t_[i].kind == TokKind::Ident; }
-
-  void match_brackets() {
-    match_.assign(t_.size(), -1);
-    std::vector<int> stack;
-    for (int i = 0; i < static_cast<int>(t_.size()); ++i) {
-      if (t_[i].kind != TokKind::Punct) continue;
-      const auto& s = t_[i].text;
-      if (s == "(" || s == "[" || s == "{" || s == "<%" || s == "<:") {
-        stack.push_back(i);
-      } else if ((s == ")" || s == "]" || s == "}" || s == "%>" || s == ":>") && !stack.empty()) {
-        match_[stack.back()] = i;
-        match_[i] = stack.back();
-        stack.pop_back();
-      }
-    }
-  }
-
-  // Tokens [b, e) on one line, single-spaced where the source had space.
-  std::string text(int b, int e) const {
-    std::string r;
-    for (int i = b; i < e; ++i) {
-      if (i > b && !t_[i].trivia.empty()) r += ' ';
-      r += t_[i].text;
-    }
-    return r;
-  }
-  std::string text(const std::vector<int>& toks) const {
-    std::string r;
-    for (size_t k = 0; k < toks.size(); ++k) {
-      if (k > 0 && !t_[toks[k]].trivia.empty()) r += ' ';
-      r += t_[toks[k]].text;
-    }
-    return r;
-  }
 
   // ---- emission ----
   // Copies tokens [b, e), translating the constructs in cs. `resync` puts a #line before the
@@ -326,8 +247,8 @@ class Translator {
   }
 
   void check_locks() {
-    for (int i = 0; i < static_cast<int>(t_.size()); ++i)
-      if (ident(i) && kLocks.count(t_[i].text))
+    for (int i = 0; i < t_.size(); ++i)
+      if (t_.ident(i) && kLocks.count(t_[i].text))
         d_.error_at(i, "'" + t_[i].text +
                            "' is not supported by CAPE: locks need shared memory; nodes exchange "
                            "their writes only at barriers and at the end of a region");
@@ -434,7 +355,7 @@ class Translator {
           r.ok = false;
           continue;
         }
-        std::string op = text(std::vector<int>(a.begin(), a.begin() + colon));
+        std::string op = t_.text(std::vector<int>(a.begin(), a.begin() + colon));
         static const Names ops = {"+", "*", "-", "&", "|", "^", "&&", "||", "min", "max"};
         if (!ops.count(op)) {
           d_.error_at(colon ? a[0] : cl.tok,
@@ -449,7 +370,7 @@ class Translator {
         }
       } else if (cl.name == "default") {
         if (!needs_args()) continue;
-        std::string v = text(a);
+        std::string v = t_.text(a);
         if (v == "none") r.default_none = true;
         else if (v != "shared") err("clause 'default(" + v + ")': expected 'shared' or 'none'");
       } else if (cl.name == "linear") {
@@ -459,12 +380,12 @@ class Translator {
         if (whole_team)
           err("clause 'num_threads' on 'omp parallel' is not supported yet: a parallel region's "
               "team is every node (use it on 'parallel for' or 'parallel sections')");
-        r.num_threads = "(" + text(a) + ")";
+        r.num_threads = "(" + t_.text(a) + ")";
       } else if (cl.name == "if") {
         if (!needs_args()) continue;
         std::vector<int> e = a;
         if (e.size() > 2 && t_[e[1]].text == ":") e.erase(e.begin(), e.begin() + 2);
-        r.cond = "(" + text(e) + ")";
+        r.cond = "(" + t_.text(e) + ")";
       } else if (cl.name == "schedule") {
         if (!needs_args()) continue;
         std::vector<int> e = a;
@@ -479,18 +400,18 @@ class Translator {
           continue;
         }
         if (kind == "static" || kind == "dynamic" || kind == "guided") {
-          if (!chunk.empty()) r.chunk = "(" + text(chunk) + ")";
+          if (!chunk.empty()) r.chunk = "(" + t_.text(chunk) + ")";
         }
         if (kind != "static")
           d_.note_at(cl.tok, "schedule(" + kind + ") is run as schedule(static" +
                                  (chunk.empty() || kind == "auto" || kind == "runtime"
                                       ? std::string("")
-                                      : ", " + text(chunk)) +
+                                      : ", " + t_.text(chunk)) +
                                  "): CAPE distributes every chunk before the loop starts");
       } else if (cl.name == "collapse") {
         if (!needs_args()) continue;
-        if (text(a) != "1")
-          err("clause 'collapse(" + text(a) + ")' is not supported yet: only the outermost loop "
+        if (t_.text(a) != "1")
+          err("clause 'collapse(" + t_.text(a) + ")' is not supported yet: only the outermost loop "
               "is distributed");
       } else if (cl.name == "ordered") {
         err("clause 'ordered' is not supported by CAPE: ordered execution would serialise the "
@@ -524,40 +445,40 @@ class Translator {
     if (b < 0) return fail(L.for_tok, "empty loop header");
     std::vector<int> semis;
     for (int i = b; i < e; ++i) {
-      if (match_[i] > i) { i = match_[i]; continue; }
-      if (punct(i, ";")) semis.push_back(i);
+      if (t_.match(i) > i) { i = t_.match(i); continue; }
+      if (t_.punct(i, ";")) semis.push_back(i);
     }
     if (semis.size() != 2) return fail(b, "expected 'for (init; test; increment)'");
     // init: [type] var = lb
     int eq = -1;
     for (int i = b; i < semis[0]; ++i) {
-      if (match_[i] > i) { i = match_[i]; continue; }
-      if (punct(i, "=")) { eq = i; break; }
-      if (punct(i, ",")) return fail(i, "one loop variable only");
+      if (t_.match(i) > i) { i = t_.match(i); continue; }
+      if (t_.punct(i, "=")) { eq = i; break; }
+      if (t_.punct(i, ",")) return fail(i, "one loop variable only");
     }
-    if (eq < 0 || eq == b || !ident(eq - 1)) return fail(b, "the initialisation must be 'var = lb'");
+    if (eq < 0 || eq == b || !t_.ident(eq - 1)) return fail(b, "the initialisation must be 'var = lb'");
     L.var = t_[eq - 1].text;
-    L.type = text(b, eq - 1);
+    L.type = t_.text(b, eq - 1);
     if (L.type.find('*') != std::string::npos)
       return fail(b, "pointer loop variables are not supported yet");
     if (eq + 1 >= semis[0]) return fail(eq, "missing lower bound");
-    L.lb = text(eq + 1, semis[0]);
+    L.lb = t_.text(eq + 1, semis[0]);
     // test: var op ub, or ub op var
     int cb = semis[0] + 1, ce = semis[1];
     static const Names rel = {"<", "<=", ">", ">=", "!="};
-    if (ce - cb >= 3 && ident(cb) && t_[cb].text == L.var && rel.count(t_[cb + 1].text)) {
+    if (ce - cb >= 3 && t_.ident(cb) && t_[cb].text == L.var && rel.count(t_[cb + 1].text)) {
       L.op = t_[cb + 1].text;
-      L.ub = text(cb + 2, ce);
-    } else if (ce - cb >= 3 && ident(ce - 1) && t_[ce - 1].text == L.var && rel.count(t_[ce - 2].text)) {
+      L.ub = t_.text(cb + 2, ce);
+    } else if (ce - cb >= 3 && t_.ident(ce - 1) && t_[ce - 1].text == L.var && rel.count(t_[ce - 2].text)) {
       static const std::map<std::string, std::string> flip = {
           {"<", ">"}, {"<=", ">="}, {">", "<"}, {">=", "<="}, {"!=", "!="}};
       L.op = flip.at(t_[ce - 2].text);
-      L.ub = text(cb, ce - 2);
+      L.ub = t_.text(cb, ce - 2);
     } else {
       return fail(cb < ce ? cb : semis[0], "the test must compare '" + L.var + "' with a bound using <, <=, >, >= or !=");
     }
     for (int i = cb; i < ce; ++i) {
-      if (match_[i] > i) { i = match_[i]; continue; }
+      if (t_.match(i) > i) { i = t_.match(i); continue; }
       const auto& x = t_[i].text;
       if (t_[i].kind == TokKind::Punct && (x == "&&" || x == "||" || x == "?" || x == ","))
         return fail(i, "the test must be a single comparison");
@@ -565,18 +486,18 @@ class Translator {
     // increment
     int ib = semis[1] + 1, ie = e;
     auto is = [&](int i, std::string_view s) { return i < ie && t_[i].text == s; };
-    auto var_at = [&](int i) { return i < ie && ident(i) && t_[i].text == L.var; };
+    auto var_at = [&](int i) { return i < ie && t_.ident(i) && t_[i].text == L.var; };
     int n = ie - ib;
     if (n == 2 && var_at(ib) && (is(ib + 1, "++") || is(ib + 1, "--"))) {
       L.step = is(ib + 1, "++") ? "1" : "-1";
     } else if (n == 2 && var_at(ib + 1) && (is(ib, "++") || is(ib, "--"))) {
       L.step = is(ib, "++") ? "1" : "-1";
     } else if (n >= 3 && var_at(ib) && (is(ib + 1, "+=") || is(ib + 1, "-="))) {
-      L.step = std::string(is(ib + 1, "+=") ? "" : "-") + "(" + text(ib + 2, ie) + ")";
+      L.step = std::string(is(ib + 1, "+=") ? "" : "-") + "(" + t_.text(ib + 2, ie) + ")";
     } else if (n >= 5 && var_at(ib) && is(ib + 1, "=") && var_at(ib + 2) && (is(ib + 3, "+") || is(ib + 3, "-"))) {
-      L.step = std::string(is(ib + 3, "+") ? "" : "-") + "(" + text(ib + 4, ie) + ")";
+      L.step = std::string(is(ib + 3, "+") ? "" : "-") + "(" + t_.text(ib + 4, ie) + ")";
     } else if (n >= 5 && var_at(ib) && is(ib + 1, "=") && var_at(ie - 1) && is(ie - 2, "+")) {
-      L.step = "(" + text(ib + 2, ie - 2) + ")";
+      L.step = "(" + t_.text(ib + 2, ie - 2) + ")";
     } else {
       return fail(ib < ie ? ib : semis[1], "the increment must be ++, --, +=, -= or '" + L.var + " = " + L.var + " + step'");
     }
@@ -722,7 +643,7 @@ class Translator {
     // default(none) (OpenMP 4.5 Sect. 2.15.1.1): every variable the construct names must be
     // listed; gcc checks it only with -fopenmp, which cape-cc does not pass on.
     if (cl.default_none && c->stmt) {
-      if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, static_cast<int>(t_.size())));
+      if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, t_.size()));
       Names listed(cl.priv.begin(), cl.priv.end());
       for (auto* l : {&cl.firstpriv, &cl.lastpriv, &cl.shared, &cl.copyin})
         listed.insert(l->begin(), l->end());
@@ -733,11 +654,8 @@ class Translator {
       for (auto& n : implicitly_shared(c->dir.first_tok, b, e, {})) {
         if (listed.count(n)) continue;
         for (int i = b; i < e; ++i) {
-          if (t_[i].kind == TokKind::PragmaStart) {
-            while (i < e && t_[i].kind != TokKind::PragmaEnd) ++i;
-            continue;
-          }
-          if (ident(i) && t_[i].text == n && !punct(i - 1, ".") && !punct(i - 1, "->")) {
+          if (t_.skip_pragma(i, e)) continue;
+          if (t_.ident(i) && t_[i].text == n && !t_.punct(i - 1, ".") && !t_.punct(i - 1, "->")) {
             d_.error_at(i, "'" + n + "' is not listed in a data-sharing clause of 'omp " + c->dir.name +
                                "', which has default(none)");
             cl.ok = false;
@@ -748,7 +666,7 @@ class Translator {
     }
     // `for (int i = ...)` declares i for the loop only: nothing outside could see its last value.
     if (!loop_var.empty() && c->stmt && c->stmt->kind == Stmt::For && c->stmt->header.b >= 0 &&
-        !punct(c->stmt->header.b + 1, "=") &&
+        !t_.punct(c->stmt->header.b + 1, "=") &&
         std::find(cl.lastpriv.begin(), cl.lastpriv.end(), loop_var) != cl.lastpriv.end())
       for (auto& cla : c->dir.clauses)
         if (cla.name == "lastprivate")
@@ -882,40 +800,39 @@ class Translator {
     std::vector<std::vector<std::string>> scopes(1);
     bool start = true;
     for (int i = b; i < e; ++i) {
-      if (t_[i].kind == TokKind::PragmaStart) {
-        while (i < e && t_[i].kind != TokKind::PragmaEnd) ++i;
+      if (t_.skip_pragma(i, e)) {
         start = true;
         continue;
       }
-      if (punct(i, "{")) { scopes.emplace_back(); start = true; continue; }
-      if (punct(i, "}")) { if (scopes.size() > 1) scopes.pop_back(); start = true; continue; }
-      if (punct(i, ";")) { start = true; continue; }
+      if (t_.punct(i, "{")) { scopes.emplace_back(); start = true; continue; }
+      if (t_.punct(i, "}")) { if (scopes.size() > 1) scopes.pop_back(); start = true; continue; }
+      if (t_.punct(i, ";")) { start = true; continue; }
       if (!start) {
-        if ((punct(i, "(") || punct(i, "[")) && match_[i] > i && match_[i] < e) i = match_[i];
+        if ((t_.punct(i, "(") || t_.punct(i, "[")) && t_.match(i) > i && t_.match(i) < e) i = t_.match(i);
         continue;
       }
       start = false;
-      if (!ident(i) || not_types.count(t_[i].text)) continue;
-      auto next_is = [&](int k) { return punct(k, "=") || punct(k, ";") || punct(k, ",") || punct(k, "["); };
-      bool decl = types.count(t_[i].text) || (ident(i + 1) && next_is(i + 2)) ||
-                  (punct(i + 1, "*") && ident(i + 2) && next_is(i + 3));
+      if (!t_.ident(i) || not_types.count(t_[i].text)) continue;
+      auto next_is = [&](int k) { return t_.punct(k, "=") || t_.punct(k, ";") || t_.punct(k, ",") || t_.punct(k, "["); };
+      bool decl = types.count(t_[i].text) || (t_.ident(i + 1) && next_is(i + 2)) ||
+                  (t_.punct(i + 1, "*") && t_.ident(i + 2) && next_is(i + 3));
       if (!decl) continue;
       // Declarators up to the ';' at this depth.
       int semi = i;
-      while (semi < e && !punct(semi, ";")) semi = match_[semi] > semi ? match_[semi] + 1 : semi + 1;
+      while (semi < e && !t_.punct(semi, ";")) semi = t_.match(semi) > semi ? t_.match(semi) + 1 : semi + 1;
       int part = i;
       for (int k = i; k <= semi && k < e; ++k) {
-        bool end = k == semi || punct(k, ",");
+        bool end = k == semi || t_.punct(k, ",");
         if (!end) {
-          if (match_[k] > k) k = match_[k];
+          if (t_.match(k) > k) k = t_.match(k);
           continue;
         }
         std::string name;
         bool fn = false;
         for (int q = part; q < k; ++q) {
-          if (punct(q, "=") || punct(q, "[")) break;
-          if (punct(q, "(")) { fn = true; break; }
-          if (ident(q) && !types.count(t_[q].text)) name = t_[q].text;
+          if (t_.punct(q, "=") || t_.punct(q, "[")) break;
+          if (t_.punct(q, "(")) { fn = true; break; }
+          if (t_.ident(q) && !types.count(t_[q].text)) name = t_[q].text;
         }
         if (!fn && !name.empty()) scopes.back().push_back(name);
         part = k + 1;
@@ -952,7 +869,7 @@ class Translator {
     // address could name nothing, so they are left out (they then do not travel under
     // TICKPT unless a clause names them).
     std::vector<int> cond_depth(t_.size() + 1, 0);
-    for (int i = 0, depth = 0; i < static_cast<int>(t_.size()); ++i) {
+    for (int i = 0, depth = 0; i < t_.size(); ++i) {
       const std::string& tv = t_[i].trivia;
       for (size_t pos = 0; pos < tv.size();) {
         size_t eol = tv.find('\n', pos);
@@ -968,7 +885,7 @@ class Translator {
       }
       cond_depth[i] = depth;
     }
-    auto end_of_scope = [&] { return scope_ends.empty() ? static_cast<int>(t_.size()) : scope_ends.back(); };
+    auto end_of_scope = [&] { return scope_ends.empty() ? t_.size() : scope_ends.back(); };
     // Names in declarator tokens [p, q): the last identifier before '=', '[' or a group.
     // `params`: a parameter list, where `T a[]` is a pointer. Elsewhere `a[]` has an
     // incomplete type (no sizeof) and `register` variables have no address: both skipped.
@@ -976,28 +893,28 @@ class Translator {
       int part = p;
       if (!params)
         for (int x = p; x < q; ++x)
-          if (ident(x) && t_[x].text == "register") return;
+          if (t_.ident(x) && t_[x].text == "register") return;
       for (int k = p; k <= q; ++k) {
-        bool end = k == q || punct(k, ",");
+        bool end = k == q || t_.punct(k, ",");
         if (!end) {
-          if (match_[k] > k && (punct(k, "(") || punct(k, "[") || punct(k, "{"))) k = match_[k];
+          if (t_.match(k) > k && (t_.punct(k, "(") || t_.punct(k, "[") || t_.punct(k, "{"))) k = t_.match(k);
           continue;
         }
         int name = -1;
         bool stop = false;
         for (int x = part; x + 1 < k && !params; ++x)
-          if (punct(x, "[") && punct(x + 1, "]")) stop = true;
+          if (t_.punct(x, "[") && t_.punct(x + 1, "]")) stop = true;
         for (int x = part; x < k && !stop; ++x) {
-          if (punct(x, "=") || punct(x, "[") || punct(x, ":")) break;
-          if (punct(x, "{") && match_[x] > x) { name = -1; x = match_[x]; continue; }
-          if (punct(x, "(") && match_[x] > x) {
+          if (t_.punct(x, "=") || t_.punct(x, "[") || t_.punct(x, ":")) break;
+          if (t_.punct(x, "{") && t_.match(x) > x) { name = -1; x = t_.match(x); continue; }
+          if (t_.punct(x, "(") && t_.match(x) > x) {
             if (name >= 0 && x == name + 1) { name = -1; stop = true; break; }  // a prototype
-            if (punct(x + 1, "*") && ident(x + 2)) name = x + 2;  // (*fp)(...)
-            x = match_[x];
+            if (t_.punct(x + 1, "*") && t_.ident(x + 2)) name = x + 2;  // (*fp)(...)
+            x = t_.match(x);
             continue;
           }
-          if (ident(x) && !types.count(t_[x].text) && !punct(x + 1, "(")) name = x;
-          else if (ident(x) && punct(x + 1, "(") && !types.count(t_[x].text)) { name = -1; stop = true; }
+          if (t_.ident(x) && !types.count(t_[x].text) && !t_.punct(x + 1, "(")) name = x;
+          else if (t_.ident(x) && t_.punct(x + 1, "(") && !types.count(t_[x].text)) { name = -1; stop = true; }
         }
         if (name >= 0 && !stop && cond_depth[name] == 0) r.push_back({t_[name].text, name, scope_end});
         part = k + 1;
@@ -1005,26 +922,25 @@ class Translator {
     };
     bool start = true;
     for (int i = b; i < e; ++i) {
-      if (t_[i].kind == TokKind::PragmaStart) {
-        while (i < e && t_[i].kind != TokKind::PragmaEnd) ++i;
+      if (t_.skip_pragma(i, e)) {
         start = true;
         continue;
       }
-      if (punct(i, "{")) { scope_ends.push_back(match_[i] > i ? match_[i] : e); start = true; continue; }
-      if (punct(i, "}")) { if (!scope_ends.empty()) scope_ends.pop_back(); start = true; continue; }
-      if (punct(i, ";")) { start = true; continue; }
+      if (t_.punct(i, "{")) { scope_ends.push_back(t_.match(i) > i ? t_.match(i) : e); start = true; continue; }
+      if (t_.punct(i, "}")) { if (!scope_ends.empty()) scope_ends.pop_back(); start = true; continue; }
+      if (t_.punct(i, ";")) { start = true; continue; }
       if (!start) {
         // `for (int i = 0; ...)`: the header declares i for the loop.
-        if (punct(i, "(") && i > 0 && t_[i - 1].kind == TokKind::Keyword && t_[i - 1].text == "for" &&
-            match_[i] > i) {
+        if (t_.punct(i, "(") && i > 0 && t_[i - 1].kind == TokKind::Keyword && t_[i - 1].text == "for" &&
+            t_.match(i) > i) {
           int semi = i + 1;
-          while (semi < match_[i] && !punct(semi, ";")) semi = match_[semi] > semi ? match_[semi] + 1 : semi + 1;
-          if (ident(i + 1) && (types.count(t_[i + 1].text) || ident(i + 2) || punct(i + 2, "*")))
-            declarators(i + 1, semi, match_[i]);
-          i = match_[i];
+          while (semi < t_.match(i) && !t_.punct(semi, ";")) semi = t_.match(semi) > semi ? t_.match(semi) + 1 : semi + 1;
+          if (t_.ident(i + 1) && (types.count(t_[i + 1].text) || t_.ident(i + 2) || t_.punct(i + 2, "*")))
+            declarators(i + 1, semi, t_.match(i));
+          i = t_.match(i);
           continue;
         }
-        if ((punct(i, "(") || punct(i, "[")) && match_[i] > i && match_[i] < e) i = match_[i];
+        if ((t_.punct(i, "(") || t_.punct(i, "[")) && t_.match(i) > i && t_.match(i) < e) i = t_.match(i);
         continue;
       }
       start = false;
@@ -1032,20 +948,20 @@ class Translator {
         if (t_[i].text == "else" || t_[i].text == "do") start = true;  // a statement follows
         continue;
       }
-      if (!ident(i) || not_decl.count(t_[i].text)) continue;
-      auto next_is = [&](int k) { return punct(k, "=") || punct(k, ";") || punct(k, ",") || punct(k, "[") || punct(k, "("); };
-      bool decl = types.count(t_[i].text) || (ident(i + 1) && next_is(i + 2)) ||
-                  (punct(i + 1, "*") && (ident(i + 2) || punct(i + 2, "*")));
+      if (!t_.ident(i) || not_decl.count(t_[i].text)) continue;
+      auto next_is = [&](int k) { return t_.punct(k, "=") || t_.punct(k, ";") || t_.punct(k, ",") || t_.punct(k, "[") || t_.punct(k, "("); };
+      bool decl = types.count(t_[i].text) || (t_.ident(i + 1) && next_is(i + 2)) ||
+                  (t_.punct(i + 1, "*") && (t_.ident(i + 2) || t_.punct(i + 2, "*")));
       if (!decl) continue;
       int k = i;
-      while (k < e && !punct(k, ";")) {
+      while (k < e && !t_.punct(k, ";")) {
         // A function definition: its parameters, then its body as a block.
-        if (punct(k, "(") && match_[k] > k && punct(match_[k] + 1, "{")) break;
-        k = match_[k] > k && !punct(k, "}") ? match_[k] + 1 : k + 1;
+        if (t_.punct(k, "(") && t_.match(k) > k && t_.punct(t_.match(k) + 1, "{")) break;
+        k = t_.match(k) > k && !t_.punct(k, "}") ? t_.match(k) + 1 : k + 1;
       }
-      if (k < e && punct(k, "(")) {
-        int close = match_[k];
-        declarators(k + 1, close, match_[close + 1], true);
+      if (k < e && t_.punct(k, "(")) {
+        int close = t_.match(k);
+        declarators(k + 1, close, t_.match(close + 1), true);
         i = close;  // the '{' comes next
         start = true;
         continue;
@@ -1061,7 +977,7 @@ class Translator {
   // `exclude`. A name is taken once.
   std::vector<std::string> implicitly_shared(int at, int b, int e, const std::vector<std::string>& exclude,
                                              bool file_scope = true) const {
-    if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, static_cast<int>(t_.size())));
+    if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, t_.size()));
     Names visible, inside;
     for (auto& d : *decls_) {
       if (d.tok < at && at < d.scope_end) visible.insert(d.name);
@@ -1075,17 +991,14 @@ class Translator {
     // from the region may write it), then the enclosing function's variables it names.
     Names file_vars;
     for (auto& d : *decls_)
-      if (d.scope_end == static_cast<int>(t_.size()) && d.tok < at) {
+      if (d.scope_end == t_.size() && d.tok < at) {
         file_vars.insert(d.name);
         if (file_scope && !excluded(d.name) && std::find(r.begin(), r.end(), d.name) == r.end())
           r.push_back(d.name);
       }
     for (int i = b; i < e; ++i) {
-      if (t_[i].kind == TokKind::PragmaStart) {
-        while (i < e && t_[i].kind != TokKind::PragmaEnd) ++i;
-        continue;
-      }
-      if (!ident(i) || punct(i - 1, ".") || punct(i - 1, "->")) continue;
+      if (t_.skip_pragma(i, e)) continue;
+      if (!t_.ident(i) || t_.punct(i - 1, ".") || t_.punct(i - 1, "->")) continue;
       const auto& n = t_[i].text;
       if (!visible.count(n) || inside.count(n)) continue;
       // Left to the file's statics function, unless a local of the same name hides it.
@@ -1099,7 +1012,7 @@ class Translator {
   // A variable of block scope (or a parameter) named n is visible at token `at`.
   bool local_visible(const std::string& n, int at) const {
     for (auto& d : *decls_)
-      if (d.name == n && d.scope_end != static_cast<int>(t_.size()) && d.tok < at && at < d.scope_end) return true;
+      if (d.name == n && d.scope_end != t_.size() && d.tok < at && at < d.scope_end) return true;
     return false;
   }
 
@@ -1109,8 +1022,8 @@ class Translator {
   // every region's start() (cape_cc_share_statics), put on libcape_cc's list before main.
   std::string statics_function() const {
     if (!o_.tickpt) return "";
-    if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, static_cast<int>(t_.size())));
-    int end = static_cast<int>(t_.size());
+    if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, t_.size()));
+    int end = t_.size();
     // Threadprivate variables stay out (this runs before the directives are translated).
     Names tp;
     for (auto& c : d_.ast().constructs)
@@ -1289,10 +1202,10 @@ class Translator {
       return;
     }
     // Visible to the end of the enclosing block, or of the file.
-    int depth = 0, scope_end = static_cast<int>(t_.size());
+    int depth = 0, scope_end = t_.size();
     for (int i = c->dir.first_tok - 1; i >= 0; --i) {
-      if (punct(i, "}")) ++depth;
-      if (punct(i, "{") && depth-- == 0) { scope_end = match_[i] > i ? match_[i] : scope_end; break; }
+      if (t_.punct(i, "}")) ++depth;
+      if (t_.punct(i, "{") && depth-- == 0) { scope_end = t_.match(i) > i ? t_.match(i) : scope_end; break; }
     }
     std::string list;
     for (auto& v : vars) {
@@ -1626,35 +1539,32 @@ class Translator {
     struct Fn { int b, e; };
     std::map<std::string, Fn> fns;
     int depth = 0;
-    for (int i = 0; i < static_cast<int>(t_.size()); ++i) {
+    for (int i = 0; i < t_.size(); ++i) {
       if (t_[i].kind != TokKind::Punct) continue;
       if (t_[i].text == "{") ++depth;
       if (t_[i].text == "}") --depth;
-      if (depth == 0 && t_[i].text == "(" && ident(i - 1) && match_[i] > i && punct(match_[i] + 1, "{")) {
-        int body = match_[i] + 1;
-        fns[t_[i - 1].text] = Fn{body, match_[body]};
-        i = match_[body];
+      if (depth == 0 && t_[i].text == "(" && t_.ident(i - 1) && t_.match(i) > i && t_.punct(t_.match(i) + 1, "{")) {
+        int body = t_.match(i) + 1;
+        fns[t_[i - 1].text] = Fn{body, t_.match(body)};
+        i = t_.match(body);
       }
     }
     auto it = fns.find("main");
     if (it == fns.end()) return;
     if (!d_.ast().constructs.empty() || o_.tickpt) main_body_ = it->second.b;
-    for (int i = 0; i < static_cast<int>(t_.size()); ++i)
-      if (ident(i) && (t_[i].text == "atexit" || t_[i].text == "on_exit")) return;
+    for (int i = 0; i < t_.size(); ++i)
+      if (t_.ident(i) && (t_[i].text == "atexit" || t_[i].text == "on_exit")) return;
     auto is_region = [](const Construct& c) { return c.dir.name.rfind("parallel", 0) == 0; };
     // Which functions of this file may reach a region (fixpoint over the call graph).
     auto calls_in = [&](int b, int e, bool& unknown) {
       std::vector<std::string> r;
       for (int i = b; i < e; ++i) {
-        if (t_[i].kind == TokKind::PragmaStart) {
-          while (i < e && t_[i].kind != TokKind::PragmaEnd) ++i;
-          continue;
-        }
+        if (t_.skip_pragma(i, e)) continue;
         // `(*fp)(x)` or `f(x)(y)` call through a pointer; `(double)(x)` is a cast.
-        if (punct(i, "(") && punct(i - 1, ")") && match_[i - 1] >= 0 &&
-            (punct(match_[i - 1] + 1, "*") || ident(match_[i - 1] - 1)))
+        if (t_.punct(i, "(") && t_.punct(i - 1, ")") && t_.match(i - 1) >= 0 &&
+            (t_.punct(t_.match(i - 1) + 1, "*") || t_.ident(t_.match(i - 1) - 1)))
           unknown = true;
-        if (punct(i, "(") && ident(i - 1) && !kNotCalls.count(t_[i - 1].text)) r.push_back(t_[i - 1].text);
+        if (t_.punct(i, "(") && t_.ident(i - 1) && !kNotCalls.count(t_[i - 1].text)) r.push_back(t_[i - 1].text);
       }
       return r;
     };
@@ -1681,7 +1591,7 @@ class Translator {
       if (is_region(c) && c.all.b > m.b && c.all.b < m.e && (!cand || c.all.b > cand->all.b)) cand = &c;
     if (!cand) return;
     for (int i = m.b; i < m.e; ++i)
-      if (ident(i) && t_[i].text == "goto") return;
+      if (t_.ident(i) && t_[i].text == "goto") return;
     // Inside a loop? Braced bodies end at their brace; others at the next ';' at their depth.
     int p = cand->all.b;
     for (int i = m.b; i < p; ++i) {
@@ -1689,14 +1599,14 @@ class Translator {
       const auto& k = t_[i].text;
       int body;
       if (k == "do") body = i + 1;
-      else if ((k == "for" || k == "while") && punct(i + 1, "(") && match_[i + 1] > 0) body = match_[i + 1] + 1;
+      else if ((k == "for" || k == "while") && t_.punct(i + 1, "(") && t_.match(i + 1) > 0) body = t_.match(i + 1) + 1;
       else continue;
       int end;
-      if (punct(body, "{")) {
-        end = match_[body];
+      if (t_.punct(body, "{")) {
+        end = t_.match(body);
       } else {
         end = body;
-        while (end < m.e && !punct(end, ";")) end = match_[end] > end ? match_[end] + 1 : end + 1;
+        while (end < m.e && !t_.punct(end, ";")) end = t_.match(end) > end ? t_.match(end) + 1 : end + 1;
       }
       if (k == "do") end = std::max(end, end);  // `while (...)` after the body does not matter
       if (p >= body && p <= end) return;
