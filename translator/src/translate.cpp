@@ -11,6 +11,7 @@
 //    the original variable does with gcc.
 #include "translate.h"
 
+#include "clauses.h"
 #include "emitter.h"
 #include "tokens.h"
 
@@ -22,22 +23,6 @@
 
 namespace cape::tr {
 namespace {
-
-const Names kParallelClauses = {"if", "num_threads", "default", "private", "firstprivate",
-                                "shared", "copyin", "reduction", "proc_bind"};
-const Names kForClauses = {"private", "firstprivate", "lastprivate", "reduction",
-                           "schedule", "collapse", "ordered", "nowait"};
-const Names kSectionsClauses = {"private", "firstprivate", "lastprivate", "reduction", "nowait"};
-const Names kSingleClauses = {"private", "firstprivate", "copyprivate", "nowait"};
-const Names kSimdClauses = {"safelen", "simdlen", "linear", "aligned", "private", "lastprivate",
-                            "reduction", "collapse", "nontemporal", "order", "if"};
-
-Names unite(const Names& a, const Names& b, std::string_view minus = "") {
-  Names r = a;
-  r.insert(b.begin(), b.end());
-  if (!minus.empty()) r.erase(std::string(minus));
-  return r;
-}
 
 // Library functions that never call back into the program, so cannot reach a parallel
 // region (the last_parallel rule).
@@ -80,29 +65,6 @@ std::string unsupported_reason(const std::string& name) {
   if (starts("declare")) return "declarative directives are not supported";
   return "not implemented";
 }
-
-struct Reduction {
-  std::string op;    // the OpenMP operator as written: + * - & | ^ && || min max
-  std::string var;
-  int tok = -1;      // the variable's token, for diagnostics
-};
-
-// The data-sharing clauses of one construct (002_2c61c2cb27f62a9a.txt Sect. 3.2, Table 1).
-struct Clauses {
-  std::vector<std::string> priv;        // private: restored before create()
-  std::vector<std::string> firstpriv;   // firstprivate: restored too (every node has the value)
-  std::vector<std::string> lastpriv;    // lastprivate: restored except on the last iteration's node
-  std::vector<std::string> shared;
-  std::vector<std::string> copyin;
-  std::vector<std::string> copypriv;
-  std::vector<Reduction> red;
-  bool default_none = false;
-  std::string num_threads = "0";
-  std::string cond = "1";
-  std::string chunk = "0";
-  bool nowait = false;
-  bool ok = true;
-};
 
 struct Loop {
   std::string var, type, lb, ub, op, step;
@@ -252,180 +214,6 @@ class Translator {
         d_.error_at(i, "'" + t_[i].text +
                            "' is not supported by CAPE: locks need shared memory; nodes exchange "
                            "their writes only at barriers and at the end of a region");
-  }
-
-  // `name, name, ...` from args[from..] of a clause: plain variable names only.
-  std::vector<std::pair<std::string, int>> var_list(const Clause& cl, size_t from, bool& ok) {
-    std::vector<std::pair<std::string, int>> r;
-    const auto& a = cl.args;
-    if (from >= a.size()) {
-      d_.error_at(from ? a.back() : cl.tok, "expected a variable name in clause '" + cl.name + "'");
-      ok = false;
-      return r;
-    }
-    for (size_t k = from; k < a.size(); ++k) {
-      if ((k - from) % 2 == 1) {
-        if (t_[a[k]].text != ",") {
-          d_.error_at(a[k], "expected ',' in the list of clause '" + cl.name + "', found '" +
-                                t_[a[k]].text + "'" +
-                                (t_[a[k]].text == "[" || t_[a[k]].text == "." || t_[a[k]].text == "->"
-                                     ? " (array sections and members are not supported)"
-                                     : ""));
-          ok = false;
-          return r;
-        }
-        if (k + 1 == a.size()) {
-          d_.error_at(a[k], "expected a variable name after ',' in clause '" + cl.name + "'");
-          ok = false;
-        }
-        continue;
-      }
-      const auto& s = t_[a[k]].text;
-      if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) {
-        d_.error_at(a[k], "expected a variable name in clause '" + cl.name + "', found '" + s + "'");
-        ok = false;
-        return r;
-      }
-      r.emplace_back(s, a[k]);
-    }
-    return r;
-  }
-
-  // A variable may appear in one data-sharing clause of a construct, except firstprivate
-  // together with lastprivate (OpenMP 4.5 Sect. 2.15.3).
-  void note_var(Clauses& r, std::map<std::string, std::string>& seen, const Clause& cl,
-                const std::string& name, int tok) {
-    if (cl.name == "copyin" || cl.name == "copyprivate") return;
-    auto it = seen.find(name);
-    if (it == seen.end()) {
-      seen[name] = cl.name;
-      return;
-    }
-    std::set<std::string> pair = {it->second, cl.name};
-    if (pair == std::set<std::string>{"firstprivate", "lastprivate"}) return;
-    d_.error_at(tok, "variable '" + name + "' appears in both '" + it->second + "' and '" +
-                         cl.name + "' clauses");
-    r.ok = false;
-  }
-
-  // Reads the clauses of c, checking each against `allowed` (002_2c61c2cb27f62a9a.txt Table 1).
-  Clauses clauses(Construct* c, const Names& allowed, bool whole_team = false) {
-    Clauses r;
-    std::map<std::string, std::string> seen;
-    for (auto& cl : c->dir.clauses) {
-      auto err = [&](const std::string& m) {
-        d_.error_at(cl.tok, m);
-        r.ok = false;
-      };
-      if (!allowed.count(cl.name)) {
-        err("clause '" + cl.name + "' is not valid on 'omp " + c->dir.name + "'");
-        continue;
-      }
-      const auto& a = cl.args;
-      auto needs_args = [&] {
-        if (!cl.has_parens) err("clause '" + cl.name + "' needs an argument in parentheses");
-        return cl.has_parens && !a.empty();
-      };
-      if (cl.name == "private" || cl.name == "shared" || cl.name == "firstprivate" ||
-          cl.name == "lastprivate" || cl.name == "copyin" || cl.name == "copyprivate") {
-        if (!needs_args()) continue;
-        size_t from = 0;
-        if (cl.name == "lastprivate" && a.size() > 2 && t_[a[1]].text == ":") {
-          err("clause 'lastprivate(" + t_[a[0]].text + ": ...)': modifiers are not supported");
-          continue;
-        }
-        auto& dst = cl.name == "private" ? r.priv : cl.name == "shared" ? r.shared
-                  : cl.name == "firstprivate" ? r.firstpriv : cl.name == "lastprivate" ? r.lastpriv
-                  : cl.name == "copyin" ? r.copyin : r.copypriv;
-        for (auto& [name, tok] : var_list(cl, from, r.ok)) {
-          dst.push_back(name);
-          note_var(r, seen, cl, name, tok);
-        }
-      } else if (cl.name == "reduction") {
-        if (!needs_args()) continue;
-        // reduction(op: list); OpenMP 5 modifiers (inscan, task, default) are not supported.
-        size_t colon = 0;
-        while (colon < a.size() && t_[a[colon]].text != ":") ++colon;
-        if (colon == a.size()) {
-          err("clause 'reduction' needs 'operator: list'");
-          continue;
-        }
-        if (colon >= 2 && t_[a[1]].text == ",") {
-          d_.error_at(a[0], "reduction modifier '" + t_[a[0]].text + "' is not supported");
-          r.ok = false;
-          continue;
-        }
-        std::string op = t_.text(std::vector<int>(a.begin(), a.begin() + colon));
-        static const Names ops = {"+", "*", "-", "&", "|", "^", "&&", "||", "min", "max"};
-        if (!ops.count(op)) {
-          d_.error_at(colon ? a[0] : cl.tok,
-                      "unknown reduction operator '" + op +
-                          "' (one of + * - & | ^ && || min max; 'declare reduction' is not supported)");
-          r.ok = false;
-          continue;
-        }
-        for (auto& [name, tok] : var_list(cl, colon + 1, r.ok)) {
-          r.red.push_back({op, name, tok});
-          note_var(r, seen, cl, name, tok);
-        }
-      } else if (cl.name == "default") {
-        if (!needs_args()) continue;
-        std::string v = t_.text(a);
-        if (v == "none") r.default_none = true;
-        else if (v != "shared") err("clause 'default(" + v + ")': expected 'shared' or 'none'");
-      } else if (cl.name == "linear") {
-        err("clause 'linear' is not supported yet (it belongs to the dropped simd part)");
-      } else if (cl.name == "num_threads") {
-        if (!needs_args()) continue;
-        if (whole_team)
-          err("clause 'num_threads' on 'omp parallel' is not supported yet: a parallel region's "
-              "team is every node (use it on 'parallel for' or 'parallel sections')");
-        r.num_threads = "(" + t_.text(a) + ")";
-      } else if (cl.name == "if") {
-        if (!needs_args()) continue;
-        std::vector<int> e = a;
-        if (e.size() > 2 && t_[e[1]].text == ":") e.erase(e.begin(), e.begin() + 2);
-        r.cond = "(" + t_.text(e) + ")";
-      } else if (cl.name == "schedule") {
-        if (!needs_args()) continue;
-        std::vector<int> e = a;
-        auto colon = std::find_if(e.begin(), e.end(), [&](int k) { return t_[k].text == ":"; });
-        if (colon != e.end()) e.erase(e.begin(), colon + 1);  // monotonic: etc.
-        std::string kind = e.empty() ? "" : t_[e[0]].text;
-        std::vector<int> chunk;
-        if (e.size() > 2 && t_[e[1]].text == ",") chunk.assign(e.begin() + 2, e.end());
-        if (kind != "static" && kind != "dynamic" && kind != "guided" && kind != "auto" &&
-            kind != "runtime") {
-          err("unknown schedule kind '" + kind + "'");
-          continue;
-        }
-        if (kind == "static" || kind == "dynamic" || kind == "guided") {
-          if (!chunk.empty()) r.chunk = "(" + t_.text(chunk) + ")";
-        }
-        if (kind != "static")
-          d_.note_at(cl.tok, "schedule(" + kind + ") is run as schedule(static" +
-                                 (chunk.empty() || kind == "auto" || kind == "runtime"
-                                      ? std::string("")
-                                      : ", " + t_.text(chunk)) +
-                                 "): CAPE distributes every chunk before the loop starts");
-      } else if (cl.name == "collapse") {
-        if (!needs_args()) continue;
-        if (t_.text(a) != "1")
-          err("clause 'collapse(" + t_.text(a) + ")' is not supported yet: only the outermost loop "
-              "is distributed");
-      } else if (cl.name == "ordered") {
-        err("clause 'ordered' is not supported by CAPE: ordered execution would serialise the "
-            "nodes iteration by iteration");
-      } else if (cl.name == "nowait") {
-        r.nowait = true;
-      } else if (cl.name == "proc_bind") {
-        d_.note_at(cl.tok, "clause 'proc_bind' has no effect: each thread is a node");
-      } else {
-        // safelen, simdlen, aligned, nontemporal, order: hints for the dropped simd part.
-        d_.note_at(cl.tok, "clause '" + cl.name + "' dropped with 'simd'");
-      }
-    }
-    return r;
   }
 
   // ---- the canonical loop form (OpenMP 4.5 Sect. 2.6) ----
@@ -1137,7 +925,7 @@ class Translator {
     if (n == "sections") return ws_sections(c, ctx);
     if (n == "single" || n == "master") return single(c, ctx);
     if (n == "barrier") {
-      clauses(c, {});
+      read_clauses(d_, t_, c->dir, {});
       if (ctx.in_ws)
         d_.error_at(name_tok(c), "'omp barrier' may not be closely nested in a worksharing construct");
       em_.line(t_[c->dir.first_tok].line);
@@ -1146,7 +934,7 @@ class Translator {
     }
     if (n == "threadprivate") return threadprivate(c, ctx);
     if (n == "simd") {
-      clauses(c, kSimdClauses);
+      read_clauses(d_, t_, c->dir, kSimdClauses);
       d_.note_at(name_tok(c), "'omp simd' dropped: the loop runs as written on each node");
       return emit_stmt(c->stmt, ctx);
     }
@@ -1220,7 +1008,7 @@ class Translator {
   // 001_3036025dc34c4021.txt Fig. 3, generalised from one iteration per slave to chunks;
   // clause functions before each cape_start() (002_2c61c2cb27f62a9a.txt Fig. 7).
   void parallel_for(Construct* c, const Ctx& ctx) {
-    Clauses cl = clauses(c, unite(kParallelClauses, c->dir.name == "parallel for" ? kForClauses : unite(kForClauses, kSimdClauses), "nowait"));
+    Clauses cl = read_clauses(d_, t_, c->dir, unite(kParallelClauses, c->dir.name == "parallel for" ? kForClauses : unite(kForClauses, kSimdClauses), "nowait"));
     if (c->dir.name != "parallel for")
       d_.note_at(name_tok(c), "'simd' dropped from 'omp " + c->dir.name + "'");
     Loop L;
@@ -1293,7 +1081,7 @@ class Translator {
 
   // 003_45ed75503520c8f4.txt Fig. 3, any number of sections, round robin over the team.
   void parallel_sections(Construct* c, const Ctx& ctx) {
-    Clauses cl = clauses(c, unite(kParallelClauses, kSectionsClauses, "nowait"));
+    Clauses cl = read_clauses(d_, t_, c->dir, unite(kParallelClauses, kSectionsClauses, "nowait"));
     std::vector<Stmt*> secs;
     if (!check_not_nested(c, ctx) || !sections_of(c, secs) || !check_vars(c, cl) || !cl.ok)
       return emit_stmt(c->stmt, ctx);
@@ -1318,7 +1106,7 @@ class Translator {
   }
 
   void parallel(Construct* c, const Ctx& ctx) {
-    Clauses cl = clauses(c, kParallelClauses, /*whole_team=*/true);
+    Clauses cl = read_clauses(d_, t_, c->dir, kParallelClauses, /*whole_team=*/true);
     if (!check_not_nested(c, ctx) || !check_vars(c, cl) || !cl.ok) return emit_stmt(c->stmt, ctx);
     std::string s = "_" + std::to_string(c->id);
     auto priv = privates_of(cl);
@@ -1378,7 +1166,7 @@ class Translator {
   }
 
   void ws_for(Construct* c, const Ctx& ctx) {
-    Clauses cl = clauses(c, c->dir.name == "for" ? kForClauses : unite(kForClauses, kSimdClauses));
+    Clauses cl = read_clauses(d_, t_, c->dir, c->dir.name == "for" ? kForClauses : unite(kForClauses, kSimdClauses));
     if (c->dir.name != "for") d_.note_at(name_tok(c), "'simd' dropped from 'omp for simd'");
     Loop L;
     if (!check_ws(c, ctx) || !loop(c, L) || !check_vars(c, cl, L.var) || !cl.ok)
@@ -1459,7 +1247,7 @@ class Translator {
   }
 
   void ws_sections(Construct* c, const Ctx& ctx) {
-    Clauses cl = clauses(c, kSectionsClauses);
+    Clauses cl = read_clauses(d_, t_, c->dir, kSectionsClauses);
     std::vector<Stmt*> secs;
     if (!check_ws(c, ctx) || !sections_of(c, secs) || !check_vars(c, cl) || !cl.ok)
       return emit_stmt(c->stmt, ctx);
@@ -1485,7 +1273,7 @@ class Translator {
   // carries; every node takes them back after the exchange.
   void single(Construct* c, const Ctx& ctx) {
     bool is_single = c->dir.name == "single";
-    Clauses cl = clauses(c, is_single ? kSingleClauses : Names{});
+    Clauses cl = read_clauses(d_, t_, c->dir, is_single ? kSingleClauses : Names{});
     if (is_single && !check_ws(c, ctx)) return emit_stmt(c->stmt, ctx);
     if (!is_single && ctx.in_ws) {
       d_.error_at(name_tok(c), "'omp master' may not be closely nested in a worksharing construct");
