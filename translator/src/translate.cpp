@@ -11,7 +11,9 @@
 //    the original variable does with gcc.
 #include "translate.h"
 
+#include "canonical_loop.h"
 #include "clauses.h"
+#include "directive.h"
 #include "emitter.h"
 #include "tokens.h"
 
@@ -65,12 +67,6 @@ std::string unsupported_reason(const std::string& name) {
   if (starts("declare")) return "declarative directives are not supported";
   return "not implemented";
 }
-
-struct Loop {
-  std::string var, type, lb, ub, op, step;
-  int for_tok = -1;
-  Stmt* body = nullptr;
-};
 
 struct Ctx {
   int region = 0;                    // id of the lexically enclosing parallel construct
@@ -216,100 +212,6 @@ class Translator {
                            "their writes only at barriers and at the end of a region");
   }
 
-  // ---- the canonical loop form (OpenMP 4.5 Sect. 2.6) ----
-  bool loop(Construct* c, Loop& L) {
-    Stmt* s = c->stmt;
-    if (!s || s->kind != Stmt::For) {
-      d_.error_at(s ? s->all.b : name_tok(c), "'omp " + c->dir.name + "' must be followed by a for loop");
-      return false;
-    }
-    L.for_tok = s->all.b;
-    L.body = s->body;
-    int b = s->header.b, e = s->header.e;
-    auto fail = [&](int tok, const std::string& m) {
-      d_.error_at(tok, "loop of 'omp " + c->dir.name + "' is not in canonical form: " + m);
-      return false;
-    };
-    if (b < 0) return fail(L.for_tok, "empty loop header");
-    std::vector<int> semis;
-    for (int i = b; i < e; ++i) {
-      if (t_.match(i) > i) { i = t_.match(i); continue; }
-      if (t_.punct(i, ";")) semis.push_back(i);
-    }
-    if (semis.size() != 2) return fail(b, "expected 'for (init; test; increment)'");
-    // init: [type] var = lb
-    int eq = -1;
-    for (int i = b; i < semis[0]; ++i) {
-      if (t_.match(i) > i) { i = t_.match(i); continue; }
-      if (t_.punct(i, "=")) { eq = i; break; }
-      if (t_.punct(i, ",")) return fail(i, "one loop variable only");
-    }
-    if (eq < 0 || eq == b || !t_.ident(eq - 1)) return fail(b, "the initialisation must be 'var = lb'");
-    L.var = t_[eq - 1].text;
-    L.type = t_.text(b, eq - 1);
-    if (L.type.find('*') != std::string::npos)
-      return fail(b, "pointer loop variables are not supported yet");
-    if (eq + 1 >= semis[0]) return fail(eq, "missing lower bound");
-    L.lb = t_.text(eq + 1, semis[0]);
-    // test: var op ub, or ub op var
-    int cb = semis[0] + 1, ce = semis[1];
-    static const Names rel = {"<", "<=", ">", ">=", "!="};
-    if (ce - cb >= 3 && t_.ident(cb) && t_[cb].text == L.var && rel.count(t_[cb + 1].text)) {
-      L.op = t_[cb + 1].text;
-      L.ub = t_.text(cb + 2, ce);
-    } else if (ce - cb >= 3 && t_.ident(ce - 1) && t_[ce - 1].text == L.var && rel.count(t_[ce - 2].text)) {
-      static const std::map<std::string, std::string> flip = {
-          {"<", ">"}, {"<=", ">="}, {">", "<"}, {">=", "<="}, {"!=", "!="}};
-      L.op = flip.at(t_[ce - 2].text);
-      L.ub = t_.text(cb, ce - 2);
-    } else {
-      return fail(cb < ce ? cb : semis[0], "the test must compare '" + L.var + "' with a bound using <, <=, >, >= or !=");
-    }
-    for (int i = cb; i < ce; ++i) {
-      if (t_.match(i) > i) { i = t_.match(i); continue; }
-      const auto& x = t_[i].text;
-      if (t_[i].kind == TokKind::Punct && (x == "&&" || x == "||" || x == "?" || x == ","))
-        return fail(i, "the test must be a single comparison");
-    }
-    // increment
-    int ib = semis[1] + 1, ie = e;
-    auto is = [&](int i, std::string_view s) { return i < ie && t_[i].text == s; };
-    auto var_at = [&](int i) { return i < ie && t_.ident(i) && t_[i].text == L.var; };
-    int n = ie - ib;
-    if (n == 2 && var_at(ib) && (is(ib + 1, "++") || is(ib + 1, "--"))) {
-      L.step = is(ib + 1, "++") ? "1" : "-1";
-    } else if (n == 2 && var_at(ib + 1) && (is(ib, "++") || is(ib, "--"))) {
-      L.step = is(ib, "++") ? "1" : "-1";
-    } else if (n >= 3 && var_at(ib) && (is(ib + 1, "+=") || is(ib + 1, "-="))) {
-      L.step = std::string(is(ib + 1, "+=") ? "" : "-") + "(" + t_.text(ib + 2, ie) + ")";
-    } else if (n >= 5 && var_at(ib) && is(ib + 1, "=") && var_at(ib + 2) && (is(ib + 3, "+") || is(ib + 3, "-"))) {
-      L.step = std::string(is(ib + 3, "+") ? "" : "-") + "(" + t_.text(ib + 4, ie) + ")";
-    } else if (n >= 5 && var_at(ib) && is(ib + 1, "=") && var_at(ie - 1) && is(ie - 2, "+")) {
-      L.step = "(" + t_.text(ib + 2, ie - 2) + ")";
-    } else {
-      return fail(ib < ie ? ib : semis[1], "the increment must be ++, --, +=, -= or '" + L.var + " = " + L.var + " + step'");
-    }
-    return true;
-  }
-
-  std::string trip_count(const Loop& L, const std::string& s) {
-    const std::string u = "(unsigned long long)";
-    std::string lb = "cape_lb" + s, ub = "cape_ub" + s, st = "cape_st" + s;
-    auto up = [&](bool incl) {
-      return st + " > 0 && " + lb + (incl ? " <= " : " < ") + ub + " ? (" + u + ub + " - " + u + lb +
-             (incl ? "" : " - 1") + ") / " + u + st + " + 1 : 0";
-    };
-    auto down = [&](bool incl) {
-      return st + " < 0 && " + lb + (incl ? " >= " : " > ") + ub + " ? (" + u + lb + " - " + u + ub +
-             (incl ? "" : " - 1") + ") / " + u + "-" + st + " + 1 : 0";
-    };
-    if (L.op == "<") return up(false);
-    if (L.op == "<=") return up(true);
-    if (L.op == ">") return down(false);
-    if (L.op == ">=") return down(true);
-    return st + " > 0 ? (" + up(false) + ") : (" + down(false) + ")";  // != with step +-1
-  }
-
   // Loop variables and bounds, evaluated once (OpenMP leaves the number of evaluations open).
   void loop_setup(const Loop& L, const std::string& s) {
     em_.line(t_[L.for_tok].line);
@@ -317,7 +219,7 @@ class Translator {
     em_.raw("  " + ty + " cape_lb" + s + " = (" + L.lb + "), cape_ub" + s + " = (" + L.ub + ");\n");
     em_.raw("  long long cape_st" + s + " = " + L.step + ";\n");
     if (!L.type.empty()) em_.raw("  " + L.type + " " + L.var + " = cape_lb" + s + ";\n");
-    em_.raw("  unsigned long long cape_n" + s + " = " + trip_count(L, s) + ";\n");
+    em_.raw("  unsigned long long cape_n" + s + " = " + trip_count(L, "cape_lb" + s, "cape_ub" + s, "cape_st" + s) + ";\n");
   }
 
   void chunk_loop(const Loop& L, const std::string& s, const Ctx& ctx) {
@@ -1012,7 +914,7 @@ class Translator {
     if (c->dir.name != "parallel for")
       d_.note_at(name_tok(c), "'simd' dropped from 'omp " + c->dir.name + "'");
     Loop L;
-    if (!check_not_nested(c, ctx) || !loop(c, L) || !check_vars(c, cl, L.var) || !cl.ok)
+    if (!check_not_nested(c, ctx) || !read_canonical_loop(d_, t_, *c, L) || !check_vars(c, cl, L.var) || !cl.ok)
       return emit_stmt(c->stmt, ctx);
     std::string s = "_" + std::to_string(c->id);
     bool var_last = std::find(cl.lastpriv.begin(), cl.lastpriv.end(), L.var) != cl.lastpriv.end();
@@ -1169,7 +1071,7 @@ class Translator {
     Clauses cl = read_clauses(d_, t_, c->dir, c->dir.name == "for" ? kForClauses : unite(kForClauses, kSimdClauses));
     if (c->dir.name != "for") d_.note_at(name_tok(c), "'simd' dropped from 'omp for simd'");
     Loop L;
-    if (!check_ws(c, ctx) || !loop(c, L) || !check_vars(c, cl, L.var) || !cl.ok)
+    if (!check_ws(c, ctx) || !read_canonical_loop(d_, t_, *c, L) || !check_vars(c, cl, L.var) || !cl.ok)
       return emit_stmt(c->stmt, ctx);
     std::string s = "_" + std::to_string(c->id);
     bool var_last = std::find(cl.lastpriv.begin(), cl.lastpriv.end(), L.var) != cl.lastpriv.end();
