@@ -13,6 +13,7 @@
 
 #include "canonical_loop.h"
 #include "clauses.h"
+#include "declarations.h"
 #include "directive.h"
 #include "emitter.h"
 #include "tokens.h"
@@ -78,13 +79,6 @@ struct Ctx {
   std::vector<std::string> reductions;  // its reduction variables (kept across barriers)
 };
 
-// A variable declaration found by the TICKPT scan (Translator::scan_declarations).
-struct VarDecl {
-  std::string name;
-  int tok;         // the declared name's token
-  int scope_end;   // the token closing its block (the token count at file scope)
-};
-
 // A `#pragma omp threadprivate(list)` and the tokens where its variables are visible.
 struct ThreadPrivate {
   std::string var;
@@ -133,7 +127,11 @@ class Translator {
   std::set<int> last_;  // ids of constructs that are the program's last parallel region
   std::vector<ThreadPrivate> tps_;  // threadprivate directives met so far
   int main_body_ = -1;              // the '{' of main's body
-  mutable std::unique_ptr<std::vector<VarDecl>> decls_;  // every declaration (TICKPT)
+  mutable std::unique_ptr<Declarations> decls_;  // every declaration, scanned when first needed
+  const Declarations& decls() const {
+    if (!decls_) decls_ = std::make_unique<Declarations>(t_);
+    return *decls_;
+  }
 
   // ---- emission ----
   // Copies tokens [b, e), translating the constructs in cs. `resync` puts a #line before the
@@ -333,7 +331,6 @@ class Translator {
     // default(none) (OpenMP 4.5 Sect. 2.15.1.1): every variable the construct names must be
     // listed; gcc checks it only with -fopenmp, which cape-cc does not pass on.
     if (cl.default_none && c->stmt) {
-      if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, t_.size()));
       Names listed(cl.priv.begin(), cl.priv.end());
       for (auto* l : {&cl.firstpriv, &cl.lastpriv, &cl.shared, &cl.copyin})
         listed.insert(l->begin(), l->end());
@@ -341,7 +338,7 @@ class Translator {
       for (auto& v : threadprivates_at(c->dir.first_tok)) listed.insert(v);
       if (!loop_var.empty()) listed.insert(loop_var);
       int b = c->stmt->all.b, e = c->stmt->all.e;
-      for (auto& n : implicitly_shared(c->dir.first_tok, b, e, {})) {
+      for (auto& n : decls().implicitly_shared(c->dir.first_tok, b, e, {})) {
         if (listed.count(n)) continue;
         for (int i = b; i < e; ++i) {
           if (t_.skip_pragma(i, e)) continue;
@@ -475,244 +472,12 @@ class Translator {
            exchange_code(l) + "  }\n  cape_cc_join();\n}\n";
   }
 
-  // Names declared by the statements of [b, e) that are still in scope at e: the variables
-  // a region declared before a barrier. A heuristic over tokens: a statement that starts
-  // with a type keyword, or with `name name`, declares the last identifier of each
-  // declarator; static/extern/typedef/register declarations and prototypes are skipped.
-  std::vector<std::string> locals_in_scope(int b, int e) const {
-    static const Names types = {"int", "long", "short", "char", "float", "double", "unsigned",
-                                "signed", "_Bool", "bool", "const", "volatile", "struct",
-                                "union", "enum", "size_t", "ssize_t", "ptrdiff_t", "int8_t",
-                                "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
-                                "uint32_t", "uint64_t", "intptr_t", "uintptr_t"};
-    static const Names not_types = {"return", "goto", "case", "default", "break", "continue",
-                                    "sizeof", "static", "extern", "typedef", "register"};
-    std::vector<std::vector<std::string>> scopes(1);
-    bool start = true;
-    for (int i = b; i < e; ++i) {
-      if (t_.skip_pragma(i, e)) {
-        start = true;
-        continue;
-      }
-      if (t_.punct(i, "{")) { scopes.emplace_back(); start = true; continue; }
-      if (t_.punct(i, "}")) { if (scopes.size() > 1) scopes.pop_back(); start = true; continue; }
-      if (t_.punct(i, ";")) { start = true; continue; }
-      if (!start) {
-        if ((t_.punct(i, "(") || t_.punct(i, "[")) && t_.match(i) > i && t_.match(i) < e) i = t_.match(i);
-        continue;
-      }
-      start = false;
-      if (!t_.ident(i) || not_types.count(t_[i].text)) continue;
-      auto next_is = [&](int k) { return t_.punct(k, "=") || t_.punct(k, ";") || t_.punct(k, ",") || t_.punct(k, "["); };
-      bool decl = types.count(t_[i].text) || (t_.ident(i + 1) && next_is(i + 2)) ||
-                  (t_.punct(i + 1, "*") && t_.ident(i + 2) && next_is(i + 3));
-      if (!decl) continue;
-      // Declarators up to the ';' at this depth.
-      int semi = i;
-      while (semi < e && !t_.punct(semi, ";")) semi = t_.match(semi) > semi ? t_.match(semi) + 1 : semi + 1;
-      int part = i;
-      for (int k = i; k <= semi && k < e; ++k) {
-        bool end = k == semi || t_.punct(k, ",");
-        if (!end) {
-          if (t_.match(k) > k) k = t_.match(k);
-          continue;
-        }
-        std::string name;
-        bool fn = false;
-        for (int q = part; q < k; ++q) {
-          if (t_.punct(q, "=") || t_.punct(q, "[")) break;
-          if (t_.punct(q, "(")) { fn = true; break; }
-          if (t_.ident(q) && !types.count(t_[q].text)) name = t_[q].text;
-        }
-        if (!fn && !name.empty()) scopes.back().push_back(name);
-        part = k + 1;
-      }
-      i = semi - 1;
-    }
-    std::vector<std::string> r;
-    for (auto& sc : scopes)
-      for (auto& n : sc)
-        if (std::find(r.begin(), r.end(), n) == r.end()) r.push_back(n);
-    return r;
-  }
-
-  // ---- TICKPT: the implicitly shared variables (002_2c61c2cb27f62a9a.txt Sect. 3.1, 4.1) ----
-  // The monitor ships, under TICKPT, only what is registered as shared (and dynamic memory),
-  // so each region registers the variables that 4.1 rule (3) makes shared: this file's
-  // variables declared outside the region and visible there. Names are found by a token
-  // heuristic over declarations (no preprocessing): `type name[...] = ..., *name;` at file
-  // scope and in blocks, and function parameters.
-  std::vector<VarDecl> scan_declarations(int b, int e) const {
-    static const Names types = {"int", "long", "short", "char", "float", "double", "unsigned",
-                                "signed", "_Bool", "bool", "const", "volatile", "struct", "union",
-                                "enum", "void", "static", "extern", "register", "inline",
-                                "restrict", "__restrict", "__restrict__", "_Thread_local",
-                                "__thread", "auto", "__inline", "__inline__", "_Complex",
-                                "size_t", "ssize_t", "ptrdiff_t", "int8_t", "int16_t", "int32_t",
-                                "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
-                                "intptr_t", "uintptr_t", "__attribute__"};
-    static const Names not_decl = {"return", "goto", "case", "default", "break", "continue",
-                                   "sizeof", "typedef"};
-    std::vector<VarDecl> r;
-    std::vector<int> scope_ends;
-    // Declarations inside #if/#ifdef/#ifndef blocks may not be compiled: taking their
-    // address could name nothing, so they are left out (they then do not travel under
-    // TICKPT unless a clause names them).
-    std::vector<int> cond_depth(t_.size() + 1, 0);
-    for (int i = 0, depth = 0; i < t_.size(); ++i) {
-      const std::string& tv = t_[i].trivia;
-      for (size_t pos = 0; pos < tv.size();) {
-        size_t eol = tv.find('\n', pos);
-        if (eol == std::string::npos) eol = tv.size();
-        size_t k = tv.find_first_not_of(" \t", pos);
-        if (k < eol && tv[k] == '#') {
-          size_t w = tv.find_first_not_of(" \t", k + 1);
-          std::string d = w < eol ? tv.substr(w, std::min(eol, tv.find_first_of(" \t(", w)) - w) : "";
-          if (d == "if" || d == "ifdef" || d == "ifndef") ++depth;
-          else if (d == "endif" && depth > 0) --depth;
-        }
-        pos = eol + 1;
-      }
-      cond_depth[i] = depth;
-    }
-    auto end_of_scope = [&] { return scope_ends.empty() ? t_.size() : scope_ends.back(); };
-    // Names in declarator tokens [p, q): the last identifier before '=', '[' or a group.
-    // `params`: a parameter list, where `T a[]` is a pointer. Elsewhere `a[]` has an
-    // incomplete type (no sizeof) and `register` variables have no address: both skipped.
-    auto declarators = [&](int p, int q, int scope_end, bool params = false) {
-      int part = p;
-      if (!params)
-        for (int x = p; x < q; ++x)
-          if (t_.ident(x) && t_[x].text == "register") return;
-      for (int k = p; k <= q; ++k) {
-        bool end = k == q || t_.punct(k, ",");
-        if (!end) {
-          if (t_.match(k) > k && (t_.punct(k, "(") || t_.punct(k, "[") || t_.punct(k, "{"))) k = t_.match(k);
-          continue;
-        }
-        int name = -1;
-        bool stop = false;
-        for (int x = part; x + 1 < k && !params; ++x)
-          if (t_.punct(x, "[") && t_.punct(x + 1, "]")) stop = true;
-        for (int x = part; x < k && !stop; ++x) {
-          if (t_.punct(x, "=") || t_.punct(x, "[") || t_.punct(x, ":")) break;
-          if (t_.punct(x, "{") && t_.match(x) > x) { name = -1; x = t_.match(x); continue; }
-          if (t_.punct(x, "(") && t_.match(x) > x) {
-            if (name >= 0 && x == name + 1) { name = -1; stop = true; break; }  // a prototype
-            if (t_.punct(x + 1, "*") && t_.ident(x + 2)) name = x + 2;  // (*fp)(...)
-            x = t_.match(x);
-            continue;
-          }
-          if (t_.ident(x) && !types.count(t_[x].text) && !t_.punct(x + 1, "(")) name = x;
-          else if (t_.ident(x) && t_.punct(x + 1, "(") && !types.count(t_[x].text)) { name = -1; stop = true; }
-        }
-        if (name >= 0 && !stop && cond_depth[name] == 0) r.push_back({t_[name].text, name, scope_end});
-        part = k + 1;
-      }
-    };
-    bool start = true;
-    for (int i = b; i < e; ++i) {
-      if (t_.skip_pragma(i, e)) {
-        start = true;
-        continue;
-      }
-      if (t_.punct(i, "{")) { scope_ends.push_back(t_.match(i) > i ? t_.match(i) : e); start = true; continue; }
-      if (t_.punct(i, "}")) { if (!scope_ends.empty()) scope_ends.pop_back(); start = true; continue; }
-      if (t_.punct(i, ";")) { start = true; continue; }
-      if (!start) {
-        // `for (int i = 0; ...)`: the header declares i for the loop.
-        if (t_.punct(i, "(") && i > 0 && t_[i - 1].kind == TokKind::Keyword && t_[i - 1].text == "for" &&
-            t_.match(i) > i) {
-          int semi = i + 1;
-          while (semi < t_.match(i) && !t_.punct(semi, ";")) semi = t_.match(semi) > semi ? t_.match(semi) + 1 : semi + 1;
-          if (t_.ident(i + 1) && (types.count(t_[i + 1].text) || t_.ident(i + 2) || t_.punct(i + 2, "*")))
-            declarators(i + 1, semi, t_.match(i));
-          i = t_.match(i);
-          continue;
-        }
-        if ((t_.punct(i, "(") || t_.punct(i, "[")) && t_.match(i) > i && t_.match(i) < e) i = t_.match(i);
-        continue;
-      }
-      start = false;
-      if (t_[i].kind == TokKind::Keyword) {
-        if (t_[i].text == "else" || t_[i].text == "do") start = true;  // a statement follows
-        continue;
-      }
-      if (!t_.ident(i) || not_decl.count(t_[i].text)) continue;
-      auto next_is = [&](int k) { return t_.punct(k, "=") || t_.punct(k, ";") || t_.punct(k, ",") || t_.punct(k, "[") || t_.punct(k, "("); };
-      bool decl = types.count(t_[i].text) || (t_.ident(i + 1) && next_is(i + 2)) ||
-                  (t_.punct(i + 1, "*") && (t_.ident(i + 2) || t_.punct(i + 2, "*")));
-      if (!decl) continue;
-      int k = i;
-      while (k < e && !t_.punct(k, ";")) {
-        // A function definition: its parameters, then its body as a block.
-        if (t_.punct(k, "(") && t_.match(k) > k && t_.punct(t_.match(k) + 1, "{")) break;
-        k = t_.match(k) > k && !t_.punct(k, "}") ? t_.match(k) + 1 : k + 1;
-      }
-      if (k < e && t_.punct(k, "(")) {
-        int close = t_.match(k);
-        declarators(k + 1, close, t_.match(close + 1), true);
-        i = close;  // the '{' comes next
-        start = true;
-        continue;
-      }
-      declarators(i, k, end_of_scope());
-      i = k - 1;
-    }
-    return r;
-  }
-
-  // Variables visible at token `at` and named in [b, e) that are shared there, under the
-  // implicit rules: declared before `at` (in scope), not declared inside [b, e), not in
-  // `exclude`. A name is taken once.
-  std::vector<std::string> implicitly_shared(int at, int b, int e, const std::vector<std::string>& exclude,
-                                             bool file_scope = true) const {
-    if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, t_.size()));
-    Names visible, inside;
-    for (auto& d : *decls_) {
-      if (d.tok < at && at < d.scope_end) visible.insert(d.name);
-      if (d.tok >= b && d.tok < e) inside.insert(d.name);
-    }
-    std::vector<std::string> r;
-    auto excluded = [&](const std::string& n) {
-      return inside.count(n) || std::find(exclude.begin(), exclude.end(), n) != exclude.end();
-    };
-    // Rule (3): every variable of the file declared before the region (functions called
-    // from the region may write it), then the enclosing function's variables it names.
-    Names file_vars;
-    for (auto& d : *decls_)
-      if (d.scope_end == t_.size() && d.tok < at) {
-        file_vars.insert(d.name);
-        if (file_scope && !excluded(d.name) && std::find(r.begin(), r.end(), d.name) == r.end())
-          r.push_back(d.name);
-      }
-    for (int i = b; i < e; ++i) {
-      if (t_.skip_pragma(i, e)) continue;
-      if (!t_.ident(i) || t_.punct(i - 1, ".") || t_.punct(i - 1, "->")) continue;
-      const auto& n = t_[i].text;
-      if (!visible.count(n) || inside.count(n)) continue;
-      // Left to the file's statics function, unless a local of the same name hides it.
-      if (!file_scope && file_vars.count(n) && !local_visible(n, at)) continue;
-      if (std::find(exclude.begin(), exclude.end(), n) != exclude.end()) continue;
-      if (std::find(r.begin(), r.end(), n) == r.end()) r.push_back(n);
-    }
-    return r;
-  }
-
-  // A variable of block scope (or a parameter) named n is visible at token `at`.
-  bool local_visible(const std::string& n, int at) const {
-    for (auto& d : *decls_)
-      if (d.name == n && d.scope_end != t_.size() && d.tok < at && at < d.scope_end) return true;
-    return false;
-  }
-
   // TICKPT: variables of static storage are shared (002 Sect. 3.1), and a region's
   // functions may live in other files. So every translated file registers its own file-scope
   // variables (minus threadprivate ones) through a function that libcape_cc calls before
   // every region's start() (cape_cc_share_statics), put on libcape_cc's list before main.
   std::string statics_function() const {
     if (!o_.tickpt) return "";
-    if (!decls_) decls_ = std::make_unique<std::vector<VarDecl>>(scan_declarations(0, t_.size()));
     int end = t_.size();
     // Threadprivate variables stay out (this runs before the directives are translated).
     Names tp;
@@ -720,8 +485,8 @@ class Translator {
       if (c.dir.name == "threadprivate" && !c.dir.name_toks.empty())
         for (int k = c.dir.name_toks.back() + 1; k < c.dir.end_tok; ++k) tp.insert(t_[k].text);
     std::vector<std::string> vars;
-    for (auto& d : *decls_)
-      if (d.scope_end == end && !tp.count(d.name) && std::find(vars.begin(), vars.end(), d.name) == vars.end())
+    for (auto& d : decls().all())
+      if (d.addressable() && d.scope_end == end && !tp.count(d.name) && std::find(vars.begin(), vars.end(), d.name) == vars.end())
         vars.push_back(d.name);
     if (vars.empty()) return "";
     std::string r = "\n/* cape (TICKPT): this file's variables of static storage are shared (002_2c61c2cb27f62a9a.txt "
@@ -745,7 +510,7 @@ class Translator {
     for (auto& v : threadprivates_at(c->dir.first_tok)) ex.push_back(v);
     if (!loop_var.empty()) ex.push_back(loop_var);
     std::string r;
-    for (auto& x : implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false))
+    for (auto& x : decls().implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false))
       r += "  CAPE_CC_IN_MEMORY(" + x + ");\n";
     return r;
   }
@@ -761,7 +526,7 @@ class Translator {
     for (auto& v : threadprivates_at(c->dir.first_tok)) ex.push_back(v);
     if (!loop_var.empty()) ex.push_back(loop_var);
     std::string r = ind + "cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */\n";
-    for (auto& x : implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false))
+    for (auto& x : decls().implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false))
       r += ind + "cape_set_shared((void *)&" + x + ", sizeof(" + x + ")); /* implicitly shared (TICKPT) */\n";
     return r;
   }
@@ -778,7 +543,7 @@ class Translator {
     calls2 += calls;  // after: the monitor keeps the later call on a variable
     std::vector<std::string> locals;
     if (ctx.region_b >= 0)
-      for (auto& n : locals_in_scope(ctx.region_b, at))
+      for (auto& n : decls().locals_in_scope(ctx.region_b, at))
         if (std::find(ctx.privates.begin(), ctx.privates.end(), n) == ctx.privates.end()) locals.push_back(n);
     // A region's reduction variables: each thread's running partial result must stay its
     // own across the barrier (OpenMP's private copy), and must not be combined twice. Before
