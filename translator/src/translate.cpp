@@ -15,6 +15,7 @@
 #include "clauses.h"
 #include "declarations.h"
 #include "directive.h"
+#include "last_parallel.h"
 #include "emitter.h"
 #include "tokens.h"
 
@@ -26,28 +27,6 @@
 
 namespace cape::tr {
 namespace {
-
-// Library functions that never call back into the program, so cannot reach a parallel
-// region (the last_parallel rule).
-const Names kSafeCalls = {
-    "printf", "fprintf", "sprintf", "snprintf", "vprintf", "vfprintf", "puts", "fputs",
-    "putchar", "fputc", "putc", "fflush", "fwrite", "fread", "fopen", "fclose", "fgets",
-    "fgetc", "getc", "getchar", "scanf", "fscanf", "sscanf", "perror", "strerror", "malloc",
-    "calloc", "realloc", "free", "memcpy", "memmove", "memset", "memcmp", "strlen", "strcpy",
-    "strncpy", "strcat", "strncat", "strcmp", "strncmp", "strchr", "strrchr", "strstr",
-    "strdup", "atoi", "atol", "atof", "strtol", "strtoul", "strtod", "strtoll", "strtoull",
-    "abs", "labs", "llabs", "fabs", "fabsf", "sqrt", "sqrtf", "pow", "powf", "exp", "expf",
-    "log", "logf", "log2", "log10", "sin", "cos", "tan", "sinf", "cosf", "atan", "atan2",
-    "floor", "ceil", "round", "fmod", "fmin", "fmax", "exit", "_exit", "abort", "assert",
-    "clock", "clock_gettime", "time", "gettimeofday", "rand", "srand", "getenv", "isnan",
-    "isinf", "omp_get_wtime", "omp_get_wtick", "omp_get_thread_num", "omp_get_num_threads",
-    "omp_get_max_threads", "omp_get_num_procs", "omp_in_parallel", "omp_set_num_threads"};
-
-// Identifiers followed by '(' that are not calls.
-const Names kNotCalls = {"sizeof", "return", "_Alignof", "alignof", "__typeof__", "typeof",
-                         "__typeof", "__attribute__", "__attribute", "_Generic", "asm",
-                         "__asm__", "__asm", "defined", "_Static_assert", "__extension__",
-                         "__builtin_offsetof", "offsetof", "case", "__alignof__", "_Atomic"};
 
 const Names kLocks = {"omp_init_lock", "omp_set_lock", "omp_unset_lock", "omp_test_lock",
                       "omp_destroy_lock", "omp_init_nest_lock", "omp_set_nest_lock",
@@ -91,7 +70,12 @@ class Translator {
 
   std::string run() {
     check_locks();
-    find_last_regions();
+    auto& ast = d_.ast();
+    last_ = last_parallel(t_, ast);
+    // The model, told at the start of main when the file has a directive (or under TICKPT).
+    auto fns = function_bodies(t_);
+    if (auto m = fns.find("main"); m != fns.end() && (!ast.constructs.empty() || o_.tickpt))
+      main_body_ = m->second.b;
     auto& unit = d_.ast().unit;
     bool any = !d_.ast().constructs.empty();
     std::string statics = statics_function();
@@ -985,92 +969,6 @@ class Translator {
     return false;
   }
 
-  // ---- last_parallel() (docs/translator.md) ----
-  // A region is the program's last when it is the last parallel construct in main, not
-  // inside a loop, main has no goto, and nothing after it in main calls a function that can
-  // reach a parallel region: only the library functions of kSafeCalls and functions of this
-  // file that, transitively, call nothing else and contain no parallel construct.
-  void find_last_regions() {
-    struct Fn { int b, e; };
-    std::map<std::string, Fn> fns;
-    int depth = 0;
-    for (int i = 0; i < t_.size(); ++i) {
-      if (t_[i].kind != TokKind::Punct) continue;
-      if (t_[i].text == "{") ++depth;
-      if (t_[i].text == "}") --depth;
-      if (depth == 0 && t_[i].text == "(" && t_.ident(i - 1) && t_.match(i) > i && t_.punct(t_.match(i) + 1, "{")) {
-        int body = t_.match(i) + 1;
-        fns[t_[i - 1].text] = Fn{body, t_.match(body)};
-        i = t_.match(body);
-      }
-    }
-    auto it = fns.find("main");
-    if (it == fns.end()) return;
-    if (!d_.ast().constructs.empty() || o_.tickpt) main_body_ = it->second.b;
-    for (int i = 0; i < t_.size(); ++i)
-      if (t_.ident(i) && (t_[i].text == "atexit" || t_[i].text == "on_exit")) return;
-    auto is_region = [](const Construct& c) { return c.dir.name.rfind("parallel", 0) == 0; };
-    // Which functions of this file may reach a region (fixpoint over the call graph).
-    auto calls_in = [&](int b, int e, bool& unknown) {
-      std::vector<std::string> r;
-      for (int i = b; i < e; ++i) {
-        if (t_.skip_pragma(i, e)) continue;
-        // `(*fp)(x)` or `f(x)(y)` call through a pointer; `(double)(x)` is a cast.
-        if (t_.punct(i, "(") && t_.punct(i - 1, ")") && t_.match(i - 1) >= 0 &&
-            (t_.punct(t_.match(i - 1) + 1, "*") || t_.ident(t_.match(i - 1) - 1)))
-          unknown = true;
-        if (t_.punct(i, "(") && t_.ident(i - 1) && !kNotCalls.count(t_[i - 1].text)) r.push_back(t_[i - 1].text);
-      }
-      return r;
-    };
-    std::map<std::string, bool> reaches;
-    for (auto& [name, f] : fns) {
-      bool r = false;
-      for (auto& c : d_.ast().constructs)
-        if (is_region(c) && c.all.b > f.b && c.all.b < f.e) r = true;
-      reaches[name] = r;
-    }
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (auto& [name, f] : fns) {
-        if (reaches[name]) continue;
-        bool unknown = false;
-        for (auto& callee : calls_in(f.b, f.e, unknown))
-          if (fns.count(callee) ? reaches[callee] : !kSafeCalls.count(callee)) unknown = true;
-        if (unknown) { reaches[name] = true; changed = true; }
-      }
-    }
-    Fn m = it->second;
-    const Construct* cand = nullptr;
-    for (auto& c : d_.ast().constructs)
-      if (is_region(c) && c.all.b > m.b && c.all.b < m.e && (!cand || c.all.b > cand->all.b)) cand = &c;
-    if (!cand) return;
-    for (int i = m.b; i < m.e; ++i)
-      if (t_.ident(i) && t_[i].text == "goto") return;
-    // Inside a loop? Braced bodies end at their brace; others at the next ';' at their depth.
-    int p = cand->all.b;
-    for (int i = m.b; i < p; ++i) {
-      if (t_[i].kind != TokKind::Keyword) continue;
-      const auto& k = t_[i].text;
-      int body;
-      if (k == "do") body = i + 1;
-      else if ((k == "for" || k == "while") && t_.punct(i + 1, "(") && t_.match(i + 1) > 0) body = t_.match(i + 1) + 1;
-      else continue;
-      int end;
-      if (t_.punct(body, "{")) {
-        end = t_.match(body);
-      } else {
-        end = body;
-        while (end < m.e && !t_.punct(end, ";")) end = t_.match(end) > end ? t_.match(end) + 1 : end + 1;
-      }
-      if (k == "do") end = std::max(end, end);  // `while (...)` after the body does not matter
-      if (p >= body && p <= end) return;
-    }
-    bool unknown = false;
-    for (auto& callee : calls_in(cand->all.e, m.e, unknown))
-      if (fns.count(callee) ? reaches[callee] : !kSafeCalls.count(callee)) unknown = true;
-    if (!unknown) last_.insert(cand->id);
-  }
 };
 
 }  // namespace
