@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,7 @@ struct Parsed {
   // The diagnostics as "line:col: message".
   std::vector<std::string> messages() const {
     std::vector<std::string> r;
-    for (auto& d : const_cast<Driver&>(drv).diagnostics())
+    for (auto& d : drv.diagnostics())
       r.push_back(std::to_string(d.line) + ":" + std::to_string(d.col) + ": " + d.message);
     return r;
   }
