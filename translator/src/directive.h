@@ -12,3 +12,10 @@ class Driver;
 Directive parse_directive(Driver& drv, int first, int end);
 
 }  // namespace cape::tr
+
+namespace cape::tr {
+
+// The token a diagnostic about the directive points at: its name's first word.
+inline int name_tok(const Directive& d) { return d.name_toks.empty() ? d.first_tok : d.name_toks.front(); }
+
+}  // namespace cape::tr

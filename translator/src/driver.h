@@ -30,6 +30,7 @@ class Driver {
   const std::vector<Token>& tokens() const { return tokens_; }
   Ast& ast() { return ast_; }
   std::vector<Diagnostic>& diagnostics() { return diags_; }
+  const std::vector<Diagnostic>& diagnostics() const { return diags_; }
   bool has_errors() const;
 
   void error(int line, int col, std::string msg) { diags_.push_back({Diagnostic::Error, line, col, std::move(msg)}); }

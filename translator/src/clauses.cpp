@@ -1,0 +1,240 @@
+// Clause reading as a table: one entry per clause name, saying whether it needs
+// `(arguments)` and what reading it does. A clause valid on the construct that has no entry
+// is a simd hint (safelen, simdlen, aligned, nontemporal, order), dropped with a note.
+#include "clauses.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "driver.h"
+
+namespace cape::tr {
+
+const Names kParallelClauses = {"if", "num_threads", "default", "private", "firstprivate",
+                                "shared", "copyin", "reduction", "proc_bind"};
+const Names kForClauses = {"private", "firstprivate", "lastprivate", "reduction",
+                           "schedule", "collapse", "ordered", "nowait"};
+const Names kSectionsClauses = {"private", "firstprivate", "lastprivate", "reduction", "nowait"};
+const Names kSingleClauses = {"private", "firstprivate", "copyprivate", "nowait"};
+const Names kSimdClauses = {"safelen", "simdlen", "linear", "aligned", "private", "lastprivate",
+                            "reduction", "collapse", "nontemporal", "order", "if"};
+
+Names unite(const Names& a, const Names& b, std::string_view minus) {
+  Names r = a;
+  r.insert(b.begin(), b.end());
+  if (!minus.empty()) r.erase(std::string(minus));
+  return r;
+}
+
+namespace {
+
+// The reading of one construct's clauses.
+class Reader {
+ public:
+  Reader(Driver& d, const Tokens& t, bool whole_team) : d_(d), t_(t), whole_team_(whole_team) {}
+
+  Clauses r;
+
+  void error(int tok, const std::string& m) {
+    d_.error_at(tok, m);
+    r.ok = false;
+  }
+  void note(int tok, const std::string& m) { d_.note_at(tok, m); }
+  const std::string& text(int k) const { return t_[k].text; }
+  std::string text(const std::vector<int>& toks) const { return t_.text(toks); }
+
+  // `name, name, ...` from args[from..] of a clause: plain variable names only.
+  std::vector<std::pair<std::string, int>> var_list(const Clause& cl, size_t from) {
+    std::vector<std::pair<std::string, int>> v;
+    const auto& a = cl.args;
+    if (from >= a.size()) {
+      error(from ? a.back() : cl.tok, "expected a variable name in clause '" + cl.name + "'");
+      return v;
+    }
+    for (size_t k = from; k < a.size(); ++k) {
+      const auto& s = text(a[k]);
+      if ((k - from) % 2 == 1) {
+        if (s != ",") {
+          error(a[k], "expected ',' in the list of clause '" + cl.name + "', found '" + s + "'" +
+                          (s == "[" || s == "." || s == "->"
+                               ? " (array sections and members are not supported)"
+                               : ""));
+          return v;
+        }
+        if (k + 1 == a.size()) error(a[k], "expected a variable name after ',' in clause '" + cl.name + "'");
+        continue;
+      }
+      if (!(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) {
+        error(a[k], "expected a variable name in clause '" + cl.name + "', found '" + s + "'");
+        return v;
+      }
+      v.emplace_back(s, a[k]);
+    }
+    return v;
+  }
+
+  // A variable may appear in one data-sharing clause of a construct, except firstprivate
+  // together with lastprivate (OpenMP 4.5 Sect. 2.15.3).
+  void note_var(const Clause& cl, const std::string& name, int tok) {
+    if (cl.name == "copyin" || cl.name == "copyprivate") return;
+    auto it = seen_.find(name);
+    if (it == seen_.end()) {
+      seen_[name] = cl.name;
+      return;
+    }
+    std::set<std::string> pair = {it->second, cl.name};
+    if (pair == std::set<std::string>{"firstprivate", "lastprivate"}) return;
+    error(tok, "variable '" + name + "' appears in both '" + it->second + "' and '" + cl.name + "' clauses");
+  }
+
+  bool whole_team() const { return whole_team_; }
+
+ private:
+  Driver& d_;
+  const Tokens& t_;
+  bool whole_team_;
+  std::map<std::string, std::string> seen_;  // variable -> the first clause naming it
+};
+
+// private, shared, firstprivate, lastprivate, copyin, copyprivate: a list of variables.
+void variable_list(Reader& R, const Clause& cl, std::vector<std::string> Clauses::*dst) {
+  const auto& a = cl.args;
+  if (cl.name == "lastprivate" && a.size() > 2 && R.text(a[1]) == ":") {
+    R.error(cl.tok, "clause 'lastprivate(" + R.text(a[0]) + ": ...)': modifiers are not supported");
+    return;
+  }
+  for (auto& [name, tok] : R.var_list(cl, 0)) {
+    (R.r.*dst).push_back(name);
+    R.note_var(cl, name, tok);
+  }
+}
+
+// reduction(op: list); OpenMP 5 modifiers (inscan, task, default) are not supported.
+void reduction(Reader& R, const Clause& cl) {
+  const auto& a = cl.args;
+  size_t colon = 0;
+  while (colon < a.size() && R.text(a[colon]) != ":") ++colon;
+  if (colon == a.size()) return R.error(cl.tok, "clause 'reduction' needs 'operator: list'");
+  if (colon >= 2 && R.text(a[1]) == ",")
+    return R.error(a[0], "reduction modifier '" + R.text(a[0]) + "' is not supported");
+  std::string op = R.text(std::vector<int>(a.begin(), a.begin() + colon));
+  static const Names ops = {"+", "*", "-", "&", "|", "^", "&&", "||", "min", "max"};
+  if (!ops.count(op))
+    return R.error(colon ? a[0] : cl.tok,
+                   "unknown reduction operator '" + op +
+                       "' (one of + * - & | ^ && || min max; 'declare reduction' is not supported)");
+  for (auto& [name, tok] : R.var_list(cl, colon + 1)) {
+    R.r.red.push_back({op, name, tok});
+    R.note_var(cl, name, tok);
+  }
+}
+
+void default_(Reader& R, const Clause& cl) {
+  std::string v = R.text(cl.args);
+  if (v == "none") R.r.default_none = true;
+  else if (v != "shared") R.error(cl.tok, "clause 'default(" + v + ")': expected 'shared' or 'none'");
+}
+
+void num_threads(Reader& R, const Clause& cl) {
+  if (R.whole_team())
+    R.error(cl.tok, "clause 'num_threads' on 'omp parallel' is not supported yet: a parallel region's "
+                    "team is every node (use it on 'parallel for' or 'parallel sections')");
+  R.r.num_threads = "(" + R.text(cl.args) + ")";
+}
+
+// if([parallel :] expr)
+void if_(Reader& R, const Clause& cl) {
+  std::vector<int> e = cl.args;
+  if (e.size() > 2 && R.text(e[1]) == ":") e.erase(e.begin(), e.begin() + 2);
+  R.r.cond = "(" + R.text(e) + ")";
+}
+
+// schedule([modifier:] kind[, chunk]): every kind runs as static (with its chunk).
+void schedule(Reader& R, const Clause& cl) {
+  std::vector<int> e = cl.args;
+  auto colon = std::find_if(e.begin(), e.end(), [&](int k) { return R.text(k) == ":"; });
+  if (colon != e.end()) e.erase(e.begin(), colon + 1);  // monotonic: etc.
+  std::string kind = e.empty() ? "" : R.text(e[0]);
+  std::vector<int> chunk;
+  if (e.size() > 2 && R.text(e[1]) == ",") chunk.assign(e.begin() + 2, e.end());
+  if (kind != "static" && kind != "dynamic" && kind != "guided" && kind != "auto" && kind != "runtime")
+    return R.error(cl.tok, "unknown schedule kind '" + kind + "'");
+  if ((kind == "static" || kind == "dynamic" || kind == "guided") && !chunk.empty())
+    R.r.chunk = "(" + R.text(chunk) + ")";
+  if (kind != "static")
+    R.note(cl.tok, "schedule(" + kind + ") is run as schedule(static" +
+                       (chunk.empty() || kind == "auto" || kind == "runtime" ? std::string("")
+                                                                             : ", " + R.text(chunk)) +
+                       "): CAPE distributes every chunk before the loop starts");
+}
+
+void collapse(Reader& R, const Clause& cl) {
+  if (R.text(cl.args) != "1")
+    R.error(cl.tok, "clause 'collapse(" + R.text(cl.args) +
+                        ")' is not supported yet: only the outermost loop is distributed");
+}
+
+struct Rule {
+  bool needs_args;  // `name(arguments)`
+  void (*read)(Reader&, const Clause&);
+};
+
+template <std::vector<std::string> Clauses::*dst>
+void list(Reader& R, const Clause& cl) {
+  variable_list(R, cl, dst);
+}
+
+const std::map<std::string, Rule, std::less<>> kRules = {
+    {"private", {true, list<&Clauses::priv>}},
+    {"shared", {true, list<&Clauses::shared>}},
+    {"firstprivate", {true, list<&Clauses::firstpriv>}},
+    {"lastprivate", {true, list<&Clauses::lastpriv>}},
+    {"copyin", {true, list<&Clauses::copyin>}},
+    {"copyprivate", {true, list<&Clauses::copypriv>}},
+    {"reduction", {true, reduction}},
+    {"default", {true, default_}},
+    {"num_threads", {true, num_threads}},
+    {"if", {true, if_}},
+    {"schedule", {true, schedule}},
+    {"collapse", {true, collapse}},
+    {"linear", {false, [](Reader& R, const Clause& cl) {
+       R.error(cl.tok, "clause 'linear' is not supported yet (it belongs to the dropped simd part)");
+     }}},
+    {"ordered", {false, [](Reader& R, const Clause& cl) {
+       R.error(cl.tok, "clause 'ordered' is not supported by CAPE: ordered execution would serialise "
+                       "the nodes iteration by iteration");
+     }}},
+    {"nowait", {false, [](Reader& R, const Clause&) { R.r.nowait = true; }}},
+    {"proc_bind", {false, [](Reader& R, const Clause& cl) {
+       R.note(cl.tok, "clause 'proc_bind' has no effect: each thread is a node");
+     }}},
+};
+
+}  // namespace
+
+Clauses read_clauses(Driver& d, const Tokens& t, const Directive& dir, const Names& allowed,
+                     bool whole_team) {
+  Reader R(d, t, whole_team);
+  for (auto& cl : dir.clauses) {
+    if (!allowed.count(cl.name)) {
+      R.error(cl.tok, "clause '" + cl.name + "' is not valid on 'omp " + dir.name + "'");
+      continue;
+    }
+    auto rule = kRules.find(cl.name);
+    if (rule == kRules.end()) {
+      R.note(cl.tok, "clause '" + cl.name + "' dropped with 'simd'");
+      continue;
+    }
+    if (rule->second.needs_args) {
+      // `name()` was reported by the directive parser already.
+      if (!cl.has_parens) R.error(cl.tok, "clause '" + cl.name + "' needs an argument in parentheses");
+      if (!cl.has_parens || cl.args.empty()) continue;
+    }
+    rule->second.read(R, cl);
+  }
+  return std::move(R.r);
+}
+
+}  // namespace cape::tr

@@ -1,0 +1,277 @@
+#include "templates/data_sharing.h"
+
+#include <algorithm>
+#include <map>
+
+#include "code.h"
+#include "directive.h"
+
+namespace cape::tr {
+namespace {
+
+std::string red_op(const std::string& op) {
+  static const std::map<std::string, std::string> m = {
+      {"+", "CAPE_RED_ADD"},   {"*", "CAPE_RED_MUL"},  {"-", "CAPE_RED_SUB"},
+      {"&", "CAPE_RED_BAND"},  {"|", "CAPE_RED_BOR"},  {"^", "CAPE_RED_BXOR"},
+      {"&&", "CAPE_RED_LAND"}, {"||", "CAPE_RED_LOR"}, {"min", "CAPE_RED_MIN"},
+      {"max", "CAPE_RED_MAX"}};
+  return m.at(op);
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// `tmpl` filled once per variable $x, with $<stem> the name of x's copy for each stem.
+std::string each(const std::vector<std::string>& vars, int id, std::initializer_list<std::string_view> stems,
+                 std::string_view tmpl, const Holes& base = {}) {
+  std::string r;
+  for (auto& x : vars) {
+    Holes h = base.with("x", x);
+    for (auto stem : stems) h.set(stem, gen_name(stem, id, x));
+    r += h.fill(tmpl);
+  }
+  return r;
+}
+
+// The variables a region names that its clauses do not (the implicitly shared ones are
+// among them): every clause's, the visible threadprivate ones and the loop variable.
+std::vector<std::string> clause_vars(const TranslationContext& cx, Construct* c, const Clauses& cl,
+                                     const std::string& loop_var, bool with_shared) {
+  std::vector<std::string> ex = cl.priv;
+  for (auto* l : {&cl.firstpriv, &cl.lastpriv, &cl.shared, &cl.copyin})
+    if (l != &cl.shared || with_shared) ex.insert(ex.end(), l->begin(), l->end());
+  for (auto& rd : cl.red) ex.push_back(rd.var);
+  for (auto& v : threadprivates_at(cx, c->dir.first_tok)) ex.push_back(v);
+  if (!loop_var.empty()) ex.push_back(loop_var);
+  return ex;
+}
+
+}  // namespace
+
+std::vector<std::string> threadprivates_at(const TranslationContext& cx, int at) {
+  std::vector<std::string> r;
+  for (auto& tp : cx.threadprivates)
+    if (tp.b < at && at < tp.e && !contains(r, tp.var)) r.push_back(tp.var);
+  return r;
+}
+
+std::string clause_calls(const TranslationContext& cx, const Clauses& cl, int at, const std::string& ind,
+                         bool with_private) {
+  Holes h{{"ind", ind}};
+  auto set = [&](const char* fn, const std::vector<std::string>& v) {
+    std::string r;
+    for (auto& x : v) r += h.with("fn", fn).with("x", x).fill("${ind}$fn((void *)&$x, sizeof($x));\n");
+    return r;
+  };
+  std::string r = set("cape_set_threadprivate", threadprivates_at(cx, at));
+  if (cl.default_none) r += h.fill("${ind}cape_set_default_none();\n");
+  r += set("cape_set_shared", cl.shared);
+  if (with_private) {
+    r += set("cape_set_private", cl.priv);
+    r += set("cape_set_firstprivate", cl.firstpriv);
+  }
+  r += set("cape_set_lastprivate", cl.lastpriv);
+  return r + reduction_calls(cl, ind);
+}
+
+std::string reduction_calls(const Clauses& cl, const std::string& ind) {
+  std::string r;
+  for (auto& rd : cl.red)
+    r += Holes{{"ind", ind}, {"x", rd.var}, {"op", red_op(rd.op)}}.fill(
+        "${ind}cape_reduction((void *)&$x, sizeof($x), $op, CAPE_CC_TYPE($x));\n");
+  return r;
+}
+
+void reduction_checks(TranslationContext& cx, const Clauses& cl) {
+  for (auto& rd : cl.red) {
+    const Token& t = cx.t[rd.tok];
+    bool bitwise = rd.op == "&" || rd.op == "|" || rd.op == "^";
+    cx.em.line(t.line);
+    cx.em.raw(Holes{{"indent", std::string(t.col > 1 ? t.col - 1 : 0, ' ')},
+                    {"test", bitwise ? "CAPE_CC_IS_INTEGER" : "CAPE_CC_TYPE"},
+                    {"op", rd.op},
+                    {"x", rd.var},
+                    {"type", bitwise ? "an integer type (char, short, int, long, long long, signed or unsigned)"
+                                     : "an arithmetic type (char, short, int, long, long long, signed or "
+                                       "unsigned, float or double)"}}
+                  .fill("${indent}_Static_assert($test($x) != 0, \"reduction($op: $x): $x must have $type\");\n"));
+  }
+}
+
+bool check_vars(TranslationContext& cx, Construct* c, Clauses& cl, const std::string& loop_var) {
+  const Tokens& t = cx.t;
+  auto error = [&](int tok, const std::string& m) {
+    cx.d.error_at(tok, m);
+    cl.ok = false;
+  };
+  auto tp = threadprivates_at(cx, c->dir.first_tok);
+  for (auto& cla : c->dir.clauses) {
+    if (cla.name != "copyin" || cla.args.empty()) continue;
+    for (int k : cla.args)
+      if (t[k].text != "," && !contains(tp, t[k].text))
+        error(k, "'" + t[k].text + "' in clause 'copyin' is not threadprivate (declare it "
+                 "with '#pragma omp threadprivate(" + t[k].text + ")' first)");
+  }
+  // default(none) (OpenMP 4.5 Sect. 2.15.1.1): every variable the construct names must be
+  // listed; gcc checks it only with -fopenmp, which cape-cc does not pass on.
+  if (cl.default_none && c->stmt) {
+    auto listed_v = clause_vars(cx, c, cl, loop_var, true);
+    Names listed(listed_v.begin(), listed_v.end());
+    int b = c->stmt->all.b, e = c->stmt->all.e;
+    for (auto& n : cx.decls().implicitly_shared(c->dir.first_tok, b, e, {})) {
+      if (listed.count(n)) continue;
+      for (int i = b; i < e; ++i) {
+        if (t.skip_pragma(i, e)) continue;
+        if (t.ident(i, n) && !t.punct(i - 1, ".") && !t.punct(i - 1, "->")) {
+          error(i, "'" + n + "' is not listed in a data-sharing clause of 'omp " + c->dir.name +
+                       "', which has default(none)");
+          break;
+        }
+      }
+    }
+  }
+  // `for (int i = ...)` declares i for the loop only: nothing outside could see its last value.
+  if (!loop_var.empty() && c->stmt && c->stmt->kind == Stmt::For && c->stmt->header.b >= 0 &&
+      !t.punct(c->stmt->header.b + 1, "=") && contains(cl.lastpriv, loop_var))
+    for (auto& cla : c->dir.clauses)
+      if (cla.name == "lastprivate")
+        for (int k : cla.args)
+          if (t[k].text == loop_var)
+            error(k, "'" + loop_var + "' in clause 'lastprivate' is declared by the loop (it is not visible after it)");
+  if (!loop_var.empty())
+    for (auto& rd : cl.red)
+      if (rd.var == loop_var) error(rd.tok, "the loop variable '" + loop_var + "' may not appear in clause 'reduction'");
+  return cl.ok;
+}
+
+// The values are flipped before start() so that putting them back is a change the master's
+// `copyin` checkpoint carries; the slaves inject it.
+std::string copyin_code(const Clauses& cl, int id) {
+  if (cl.copyin.empty()) return "";
+  Holes h{{"declare", each(cl.copyin, id, {"ci"}, "    static __thread __typeof__($x) $ci;\n")},
+          {"flip", each(cl.copyin, id, {"ci"},
+                        "      CAPE_CC_SAVE($ci, $x); CAPE_CC_FLIP($x);\n"
+                        "      cape_set_copyin((void *)&$x, sizeof($x));\n")},
+          {"restore", each(cl.copyin, id, {"ci"}, "      CAPE_CC_RESTORE($x, $ci);\n")}};
+  return h.fill(R"c(    /* copyin: the master's threadprivate values, to every node */
+$declare
+    if (cape_master()) {
+$flip
+      cape_start();
+$restore
+      cape_create("copyin");
+      cape_stop();
+      cape_broadcast("copyin");
+    } else {
+      cape_receive("copyin");
+      cape_inject("copyin");
+    }
+)c");
+}
+
+// private and firstprivate: both get their bytes back before create() (every node holds
+// the master's value when the region starts, so firstprivate needs nothing more).
+std::vector<std::string> privates_of(const Clauses& cl) {
+  std::vector<std::string> v;
+  for (auto* l : {&cl.priv, &cl.firstpriv})
+    for (auto& x : *l)
+      if (!contains(v, x) && !contains(cl.lastpriv, x)) v.push_back(x);
+  return v;
+}
+
+std::vector<std::string> with(std::vector<std::string> v, const std::string& x) {
+  if (!contains(v, x)) v.insert(v.begin(), x);
+  return v;
+}
+
+std::vector<std::string> without(std::vector<std::string> v, const std::string& x) {
+  v.erase(std::remove(v.begin(), v.end(), x), v.end());
+  return v;
+}
+
+std::string save_privates(const std::vector<std::string>& v, int id, bool tls) {
+  return each(v, id, {"pv"}, "  ${tls}__typeof__($x) $pv;\n  CAPE_CC_SAVE($pv, $x);\n",
+              Holes{{"tls", tls ? "static __thread " : ""}});
+}
+
+std::string restore_privates(const std::vector<std::string>& v, int id) {
+  return each(v, id, {"pv"}, "  CAPE_CC_RESTORE($x, $pv);\n");
+}
+
+// lastprivate: the node that ran the sequentially last iteration (or section) keeps its
+// value, which its checkpoint carries; every other node puts the original bytes back, so
+// exactly one node writes the variable and no merge has to choose.
+std::string lastprivate_code(const Clauses& cl, int id, const std::string& is_last, const std::string& final_var) {
+  if (cl.lastpriv.empty()) return "";
+  Holes h{{"is_last", is_last},
+          {"restore", each(cl.lastpriv, id, {"pv"}, "    CAPE_CC_RESTORE($x, $pv);\n")},
+          {"var", final_var},
+          {"lb", gen_name("lb", id)},
+          {"n", gen_name("n", id)},
+          {"st", gen_name("st", id)}};
+  if (!final_var.empty())
+    return h.fill(R"c(  if ($is_last) { /* lastprivate: this node ran the last iteration */
+    $var = (__typeof__($var))((unsigned long long)$lb + $n * (unsigned long long)$st);
+  } else {
+$restore
+  }
+)c");
+  return h.fill(R"c(  if (!$is_last) { /* lastprivate: only the last iteration's node keeps its value */
+$restore
+  }
+)c");
+}
+
+// DICKPT: the locals a region shares must live in memory across its runtime calls. A local
+// whose address is never taken may stay in a callee-saved register (gcc -O2 does), where
+// the writes of another node injected into its stack slot never reach it. Passing its
+// address to an empty asm makes it escape, so the compiler stores it before every call
+// and reloads it after. (TICKPT's cape_set_shared(&x, ...) calls take the address too.)
+std::string in_memory(const TranslationContext& cx, Construct* c, const Clauses& cl, const std::string& loop_var) {
+  if (cx.opt.tickpt || !c->stmt) return "";
+  auto ex = clause_vars(cx, c, cl, loop_var, /*with_shared=*/false);
+  auto vars = cx.decls().implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false);
+  return each(vars, c->id, {}, "  CAPE_CC_IN_MEMORY($x);\n");
+}
+
+// 4.1 rule (3) under TICKPT, where the monitor ships only what is registered: every
+// translated file's static variables (cape_cc_share_statics) and the enclosing function's
+// variables the region names, minus the region's clauses. They come first: the monitor keeps
+// the later call on a variable, so a clause wins.
+std::string tickpt_shared(const TranslationContext& cx, Construct* c, const Clauses& cl,
+                          const std::string& loop_var, const std::string& ind) {
+  if (!cx.opt.tickpt || !c->stmt) return "";
+  auto ex = clause_vars(cx, c, cl, loop_var, /*with_shared=*/true);
+  auto vars = cx.decls().implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false);
+  Holes h{{"ind", ind}};
+  return h.fill("${ind}cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */\n") +
+         each(vars, c->id, {}, "${ind}cape_set_shared((void *)&$x, sizeof($x)); /* implicitly shared (TICKPT) */\n", h);
+}
+
+// TICKPT: variables of static storage are shared (002 Sect. 3.1), and a region's functions
+// may live in other files. So every translated file registers its own file-scope variables
+// (minus threadprivate ones) through a function that libcape_cc calls before every region's
+// start() (cape_cc_share_statics), put on libcape_cc's list before main.
+std::string statics_function(const TranslationContext& cx) {
+  if (!cx.opt.tickpt) return "";
+  // Threadprivate variables stay out (this runs before the directives are translated).
+  Names tp;
+  for (auto& c : cx.d.ast().constructs)
+    if (c.dir.name == "threadprivate" && !c.dir.name_toks.empty())
+      for (int k = c.dir.name_toks.back() + 1; k < c.dir.end_tok; ++k) tp.insert(cx.t[k].text);
+  std::vector<std::string> vars;
+  for (auto& d : cx.decls().all())
+    if (d.addressable() && cx.decls().file_scope(d) && !tp.count(d.name) && !contains(vars, d.name))
+      vars.push_back(d.name);
+  if (vars.empty()) return "";
+  return Holes{{"shares", each(vars, 0, {}, "  cape_set_shared((void *)&$x, sizeof($x));\n")}}.fill(R"c(
+/* cape (TICKPT): this file's variables of static storage are shared (002_2c61c2cb27f62a9a.txt Sect. 3.1), registered before every region's cape_start() (docs/translator.md). */
+static void cape_cc_statics(void) {
+$shares
+}
+__attribute__((constructor)) static void cape_cc_statics_init(void) { cape_cc_add_statics(cape_cc_statics); }
+)c");
+}
+
+}  // namespace cape::tr

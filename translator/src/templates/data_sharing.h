@@ -1,0 +1,61 @@
+// Data sharing (002_2c61c2cb27f62a9a.txt Sect. 3-4, Fig. 6-7, Tables 1-2): the clause
+// functions made before a construct's cape_start(), the bytes of private variables put back
+// before every create(), lastprivate, copyin, reductions' type checks, and the variables a
+// region shares implicitly (registered under TICKPT, kept in memory under DICKPT).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "clauses.h"
+#include "context.h"
+
+namespace cape::tr {
+
+// Threadprivate variables visible at token `at` (Fig. 6: their calls precede every start()).
+std::vector<std::string> threadprivates_at(const TranslationContext& cx, int at);
+
+// Fig. 7: the clause functions of a construct at token `at`, made before cape_start(), each
+// line indented by `ind`. `with_private` false: the calls made again at a region's barriers,
+// where the private copies hold each thread's own values (the monitor would take those for
+// the originals and put them back at stop(); the barrier code keeps them itself).
+std::string clause_calls(const TranslationContext& cx, const Clauses& cl, int at, const std::string& ind,
+                         bool with_private = true);
+// cape_reduction(&v, sizeof v, CAPE_RED_op, CAPE_CC_TYPE(v)) for each reduction variable.
+std::string reduction_calls(const Clauses& cl, const std::string& ind);
+
+// The reduction variables' types, checked by the C compiler at the variable's position in
+// the pragma: the translator sees no declarations, _Generic does.
+void reduction_checks(TranslationContext& cx, const Clauses& cl);
+
+// Checks that need the construct: copyin of threadprivate variables only, default(none)'s
+// listing, no lastprivate or reduction of the loop variable where OpenMP forbids it.
+// Returns cl.ok.
+bool check_vars(TranslationContext& cx, Construct* c, Clauses& cl, const std::string& loop_var = "");
+
+// copyin (Table 2): the master's threadprivate values reach every node before the region.
+std::string copyin_code(const Clauses& cl, int id);
+
+// private and firstprivate variables (not lastprivate): their bytes are put back.
+std::vector<std::string> privates_of(const Clauses& cl);
+// v with x first (unless there), v without x.
+std::vector<std::string> with(std::vector<std::string> v, const std::string& x);
+std::vector<std::string> without(std::vector<std::string> v, const std::string& x);
+// Saving privates into cape_pv_<id>_<x>: into locals before a window, into TLS inside one.
+std::string save_privates(const std::vector<std::string>& v, int id, bool tls);
+std::string restore_privates(const std::vector<std::string>& v, int id);
+
+// lastprivate: only the node where `is_last` holds keeps its values. `final_var`: the loop
+// variable in lastprivate, given its value after the last iteration (lb + n * step).
+std::string lastprivate_code(const Clauses& cl, int id, const std::string& is_last,
+                             const std::string& final_var = "");
+
+// DICKPT: CAPE_CC_IN_MEMORY for the locals a region shares (see data_sharing.cpp).
+std::string in_memory(const TranslationContext& cx, Construct* c, const Clauses& cl, const std::string& loop_var);
+// TICKPT: the registrations of a region's implicitly shared variables.
+std::string tickpt_shared(const TranslationContext& cx, Construct* c, const Clauses& cl,
+                          const std::string& loop_var, const std::string& ind);
+// TICKPT: the function registering this file's variables of static storage ("" if none).
+std::string statics_function(const TranslationContext& cx);
+
+}  // namespace cape::tr

@@ -1,0 +1,106 @@
+// `parallel for`: 001_3036025dc34c4021.txt Fig. 3, generalised from one iteration per slave
+// to chunks of schedule(static[, chunk]); clause functions before each cape_start()
+// (002_2c61c2cb27f62a9a.txt Fig. 7). docs/translator.md, "parallel for".
+//
+// The master runs the loop header: for each slave it writes the slave's share into
+// cape_desc[slave] and creates and sends `before` (lines 2-5); slaves receive and inject it
+// (lines 14-16). Every node runs its chunks (line 17), puts its privates back, and the
+// exchange ends the region (lines 6-12, 18-25: exchange.cpp).
+#include <algorithm>
+
+#include "code.h"
+#include "templates/data_sharing.h"
+#include "templates/exchange.h"
+#include "templates/shares.h"
+#include "templates/templates.h"
+
+namespace cape::tr {
+namespace {
+
+constexpr std::string_view kFork = R"c(  static __thread cape_share_t $sh;
+  static __thread unsigned long long $b, $k;
+  static __thread int $s;
+  if (cape_cc_fork($num_threads, $cond, $flags)) {
+$copyin
+    if (cape_master()) {                    /* Fig. 3 line 1 */
+$master_calls
+      cape_start();                         /* line 2 */
+      for ($s = 1; $s < cape_num_nodes(); ++$s) { /* line 3: a chunk per slave */
+        cape_cc_share(&cape_desc[$s], $n, $chunk, cape_cc_thread_of_node($s));
+        cape_create("before");             /* line 4 */
+        cape_send("before", $s);      /* line 5 */
+      }
+      $s = 0;
+      cape_cc_share(&$sh, $n, $chunk, cape_cc_thread_of_node(0)); /* the master's own share */
+    } else {
+$keep_red
+      cape_receive("before");              /* line 14 */
+      cape_inject("before");               /* line 15 */
+$back_red
+$calls
+      cape_start();                         /* line 16 */
+      $sh = cape_desc[cape_node_id()];
+    }
+  } else {
+    cape_cc_share(&$sh, $n, 0, 0); /* serial: every iteration */
+  }
+)c";
+
+}  // namespace
+
+void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
+  bool simd = c->dir.name != "parallel for";
+  Clauses cl = read_clauses(cx.d, cx.t, c->dir,
+                            unite(kParallelClauses, simd ? unite(kForClauses, kSimdClauses) : kForClauses, "nowait"));
+  if (simd) cx.d.note_at(name_tok(c->dir), "'simd' dropped from 'omp " + c->dir.name + "'");
+  Loop L;
+  if (!check_not_nested(cx, c, enc) || !read_canonical_loop(cx.d, cx.t, *c, L) || !check_vars(cx, c, cl, L.var) ||
+      !cl.ok)
+    return cx.emit_stmt(c->stmt, enc);
+  const int id = c->id;
+  bool var_last = std::find(cl.lastpriv.begin(), cl.lastpriv.end(), L.var) != cl.lastpriv.end();
+  auto priv = without(privates_of(cl), L.var);
+  if (!var_last) {
+    if (L.type.empty()) priv = with(priv, L.var);
+    else priv.insert(priv.begin(), L.var);
+  }
+  Holes h = loop_holes(id);
+  h.set("chunk", cl.chunk).set("num_threads", cl.num_threads).set("cond", cl.cond).set("flags", cx.fork_flags());
+  // The implicit (TICKPT) registrations first: the monitor keeps the later call on a variable.
+  std::string calls = tickpt_shared(cx, c, cl, L.var, "      ") + clause_calls(cx, cl, c->dir.first_tok, "      ");
+  std::string master_calls = calls;
+  if (cx.opt.tickpt || cl.default_none)
+    master_calls += "      cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */\n";
+  if (!cl.lastpriv.empty()) {  // Def. 4.2: the later share's value wins
+    std::string order = h.fill("      cape_set_order((long)cape_cc_order($n, $chunk));\n");
+    calls += order;
+    master_calls += order;
+  }
+  // The master's `before` carries its reduction variables at the operator's identity
+  // (start() set them): a slave keeps its own value, which is the original one.
+  std::string keep_red, back_red;
+  for (auto& rd : cl.red) {
+    Holes r{{"x", rd.var}, {"rv", gen_name("rv", id, rd.var)}};
+    keep_red += r.fill("      static __thread __typeof__($x) $rv;\n      CAPE_CC_SAVE($rv, $x);\n");
+    back_red += r.fill("      CAPE_CC_RESTORE($x, $rv);\n");
+  }
+  h.set("copyin", copyin_code(cl, id)).set("master_calls", master_calls).set("calls", calls);
+  h.set("keep_red", keep_red).set("back_red", back_red);
+
+  cx.gen_begin(c, "001_3036025dc34c4021.txt Fig. 3 by chunks");
+  reduction_checks(cx, cl);
+  cx.gen(in_memory(cx, c, cl, L.var));
+  loop_setup(cx, L, h);
+  cx.gen(save_privates(priv, id, false));
+  cx.gen(save_privates(cl.lastpriv, id, false));
+  cx.gen(h.fill(kFork));
+  Enclosing inner = enc;
+  inner.region = id;
+  inner.in_ws = true;
+  chunk_loop(cx, L, h, inner);
+  cx.gen(lastprivate_code(cl, id, h.fill("cape_cc_last(&$sh, $n)"), var_last ? L.var : ""));
+  cx.gen(restore_privates(priv, id));
+  cx.gen(h.fill("  $b = $k = 0;\n  $sh = (cape_share_t){0, 0, 0, 0};\n") + end_code(cx, c));
+}
+
+}  // namespace cape::tr

@@ -1,0 +1,50 @@
+// One template per construct, each in its own file beside the figure it follows:
+//
+//   parallel_for.cpp       `parallel for`: 001_3036025dc34c4021.txt Fig. 3, by chunks
+//   parallel_sections.cpp  `parallel sections`: 003_45ed75503520c8f4.txt Fig. 3
+//   parallel_region.cpp    `parallel`: every node runs the region
+//   ws_for.cpp             `for` inside a region (or orphaned)
+//   ws_sections.cpp        `sections` inside a region (or orphaned)
+//   single.cpp             `single` and `master`
+//   threadprivate.cpp      `threadprivate`: 002_2c61c2cb27f62a9a.txt Fig. 6
+//   exchange.cpp           the end of a region and `barrier`: 001 Fig. 3 lines 6-25
+//
+// with their shared pieces in data_sharing.h (clauses, 002 Fig. 6-7, Table 2), exchange.h
+// and shares.h (loop chunks, sections). Every template reads the construct's clauses, checks
+// them, and on an error copies the statement unchanged (the errors fail the compile).
+#pragma once
+
+#include "context.h"
+#include "directive.h"
+
+namespace cape::tr {
+
+void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc);
+void parallel_sections(TranslationContext& cx, Construct* c, const Enclosing& enc);
+void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc);
+void ws_for(TranslationContext& cx, Construct* c, const Enclosing& enc);
+void ws_sections(TranslationContext& cx, Construct* c, const Enclosing& enc);
+void single(TranslationContext& cx, Construct* c, const Enclosing& enc);
+void threadprivate(TranslationContext& cx, Construct* c, const Enclosing& enc);
+void barrier(TranslationContext& cx, Construct* c, const Enclosing& enc);
+
+// A parallel construct inside a region or a worksharing construct: each node runs one
+// thread, so nested parallelism is refused.
+inline bool check_not_nested(TranslationContext& cx, Construct* c, const Enclosing& enc) {
+  if (enc.region || enc.in_ws) {
+    cx.unsupported(c, "nested parallelism (a region inside a region); each node runs one thread");
+    return false;
+  }
+  return true;
+}
+
+// Worksharing constructs do not nest closely (OpenMP 4.5 Sect. 2.17).
+inline bool check_ws(TranslationContext& cx, Construct* c, const Enclosing& enc) {
+  if (enc.in_ws) {
+    cx.d.error_at(name_tok(c->dir), "'omp " + c->dir.name + "' may not be closely nested in another worksharing construct");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace cape::tr
