@@ -26,6 +26,9 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
         cape_send("before", cape_s_1);      /* line 5 */
       }
       cape_s_1 = 0;
+      /* The slaves have their shares: clear them, so that this node's `after` clears them
+         everywhere and every node holds the same memory again once the region is over. */
+      __builtin_memset(cape_desc, 0, sizeof cape_desc);
       cape_cc_share(&cape_sh_1, cape_n_1, (8), cape_cc_thread_of_node(0)); /* the master's own share */
     } else {
       cape_receive("before");              /* line 14 */

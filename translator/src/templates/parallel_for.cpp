@@ -3,8 +3,9 @@
 // (002_2c61c2cb27f62a9a.txt Fig. 7). docs/translator.md, "parallel for".
 //
 // The master runs the loop header: for each slave it writes the slave's share into
-// cape_desc[slave] and creates and sends `before` (lines 2-5); slaves receive and inject it
-// (lines 14-16). Every node runs its chunks (line 17), puts its privates back, and the
+// cape_desc[slave] and creates and sends `before` (lines 2-5), then clears cape_desc (its
+// `after` carries that to every node: memory outside the region stays the same everywhere,
+// which the determinism check relies on); slaves receive and inject it (lines 14-16). Every node runs its chunks (line 17), puts its privates back, and the
 // exchange ends the region (lines 6-12, 18-25: exchange.cpp).
 #include <algorithm>
 
@@ -31,6 +32,9 @@ $master_calls
         cape_send("before", $s);      /* line 5 */
       }
       $s = 0;
+      /* The slaves have their shares: clear them, so that this node's `after` clears them
+         everywhere and every node holds the same memory again once the region is over. */
+      __builtin_memset(cape_desc, 0, sizeof cape_desc);
       cape_cc_share(&$sh, $n, $chunk, cape_cc_thread_of_node(0)); /* the master's own share */
     } else {
 $keep_red
