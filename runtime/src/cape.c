@@ -163,9 +163,9 @@ int cape_master(void) { return (int)trap(__func__, CAPE_OP_MASTER, 0, 0, BOUNDAR
  * deferred frees are settled before the trap, the same way everywhere; after it, this
  * node allocates from its own arena until stop(). */
 void cape_start(void) {
-  if (node_rank < 0) {
-    node_count = cape_num_nodes();
-    node_rank = cape_node_id();
+  if (node_rank < 0) { /* named cape_start in the message when there is no monitor */
+    node_count = (int)trap(__func__, CAPE_OP_NUM_NODES, 0, 0, BOUNDARY);
+    node_rank = (int)trap(__func__, CAPE_OP_NODE_ID, 0, 0, BOUNDARY);
   }
   cape_heap_settle(node_count);
   trap(__func__, CAPE_OP_START, 0, 0, BOUNDARY);
