@@ -48,13 +48,14 @@
 
 #define ARENA0_INITIAL (64 * KiB)  /* committed when arena 0 is set up */
 #define NODE_INITIAL (16 * KiB)    /* ... a node arena: room for small blocks without growing */
-#define STEP_MIN (64 * KiB)        /* growth: 1/8 of the committed size, within these */
+#define STEP_MIN (64 * KiB)        /* growth: 1/16 of the committed size, within these */
 #define STEP_MAX (64 * MiB)
 #define TRIM_MIN (2 * MiB)         /* trim threshold: the top beyond this is given back ... */
 #define TRIM_MAX (16 * MiB)        /* (raised to twice the largest block freed into the top) */
 #define TRIM_KEEP (512 * KiB)      /* ... keeping this much */
 #define RESERVE_MIN (16 * MiB)     /* smallest reservation tried under RLIMIT_AS */
 #define LARGE_SCAN 32              /* chunks examined for a best fit in a large bin */
+#define REALLOC_TOP (128 * KiB)    /* realloc moves blocks this large to the top */
 #define MAX_REQUEST ((size_t)1 << 46)
 
 /* ---- raw system calls: no errno, no PLT, usable before libc is ready ---- */
@@ -120,6 +121,11 @@ struct chunk {
 #define NSMALL 64   /* bins 2 .. 63: sizes 32 .. 1008 */
 #define NLARGE 128  /* 4 per power of two from 1 KiB; the last takes everything above */
 #define NBINS (NSMALL + NLARGE)
+/* Fast lists: chunks up to 1 KiB freed and not coalesced (still marked in use), taken
+ * back first by the next request of the same size, at most FAST_LIMIT per size. */
+#define FAST_MAX 1024UL
+#define NFAST (FAST_MAX / 16 + 1)
+#define FAST_LIMIT 16
 
 #define csize(c) ((c)->head & ~FLAGS)
 #define at(c, off) ((struct chunk *)((char *)(c) + (off)))
@@ -146,9 +152,11 @@ struct arena {
   uint64_t smallmap;       /* bit i: small bin i not empty */
   uint64_t largemap[2];    /* bit i: large bin i not empty */
   uint32_t nodes;          /* arena 0: node arenas set up (1 .. nodes) */
-  uint32_t pad;
+  uint32_t fast_total;     /* chunks in the fast lists */
   size_t trim_threshold;
-  struct cape_heap_stats st;
+  struct cape_heap_stats st; /* in_use leaves out the fast lists' chunks */
+  uint16_t fast_count[NFAST];
+  struct chunk *fast[NFAST];
   struct chunk *bins[2 * NBINS]; /* fd, bk of each bin's list head */
 };
 
@@ -239,6 +247,12 @@ static inline void unlock(struct arena *a, int held) {
   if (held) __atomic_store_n(&a->lock, 0, __ATOMIC_RELEASE);
 }
 
+/* ---- fast lists ---- */
+
+/* A fast chunk's bk holds this key, so a second free of it is caught (the list is walked
+ * only when the key matches, which a block in use holds only by a wild coincidence). */
+static inline struct chunk *fast_key(struct arena *a) { return (struct chunk *)((uintptr_t)a ^ 0x66617374UL); }
+
 /* ---- setting up ---- */
 
 static void setup_arena(unsigned i) {
@@ -302,7 +316,7 @@ static inline void ready(void) {
  * the mprotect on the other nodes before it writes the data (docs/monitor.md). */
 static int grow(struct arena *a, size_t need) {
   size_t committed = (size_t)(a->committed_end - (char *)a);
-  size_t step = committed / 8;
+  size_t step = committed / 16;
   if (step < STEP_MIN) step = STEP_MIN;
   if (step > STEP_MAX) step = STEP_MAX;
   if (step < need) step = need;
@@ -362,8 +376,30 @@ static inline void *use(struct arena *a, struct chunk *c, size_t nb) {
 
 /* A chunk of nb bytes; *clean (when asked) = the address from which the block is known to
  * hold zeros (never written since it was committed). */
-static void *alloc(struct arena *a, size_t nb, char **clean) {
-  struct chunk *c = 0;
+static void flush_fast(struct arena *a);
+
+/* A chunk of nb bytes carved from the top, which always keeps room for its own header. */
+static void *from_top(struct arena *a, size_t nb, char **clean) {
+  size_t ts = (size_t)(a->committed_end - (char *)a->top);
+  if (ts < nb + MINCHUNK && !grow(a, nb + MINCHUNK - ts)) return 0;
+  struct chunk *c = a->top;
+  ts = (size_t)(a->committed_end - (char *)c);
+  struct chunk *t = at(c, nb);
+  if (clean) *clean = a->fresh > (char *)mem(c) ? a->fresh : (char *)mem(c);
+  c->head = nb | PINUSE | CINUSE;
+  t->head = (ts - nb) | PINUSE;
+  a->top = t;
+  if (a->fresh < (char *)t + 16) a->fresh = (char *)t + 16;
+  a->st.in_use += nb;
+  a->st.mallocs++;
+  return mem(c);
+}
+
+/* From the bins or the top: the chunk's previous chunk is in use (PINUSE). */
+static void *alloc_core(struct arena *a, size_t nb, char **clean) {
+  struct chunk *c;
+retry:
+  c = 0;
   if (nb < SMALL_LIMIT) {
     unsigned i = (unsigned)(nb >> 4);
     uint64_t bits = a->smallmap >> i;
@@ -402,20 +438,29 @@ static void *alloc(struct arena *a, size_t nb, char **clean) {
     if (clean) *clean = (char *)c + csize(c) + 8;
     return use(a, c, nb);
   }
-  /* From the top, which always keeps room for its own header. */
-  size_t ts = (size_t)(a->committed_end - (char *)a->top);
-  if (ts < nb + MINCHUNK && !grow(a, nb + MINCHUNK - ts)) return 0;
-  c = a->top;
-  ts = (size_t)(a->committed_end - (char *)c);
-  struct chunk *t = at(c, nb);
-  if (clean) *clean = a->fresh > (char *)mem(c) ? a->fresh : (char *)mem(c);
-  c->head = nb | PINUSE | CINUSE;
-  t->head = (ts - nb) | PINUSE;
-  a->top = t;
-  if (a->fresh < (char *)t + 16) a->fresh = (char *)t + 16;
-  a->st.in_use += nb;
-  a->st.mallocs++;
-  return mem(c);
+  /* From the top; before it grows, the fast lists' chunks are coalesced, which may make
+   * room. */
+  if ((size_t)(a->committed_end - (char *)a->top) < nb + MINCHUNK && a->fast_total) {
+    flush_fast(a);
+    goto retry;
+  }
+  return from_top(a, nb, clean);
+}
+
+/* A chunk of nb bytes, from its fast list first. */
+static inline void *alloc(struct arena *a, size_t nb, char **clean) {
+  struct chunk *c;
+  if (nb <= FAST_MAX && (c = a->fast[nb >> 4])) {
+    a->fast[nb >> 4] = c->fd;
+    a->fast_count[nb >> 4]--;
+    a->fast_total--;
+    c->bk = 0;
+    a->st.in_use += nb;
+    a->st.mallocs++;
+    if (clean) *clean = (char *)c + nb + 8;
+    return mem(c);
+  }
+  return alloc_core(a, nb, clean);
 }
 
 /* Frees in-use chunk c of arena a: coalesces with free neighbours or the top. */
@@ -453,6 +498,43 @@ static void release(struct arena *a, struct chunk *c) {
   c->head = s | PINUSE;
   at(c, s)->prev_size = s;
   insert(a, c, s);
+}
+
+/* Coalesces every chunk of the fast lists. */
+static void flush_fast(struct arena *a) {
+  for (unsigned i = 0; i < NFAST; i++) {
+    struct chunk *c = a->fast[i];
+    a->fast[i] = 0;
+    a->fast_count[i] = 0;
+    while (c) {
+      struct chunk *next = c->fd;
+      c->bk = 0;
+      a->st.in_use += csize(c);
+      release(a, c);
+      c = next;
+    }
+  }
+  a->fast_total = 0;
+}
+
+/* Frees in-use chunk c of arena a: onto its fast list when it is small and the list short,
+ * else coalesced. */
+static inline void give_back(struct arena *a, struct chunk *c) {
+  size_t s = csize(c);
+  if (s <= FAST_MAX && a->fast_count[s >> 4] < FAST_LIMIT && !(c->head & MAPPED)) {
+    if (__builtin_expect(c->bk == fast_key(a), 0))
+      for (struct chunk *f = a->fast[s >> 4]; f; f = f->fd)
+        if (f == c) heap_fail("free", mem(c), "block not in use (freed twice?)");
+    c->fd = a->fast[s >> 4];
+    c->bk = fast_key(a);
+    a->fast[s >> 4] = c;
+    a->fast_count[s >> 4]++;
+    a->fast_total++;
+    a->st.in_use -= s;
+  } else {
+    release(a, c);
+  }
+  a->st.frees++;
 }
 
 /* Shrinks in-use chunk c (arena a) to nb bytes, freeing the rest; nb <= csize(c). */
@@ -497,7 +579,7 @@ static int grow_in_place(struct arena *a, struct chunk *c, size_t nb) {
 /* A chunk of nb bytes whose memory is aligned to `align` (a power of two > 16). */
 static void *alloc_aligned(struct arena *a, size_t align, size_t nb, char **clean) {
   char *cl;
-  void *m = alloc(a, nb + align + MINCHUNK, &cl);
+  void *m = alloc_core(a, nb + align + MINCHUNK, &cl); /* its previous chunk is in use */
   if (!m) return 0;
   struct chunk *c = chunk_of(m);
   if ((uintptr_t)m & (align - 1)) {
@@ -522,7 +604,7 @@ static void *alloc_aligned(struct arena *a, size_t align, size_t nb, char **clea
 static inline int in_heap(uintptr_t p) { return p - CAPE_HEAP_BASE < CAPE_HEAP_END - CAPE_HEAP_BASE; }
 
 /* The arena of p, which lies in the cape heap's range; aborts when it is in no arena. */
-static struct arena *arena_of(uintptr_t p, const char *call) {
+static inline __attribute__((always_inline)) struct arena *arena_of(uintptr_t p, const char *call) {
   unsigned i = 0;
   if (p >= CAPE_HEAP_NODE_BASE) {
     i = 1 + (unsigned)((p - CAPE_HEAP_NODE_BASE) / CAPE_HEAP_NODE_SPAN);
@@ -534,7 +616,7 @@ static struct arena *arena_of(uintptr_t p, const char *call) {
 }
 
 /* The in-use chunk of p in arena a, checked: a bad pointer or a double free aborts. */
-static struct chunk *checked(struct arena *a, void *p, const char *call) {
+static inline __attribute__((always_inline)) struct chunk *checked(struct arena *a, void *p, const char *call) {
   struct chunk *c = chunk_of(p);
   if (((uintptr_t)p & 15) || (char *)c < (char *)a + HDR_SIZE || c >= a->top)
     heap_fail(call, p, "not a block of the cape heap");
@@ -611,7 +693,7 @@ static inline struct arena *current(void) {
 
 /* ---- the C library's allocator interface ---- */
 
-static void *allocate(size_t n, size_t align, char **clean) {
+static inline __attribute__((always_inline)) void *allocate(size_t n, size_t align, char **clean) {
   if (n >= MAX_REQUEST) {
     errno = ENOMEM;
     return 0;
@@ -642,7 +724,7 @@ void *calloc(size_t n, size_t size) {
 /* free() of a pointer outside the cape heap's range is ignored: ld.so hands out a few blocks
  * from its own minimal allocator before malloc is bound to this one, and may free them with
  * free(). A pointer inside the range that is not a block in use aborts (heap_fail). */
-static void free_block(void *p, const char *call) {
+static inline __attribute__((always_inline)) void free_block(void *p, const char *call) {
   struct arena *a = arena_of((uintptr_t)p, call);
   if (in_window && a != own) {
     /* Another arena's block inside a window: its arena is not ours to write. */
@@ -657,8 +739,7 @@ static void free_block(void *p, const char *call) {
   }
   if (!in_window && settle_pending) settle();
   int h = lock(a);
-  release(a, checked(a, p, call));
-  a->st.frees++;
+  give_back(a, checked(a, p, call));
   unlock(a, h);
 }
 
@@ -696,7 +777,9 @@ void *realloc(void *p, size_t n) {
   }
   size_t old = csize(chunk_of(p)) - 8;
   int h = lock(cur);
-  void *q = alloc(cur, nb, 0);
+  /* A large block that moves goes to the top, where it can grow again in place (a block
+   * grown step by step would otherwise be copied at every step). */
+  void *q = nb >= REALLOC_TOP ? from_top(cur, nb, 0) : alloc(cur, nb, 0);
   unlock(cur, h);
   if (!q) {
     errno = ENOMEM;
@@ -769,6 +852,7 @@ int malloc_trim(size_t pad) {
     struct arena *a = ARENA(i);
     int h = lock(a);
     size_t before = a->st.trims;
+    flush_fast(a);
     trim(a, pad);
     released |= a->st.trims != before;
     unlock(a, h);
@@ -992,7 +1076,20 @@ static void check_arena(struct arena *a) {
     }
   }
   if (inbins != nfree) heap_fail("check", a, "bins hold chunks that are not free");
-  if (in_use != a->st.in_use) heap_fail("check", a, "in-use byte count differs");
+  size_t fast_bytes = 0, fast_n = 0;
+  for (unsigned i = 0; i < NFAST; i++) {
+    unsigned n = 0;
+    for (struct chunk *f = a->fast[i]; f; f = f->fd, n++) {
+      if ((char *)f < (char *)a + HDR_SIZE || f >= a->top || !(f->head & CINUSE) || csize(f) != (size_t)i * 16 ||
+          f->bk != fast_key(a))
+        heap_fail("check", f, "bad chunk in a fast list");
+      fast_bytes += csize(f);
+    }
+    if (n != a->fast_count[i] || n > FAST_LIMIT) heap_fail("check", a, "fast list count differs");
+    fast_n += n;
+  }
+  if (fast_n != a->fast_total) heap_fail("check", a, "fast list total differs");
+  if (in_use != a->st.in_use + fast_bytes) heap_fail("check", a, "in-use byte count differs");
 }
 
 void cape_heap_check(void) {

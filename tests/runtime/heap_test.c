@@ -159,11 +159,11 @@ static void test_basic(void) {
   CHECK(r3 && r3 != r2 && holds(r3, 5000, 6));
   char *r4 = realloc(r3, 64);
   CHECK(r4 == r3 && holds(r4, 64, 6));
-  /* grown into a free neighbour */
-  char *a = malloc(200), *b = malloc(300), *c = malloc(16);
+  /* grown into a free neighbour (larger than what the fast lists keep) */
+  char *a = malloc(200), *b = malloc(1500), *c = malloc(16);
   fill(a, 200, 9);
   free(b);
-  char *a2 = realloc(a, 450);
+  char *a2 = realloc(a, 1650);
   CHECK(a2 == a && holds(a2, 200, 9));
   free(a2);
   free(c);
