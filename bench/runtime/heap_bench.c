@@ -10,7 +10,8 @@
  *   realloc growth       a block grown by 4 KiB steps up to 8 MiB, one byte written per page
  *   realloc doubling     16 B doubled up to 8 MiB
  *   calloc big           calloc(1 / 8 / 64 MiB), one byte read per page, free
- *   window free          malloc outside, free inside a window (deferred), settled: cape only
+ *   cape only: the list workload with its frees made inside a window (deferred, settled),
+ *   against the same frees made directly; what settle + enter + leave cost per window
  *   memory overhead      bytes the allocator holds / bytes asked, for 100,000 live blocks
  */
 #define _GNU_SOURCE
@@ -159,25 +160,46 @@ static double calloc_big(const struct api *a, long mib) {
   return (now() - t) / rounds;
 }
 
-/* Frees deferred by a window: malloc outside, free inside, settle at the next start. */
-static double window_free(const struct api *a, long unused) {
-  (void)unused;
+/* The list workload again, its frees made inside a window (deferred: arena 0's blocks) and
+ * performed by the next settle. `direct` = 1: the same without the window. */
+static double list_window(int direct) {
   enum { N = 10000, ROUNDS = 30 };
   static void *blocks[N];
-  if (a == &glibc) return list_build(a, 0); /* the same work without windows */
+  static unsigned order[N];
+  for (unsigned i = 0; i < N; i++) order[i] = i;
+  for (unsigned i = N - 1; i > 0; i--) {
+    unsigned j = (unsigned)(rnd() % (i + 1)), x = order[i];
+    order[i] = order[j];
+    order[j] = x;
+  }
   cape_heap_settle(1);
   double t = now();
   for (int r = 0; r < ROUNDS; r++) {
     for (int i = 0; i < N; i++) {
-      blocks[i] = a->malloc(16 + (size_t)(i * 7 % 497));
+      blocks[i] = malloc(16 + (size_t)(order[i] % 497));
       *(int *)blocks[i] = i;
     }
-    cape_heap_enter(0);
-    for (int i = 0; i < N; i++) a->free(blocks[i]);
-    cape_heap_leave();
-    cape_heap_settle(1);
+    if (!direct) cape_heap_enter(0);
+    for (int i = 0; i < N; i++) free(blocks[order[i]]);
+    if (!direct) {
+      cape_heap_leave();
+      cape_heap_settle(1);
+    }
   }
   return (now() - t) / ((double)N * ROUNDS);
+}
+
+/* What a window costs the heap when nothing was deferred: settle + enter + leave. */
+static double window_cost(int nodes) {
+  enum { ROUNDS = 100000 };
+  cape_heap_settle(nodes); /* sets the node arenas up once */
+  double t = now();
+  for (int r = 0; r < ROUNDS; r++) {
+    cape_heap_settle(nodes);
+    cape_heap_enter(0);
+    cape_heap_leave();
+  }
+  return (now() - t) / ROUNDS;
 }
 
 static int cmp_double(const void *x, const void *y) {
@@ -256,6 +278,18 @@ int main(void) {
   compare("calloc 1 MiB, read, free", "us", calloc_big, 1, 1000);
   compare("calloc 8 MiB, read, free", "us", calloc_big, 8, 1000);
   compare("calloc 64 MiB, read, free", "us", calloc_big, 64, 1000);
-  compare("free in a window + settle (list)", "ns", window_free, 0, 1);
+
+  printf("\n| %-34s | %14s | %14s | %6s |\n", "cape only", "direct", "in a window", "ratio");
+  printf("|%s|%s|%s|%s|\n", "------------------------------------", "----------------", "----------------", "--------");
+  double d[5], w[5];
+  for (int i = 0; i < 5; i++) {
+    d[i] = list_window(1);
+    w[i] = list_window(0);
+  }
+  qsort(d, 5, sizeof d[0], cmp_double);
+  qsort(w, 5, sizeof w[0], cmp_double);
+  printf("| %-34s | %10.2f ns  | %10.2f ns  | %6.2f |\n", "list of 10k, frees deferred+settled", d[2], w[2], w[2] / d[2]);
+  printf("| %-34s | %14s | %10.2f ns  |        |\n", "settle+enter+leave, 3 nodes", "", window_cost(3));
+  printf("| %-34s | %14s | %10.2f ns  |        |\n", "settle+enter+leave, 256 nodes", "", window_cost(256));
   return 0;
 }

@@ -20,11 +20,13 @@
  *
  * Each arena is a boundary-tag allocator in the manner of dlmalloc (Doug Lea's design:
  * 16-byte aligned chunks, size and in-use bits in a header word, the size repeated at the
- * end of a free chunk, immediate coalescing): exact-size lists for chunks below 1 KiB, lists
- * of 4 size classes per power of two above, two bitmaps to find a non-empty list, and the
- * "top": the free space at the end of the committed part, grown by mprotect in steps of
- * 1/8 of the arena (64 KiB .. 64 MiB). Memory is given back (the top beyond 512 KiB, when it
- * exceeds the trim threshold) only outside windows, where every node does the same.
+ * end of a free chunk, coalescing): exact-size lists for chunks below 1 KiB, lists of 4 size
+ * classes per power of two above, bitmaps to find a non-empty list, LIFO "fast lists" of up
+ * to 16 freed chunks per size up to 1 KiB that are reused before they are coalesced (as
+ * glibc's tcache and fastbins), and the "top": the free space at the end of the committed
+ * part, grown by mprotect in steps of 1/16 of the arena (64 KiB .. 64 MiB). Memory goes back
+ * to the kernel (the top beyond 512 KiB, once it exceeds the trim threshold) only outside
+ * windows, where every node does the same.
  */
 #define _GNU_SOURCE
 #include "heap.h"
@@ -374,8 +376,6 @@ static inline void *use(struct arena *a, struct chunk *c, size_t nb) {
   return mem(c);
 }
 
-/* A chunk of nb bytes; *clean (when asked) = the address from which the block is known to
- * hold zeros (never written since it was committed). */
 static void flush_fast(struct arena *a);
 
 /* A chunk of nb bytes carved from the top, which always keeps room for its own header. */
@@ -447,7 +447,8 @@ retry:
   return from_top(a, nb, clean);
 }
 
-/* A chunk of nb bytes, from its fast list first. */
+/* A chunk of nb bytes, from its fast list first; *clean (when asked) = the address from
+ * which the block is known to hold zeros (never written since it was committed). */
 static inline void *alloc(struct arena *a, size_t nb, char **clean) {
   struct chunk *c;
   if (nb <= FAST_MAX && (c = a->fast[nb >> 4])) {
@@ -522,9 +523,6 @@ static void flush_fast(struct arena *a) {
 static inline void give_back(struct arena *a, struct chunk *c) {
   size_t s = csize(c);
   if (s <= FAST_MAX && a->fast_count[s >> 4] < FAST_LIMIT && !(c->head & MAPPED)) {
-    if (__builtin_expect(c->bk == fast_key(a), 0))
-      for (struct chunk *f = a->fast[s >> 4]; f; f = f->fd)
-        if (f == c) heap_fail("free", mem(c), "block not in use (freed twice?)");
     c->fd = a->fast[s >> 4];
     c->bk = fast_key(a);
     a->fast[s >> 4] = c;
@@ -615,6 +613,15 @@ static inline __attribute__((always_inline)) struct arena *arena_of(uintptr_t p,
   return a;
 }
 
+/* A chunk freed onto a fast list is still marked in use; its key says it may be there. */
+static int in_fast_list(struct arena *a, struct chunk *c) {
+  size_t s = csize(c);
+  if (s > FAST_MAX) return 0;
+  for (struct chunk *f = a->fast[s >> 4]; f; f = f->fd)
+    if (f == c) return 1;
+  return 0;
+}
+
 /* The in-use chunk of p in arena a, checked: a bad pointer or a double free aborts. */
 static inline __attribute__((always_inline)) struct chunk *checked(struct arena *a, void *p, const char *call) {
   struct chunk *c = chunk_of(p);
@@ -624,6 +631,8 @@ static inline __attribute__((always_inline)) struct chunk *checked(struct arena 
   if (!(h & CINUSE)) heap_fail(call, p, "block not in use (freed twice?)");
   if (s < MINCHUNK || (char *)c + s > (char *)a->top || !(at(c, s)->head & PINUSE))
     heap_fail(call, p, "corrupted cape heap: bad block header");
+  if (__builtin_expect(c->bk == fast_key(a), 0) && in_fast_list(a, c))
+    heap_fail(call, p, "block not in use (freed twice?)");
   return c;
 }
 
@@ -1029,6 +1038,7 @@ int cape_heap_arena_of(const void *p) {
   struct arena *a = ARENA(i);
   struct chunk *c = chunk_of(p);
   if ((char *)c < (char *)a + HDR_SIZE || c >= a->top || !(c->head & CINUSE)) return -1;
+  if (c->bk == fast_key(a) && in_fast_list(a, c)) return -1;
   return (int)i;
 }
 

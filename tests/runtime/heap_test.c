@@ -894,6 +894,14 @@ static void double_free(void) {
   free(p);
   free(q);
 }
+/* freed (onto a fast list) outside, then freed again inside a window: caught when deferred */
+static void double_free_deferred(void) {
+  void *p = malloc(100);
+  free(p);
+  cape_heap_settle(1);
+  cape_heap_enter(0);
+  free(opaque_ptr(p));
+}
 static void inner_pointer(void) { free(opaque_ptr((char *)malloc(100) + 32)); }
 static void misaligned(void) { free(opaque_ptr((char *)malloc(100) + 4)); }
 static void overrun(void) {
@@ -910,6 +918,7 @@ static void no_arena(void) { free(opaque_ptr((void *)(CAPE_HEAP_NODE_BASE + 200 
 static void test_failures(void) {
   expect_abort("double free", double_free, "cape heap: free(0x");
   expect_abort("double free", double_free, "block not in use (freed twice?)");
+  expect_abort("double free, the second deferred", double_free_deferred, "block not in use (freed twice?)");
   expect_abort("inner pointer", inner_pointer, "cape heap: free(0x");
   expect_abort("misaligned", misaligned, "not a block of the cape heap");
   expect_abort("overrun", overrun, "cape heap: free(0x");
