@@ -202,6 +202,17 @@ static double window_cost(int nodes) {
   return (now() - t) / ROUNDS;
 }
 
+/* What libcape adds to every runtime call besides the trap: stdout and stderr flushed. */
+static double flush_cost(void) {
+  enum { ROUNDS = 1000000 };
+  double t = now();
+  for (int r = 0; r < ROUNDS; r++) {
+    fflush(stdout);
+    fflush(stderr);
+  }
+  return (now() - t) / ROUNDS;
+}
+
 static int cmp_double(const void *x, const void *y) {
   double a = *(const double *)x, b = *(const double *)y;
   return (a > b) - (a < b);
@@ -291,5 +302,7 @@ int main(void) {
   printf("| %-34s | %10.2f ns  | %10.2f ns  | %6.2f |\n", "list of 10k, frees deferred+settled", d[2], w[2], w[2] / d[2]);
   printf("| %-34s | %14s | %10.2f ns  |        |\n", "settle+enter+leave, 3 nodes", "", window_cost(3));
   printf("| %-34s | %14s | %10.2f ns  |        |\n", "settle+enter+leave, 256 nodes", "", window_cost(256));
+  fflush(stdout);
+  printf("| %-34s | %14s | %10.2f ns  |        |\n", "flush stdout+stderr, nothing buffered", "", flush_cost());
   return 0;
 }
