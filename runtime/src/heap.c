@@ -935,11 +935,20 @@ static inline size_t mapped_len(struct chunk *c) { return (csize(c) - 8) & ~(PAG
  * MAP_FIXED mappings, which munmap and mremap leave to the kernel. */
 static inline uintptr_t live_end(void) { return CAPE_HEAP_NODE_BASE + (uintptr_t)A0->nodes * CAPE_HEAP_NODE_SPAN; }
 
+/* The arena whose committed part holds u (below live_end()), or 0: munmap and mremap of
+ * reserved or unmapped addresses fail with EINVAL rather than abort. */
+static struct arena *committed_arena(uintptr_t u) {
+  unsigned i = u >= CAPE_HEAP_NODE_BASE ? 1 + (unsigned)((u - CAPE_HEAP_NODE_BASE) / CAPE_HEAP_NODE_SPAN) : 0;
+  struct arena *a = ARENA(i);
+  return u < (uintptr_t)a->committed_end ? a : 0;
+}
+
 /* munmap of a whole block from mmap() frees it (deferred in a window when it is another
- * arena's). Any other page-aligned range inside an arena (part of a block, a malloc'd
- * block) is left as it is and munmap returns 0: the pages stay usable, and a block whose
- * head or tail was unmapped is never freed. A range reaching into the arenas from outside
- * is refused (EINVAL). Everything else is the kernel's. */
+ * arena's). Any other page-aligned range inside an arena's committed part (part of a block,
+ * a malloc'd block) is left as it is and munmap returns 0: the pages stay usable, and a
+ * block whose head or tail was unmapped is never freed. A range reaching into the arenas
+ * from outside, or in their reserved part, is refused (EINVAL). Everything else is the
+ * kernel's. */
 int munmap(void *addr, size_t len) {
   uintptr_t u = (uintptr_t)addr;
   ready();
@@ -952,11 +961,11 @@ int munmap(void *addr, size_t len) {
     }
     return 0;
   }
-  if (u < CAPE_HEAP_BASE || (u & (PAGE - 1)) || !len) {
+  struct arena *a = u < CAPE_HEAP_BASE ? 0 : committed_arena(u);
+  if (!a || (u & (PAGE - 1)) || !len) {
     errno = EINVAL;
     return -1;
   }
-  struct arena *a = arena_of(u, "munmap");
   int h = lock(a);
   struct chunk *c = mapped_block(a, addr);
   unlock(a, h);
@@ -978,7 +987,11 @@ void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...) {
   ready();
   if ((uintptr_t)old < CAPE_HEAP_BASE || (uintptr_t)old >= live_end())
     return kernel_result(sys6(SYS_mremap, (long)old, (long)old_len, (long)new_len, flags, (long)new_addr, 0));
-  struct arena *a = arena_of((uintptr_t)old, "mremap");
+  struct arena *a = committed_arena((uintptr_t)old);
+  if (!a) {
+    errno = EINVAL;
+    return MAP_FAILED;
+  }
   int h = lock(a);
   struct chunk *c = mapped_block(a, old);
   unlock(a, h);

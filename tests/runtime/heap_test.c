@@ -434,6 +434,11 @@ static void test_mmap(void) {
   CHECK(munmap(fx, 8192) == 0 && munmap(file, 4096) == 0);
   errno = 0;
   CHECK(munmap((void *)(CAPE_HEAP_BASE - 4096), 8192) == -1 && errno == EINVAL); /* reaches into the heap */
+  errno = 0;
+  CHECK(munmap((void *)(CAPE_HEAP_BASE + ((size_t)1 << 40)), 4096) == -1 && errno == EINVAL); /* reserved */
+  errno = 0;
+  CHECK(mremap((void *)(CAPE_HEAP_BASE + ((size_t)1 << 40)), 4096, 8192, MREMAP_MAYMOVE) == MAP_FAILED &&
+        errno == EINVAL);
   /* inside a window: from the node's arena; unmapping another arena's block is deferred */
   cape_heap_settle(2);
   char *outside = mmap(0, 20000, prw, anon, -1, 0);
