@@ -169,5 +169,37 @@ INSTANTIATE_TEST_SUITE_P(Nodes, RegionAlloc,
                          ::testing::Combine(::testing::Values(2, 3, 4), ::testing::Values("dickpt", "tickpt"),
                                             ::testing::Values("-O0", "-O2")));
 
+// Issue 10's heap stress (programs/heap_stress.c: 200 regions allocating, reallocating and
+// freeing 16 B .. 8 MiB in `single`, `master` and loop bodies, shared lists checked after
+// each). One node: the regions run serially (cape-cc), the heap and stdio under the monitor.
+class HeapStress : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HeapStress, OneNodeUnderTheMonitorAsOpenMP) {
+  TempDir d;
+  ASSERT_NO_FATAL_FAILURE(build(d, "heap_stress", {GetParam()}));
+  Result want = run(d, {d.path + "/native"}, {"OMP_NUM_THREADS=1"});
+  ASSERT_EQ(want.status, 0) << want.err;
+  Result got = run(d, {CAPE_BIN, "monitor", "--", d.path + "/prog"});
+  EXPECT_EQ(got.status, 0) << got.err;
+  EXPECT_EQ(got.out, want.out);
+}
+
+// On several nodes the node arenas grow inside regions (blocks up to 8 MiB), and the other
+// nodes must replay that growth (mprotect) before injecting: the monitor's side, not done
+// yet (docs/monitor.md "What a window's checkpoint may now contain"). Today the job stops
+// with `inject("after"): the run at 0x2810... is outside the program's tracked writable
+// memory`. Enable when the monitor replays arena growth.
+TEST_P(HeapStress, DISABLED_ThreeNodesAsOpenMP) {
+  TempDir d;
+  ASSERT_NO_FATAL_FAILURE(build(d, "heap_stress", {GetParam()}));
+  Result want = run(d, {d.path + "/native"}, {"OMP_NUM_THREADS=3"});
+  ASSERT_EQ(want.status, 0) << want.err;
+  Result got = run(d, {CAPE_BIN, "run", "-n", "3", "--output-dir", d.path + "/logs", "--", d.path + "/prog"});
+  EXPECT_EQ(got.status, 0) << got.err;
+  EXPECT_EQ(got.out, want.out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Opt, HeapStress, ::testing::Values("-O0", "-O2"));
+
 }  // namespace
 }  // namespace cape::net::test
