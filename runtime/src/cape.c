@@ -126,14 +126,16 @@ static __thread char stdout_buffer[CAPE_STDIO_BUFFER] __attribute__((aligned(64)
 static __thread char stdin_buffer[CAPE_STDIO_BUFFER] __attribute__((aligned(64)));
 
 /* Before main (priority 101: before the program's own constructors): the heap reserved,
- * stdio given its buffers. A stream that already has a buffer (a library constructor used
- * it) keeps it, except stdout, which is flushed and switched. stderr stays unbuffered, as
- * glibc makes it (its one-byte buffer is inside the FILE, in libc's data). */
+ * stdio given its buffers, in glibc's modes: line buffered on a terminal (for stdin too: a
+ * read from a line-buffered stream flushes stdout first, which prompts rely on), fully
+ * buffered otherwise. A stream that already has a buffer (a library constructor used it)
+ * keeps it, except stdout, which is flushed and switched. stderr stays unbuffered, as glibc
+ * makes it (its one-byte buffer is inside the FILE, in libc's data). */
 __attribute__((constructor(101))) static void cape_runtime_init(void) {
   cape_heap_init();
   if (stdout->_IO_buf_base) fflush(stdout);
   setvbuf(stdout, stdout_buffer, isatty(1) ? _IOLBF : _IOFBF, sizeof stdout_buffer);
-  if (!stdin->_IO_buf_base) setvbuf(stdin, stdin_buffer, _IOFBF, sizeof stdin_buffer);
+  if (!stdin->_IO_buf_base) setvbuf(stdin, stdin_buffer, isatty(0) ? _IOLBF : _IOFBF, sizeof stdin_buffer);
 }
 
 /* noinline + frame address: `boundary` is the caller's stack pointer before the call,
