@@ -1,15 +1,25 @@
 /* libcape: the stub linked into CAPE programs (runtime/include/cape/cape.h).
  *
  * Each call checks that a tracer is attached, then traps with `int3` (src/protocol.h). The
- * monitor does the work while the program is stopped and answers in rax. The stub keeps
- * no state and writes nothing to static memory, so nothing it does shows up in a
- * checkpoint; its stack frames lie below the boundary it passes and are never tracked.
+ * monitor does the work while the program is stopped and answers in rax. The stub writes
+ * nothing to static memory: what it keeps (the node's rank, stdio's buffers) is in TLS,
+ * which is not tracked, so nothing it does shows up in a checkpoint; its stack frames lie
+ * below the boundary it passes and are never tracked.
+ *
+ * Two more things make ordinary programs behave (docs/monitor.md "The heap and stdio"):
+ * - the cape heap (heap.c) replaces malloc; cape_start() and cape_stop() tell it where the
+ *   windows are;
+ * - stdin and stdout get buffers in TLS instead of the heap, so a node's stdio buffers never
+ *   travel in a checkpoint, and stdout and stderr are flushed before every trap, so the
+ *   monitor can tell what a region printed from what the sequential part printed.
  */
 #include "cape/cape.h"
 
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "heap.h"
 #include "protocol.h"
 
 /* `syscall; int3` at a known address: the monitor's remote syscalls run here. Right after
@@ -107,10 +117,34 @@ static void no_monitor(const char* call) {
   raw3(SYS_exit_group, 127, 0, 0);
 }
 
+/* stdio's buffers: per thread storage, never tracked (the main thread's static TLS is
+ * excluded from the tracked set, docs/monitor.md). Without them glibc mallocs the buffers
+ * on the first use, and a slave's buffer, written inside a region, would travel and
+ * overwrite the master's. */
+#define CAPE_STDIO_BUFFER 8192
+static __thread char stdout_buffer[CAPE_STDIO_BUFFER] __attribute__((aligned(64)));
+static __thread char stdin_buffer[CAPE_STDIO_BUFFER] __attribute__((aligned(64)));
+
+/* Before main (priority 101: before the program's own constructors): the heap reserved,
+ * stdio given its buffers, in glibc's modes: line buffered on a terminal (for stdin too: a
+ * read from a line-buffered stream flushes stdout first, which prompts rely on), fully
+ * buffered otherwise. A stream that already has a buffer (a library constructor used it)
+ * keeps it, except stdout, which is flushed and switched. stderr stays unbuffered, as glibc
+ * makes it (its one-byte buffer is inside the FILE, in libc's data). */
+__attribute__((constructor(101))) static void cape_runtime_init(void) {
+  cape_heap_init();
+  if (stdout->_IO_buf_base) fflush(stdout);
+  setvbuf(stdout, stdout_buffer, isatty(1) ? _IOLBF : _IOFBF, sizeof stdout_buffer);
+  if (!stdin->_IO_buf_base) setvbuf(stdin, stdin_buffer, isatty(0) ? _IOLBF : _IOFBF, sizeof stdin_buffer);
+}
+
 /* noinline + frame address: `boundary` is the caller's stack pointer before the call,
- * the lowest address of the program's own frames. */
+ * the lowest address of the program's own frames. Output buffered so far is written
+ * first (never fflush(NULL): other FILEs live in the tracked heap and are the program's). */
 __attribute__((noinline)) static long trap(const char* call, long op, long a1, long a2,
                                            void* boundary) {
+  fflush(stdout);
+  fflush(stderr);
   if (!traced()) no_monitor(call);
   register long rax __asm__("rax") = (long)(CAPE_TRAP_MAGIC | (unsigned long)op);
   register long rdi __asm__("rdi") = a1;
@@ -123,9 +157,26 @@ __attribute__((noinline)) static long trap(const char* call, long op, long a1, l
 
 #define BOUNDARY ((char*)__builtin_frame_address(0) + 16)
 
+/* This node's rank and the job's size, asked once (two traps) and kept in TLS. */
+static __thread int node_rank = -1, node_count;
+
 int cape_master(void) { return (int)trap(__func__, CAPE_OP_MASTER, 0, 0, BOUNDARY); }
-void cape_start(void) { trap(__func__, CAPE_OP_START, 0, 0, BOUNDARY); }
-void cape_stop(void) { trap(__func__, CAPE_OP_STOP, 0, 0, BOUNDARY); }
+/* Every node calls start() with the same memory (docs/translator.md), so the heap's
+ * deferred frees are settled before the trap, the same way everywhere; after it, this
+ * node allocates from its own arena until stop(). */
+void cape_start(void) {
+  if (node_rank < 0) { /* named cape_start in the message when there is no monitor */
+    node_count = (int)trap(__func__, CAPE_OP_NUM_NODES, 0, 0, BOUNDARY);
+    node_rank = (int)trap(__func__, CAPE_OP_NODE_ID, 0, 0, BOUNDARY);
+  }
+  cape_heap_settle(node_count);
+  trap(__func__, CAPE_OP_START, 0, 0, BOUNDARY);
+  cape_heap_enter(node_rank);
+}
+void cape_stop(void) {
+  trap(__func__, CAPE_OP_STOP, 0, 0, BOUNDARY);
+  cape_heap_leave();
+}
 void cape_create(const char* ck) { trap(__func__, CAPE_OP_CREATE, (long)ck, 0, BOUNDARY); }
 void cape_inject(const char* ck) { trap(__func__, CAPE_OP_INJECT, (long)ck, 0, BOUNDARY); }
 void cape_send(const char* ck, int node) {

@@ -64,4 +64,26 @@ enum cape_op {
 
 #define CAPE_RED_SIZE_BITS 48
 
+/* The cape heap (runtime/src/heap.c; docs/monitor.md "The heap and stdio"): libcape's malloc
+ * keeps every block and all of its state in arenas at fixed addresses, in tracked memory.
+ * Arena 0 serves the sequential part, arena 1 + r node r inside its windows. Each arena is
+ * one PROT_NONE reservation (MAP_NORESERVE) whose first `committed` bytes are made
+ * PROT_READ|PROT_WRITE by mprotect as it grows: a single contiguous range from the arena's
+ * start, never made smaller inside a window. The last CAPE_HEAP_GAP bytes of each span are
+ * never mapped, so an arena's committed part never sits right above a PROT_NONE mapping (the
+ * tracked set would take it for a thread stack behind its guard page). Node arenas are
+ * reserved by the first cape_start(), for the job's node count, on every node alike. */
+#define CAPE_HEAP_BASE 0x200000000000ULL        /* 32 TiB: arena 0 */
+#define CAPE_HEAP_ARENA0_SPAN (8ULL << 40)      /* 8 TiB */
+#define CAPE_HEAP_NODE_BASE (CAPE_HEAP_BASE + CAPE_HEAP_ARENA0_SPAN) /* 40 TiB: arena 1 */
+#define CAPE_HEAP_NODE_SPAN (64ULL << 30)       /* 64 GiB per node arena */
+#define CAPE_HEAP_MAX_NODES 256
+#define CAPE_HEAP_END (CAPE_HEAP_NODE_BASE + CAPE_HEAP_MAX_NODES * CAPE_HEAP_NODE_SPAN) /* 56 TiB */
+#define CAPE_HEAP_GAP (2ULL << 20)
+/* Arena i's header lies at its start; these words are at fixed offsets from it. */
+#define CAPE_HEAP_ARENA_MAGIC 0x70616568657061ULL /* "apeheap", xor the arena number */
+#define CAPE_HEAP_OFF_MAGIC 0
+#define CAPE_HEAP_OFF_COMMITTED_END 8 /* address where the committed part ends */
+#define CAPE_HEAP_OFF_RESERVED_END 16 /* address where the reservation ends */
+
 #endif /* CAPE_PROTOCOL_H */
