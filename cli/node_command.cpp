@@ -24,6 +24,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/scoped_fd.h"
+#include "util/wait_status.h"
 
 namespace {
 
@@ -329,8 +330,8 @@ int run_node(const NodeArgs& a) {
   // a shell; 1 for a lost node), so cape run, mpirun and srun all report it.
   if (auto code = node.failure_exit_code()) return *code;
   // The master's own program ended badly: its status, not the monitor's 1.
-  if (auto st = exchange.status(); st && rank == 0 && !net::wait_status_ok(*st))
-    status = net::exit_code_of(*st);
+  if (auto st = exchange.status(); st && rank == 0 && !WaitStatus{*st}.ok())
+    status = WaitStatus{*st}.shell_code();
   return status;
 }
 

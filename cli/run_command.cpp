@@ -33,6 +33,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/scoped_fd.h"
+#include "util/wait_status.h"
 
 namespace {
 
@@ -275,12 +276,12 @@ int run_job(const RunArgs& a) {
     for (auto& c : children)
       if (!c.done) {
         reap(c);
-        if (c.done && c.rank != 0 && !net::wait_status_ok(c.status) && !slave_failed_at) {
+        if (c.done && c.rank != 0 && !WaitStatus{c.status}.ok() && !slave_failed_at) {
           slave_failed_at = Clock::now();
           slave_failure = "node " + std::to_string(c.rank) + " (pid " + std::to_string(c.pid) +
-                          ") " + net::describe_wait_status(c.status) + "; see " + a.output_dir +
+                          ") " + WaitStatus{c.status}.describe() + "; see " + a.output_dir +
                           "/node." + std::to_string(c.rank) + ".log";
-          slave_failure_code = net::exit_code_of(c.status);
+          slave_failure_code = WaitStatus{c.status}.shell_code();
         }
       }
     for (size_t i = 0; i < remotes.size(); ++i)
@@ -310,10 +311,10 @@ int run_job(const RunArgs& a) {
     status_reader.join();
     std::lock_guard lk(region_mu);
     std::fprintf(stderr, "cape: node 0 (the master node, pid %d) was %s %s (job exit status %d)\n",
-                 master.pid, net::describe_wait_status(st).c_str(),
+                 master.pid, WaitStatus{st}.describe().c_str(),
                  master_region.empty() ? "outside any parallel region"
                                        : ("in " + master_region).c_str(),
-                 net::exit_code_of(st));
+                 WaitStatus{st}.shell_code());
   }
   // The slaves end on their own (exit reports, the master's EOF); then they are stopped.
   auto deadline = Clock::now() + grace;
@@ -337,7 +338,7 @@ int run_job(const RunArgs& a) {
     }
   remotes.clear();  // closes the channels: remote nodes stop
   if (status_reader.joinable()) status_reader.join();
-  return net::exit_code_of(st);
+  return WaitStatus{st}.shell_code();
 }
 
 cape::cli::Registrar reg("run", [](CLI::App& app, cape::cli::Context& ctx) {

@@ -490,9 +490,8 @@ int Monitor::finish(const WaitStatus& ws) {
   pid_ = 0;
   if (ws.kind() == WaitStatus::exited) return ws.exit_code();
   if (!reported_ && !(opt_.kill_switch && opt_.kill_switch->killed()))
-    write_stderr("cape: the program was killed by signal " + std::to_string(ws.signal()) + " (" +
-                 strsignal(ws.signal()) + ")\n");
-  return 128 + ws.signal();  // like a shell
+    write_stderr("cape: the program was " + ws.describe() + "\n");
+  return ws.shell_code();
 }
 
 int Monitor::loop() {

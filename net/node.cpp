@@ -15,29 +15,11 @@
 #include "ckpt/format.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/wait_status.h"
 
 namespace cape::net {
 
 using Clock = std::chrono::steady_clock;
-
-std::string describe_wait_status(int st) {
-  if (WIFEXITED(st)) return "exited with status " + std::to_string(WEXITSTATUS(st));
-  if (WIFSIGNALED(st)) {
-    int sig = WTERMSIG(st);
-    const char* name = strsignal(sig);
-    return "killed by signal " + std::to_string(sig) + " (" + (name ? name : "?") + ")" +
-           (WCOREDUMP(st) ? ", core dumped" : "");
-  }
-  return "ended with wait status " + std::to_string(st);
-}
-
-bool wait_status_ok(int st) { return WIFEXITED(st) && WEXITSTATUS(st) == 0; }
-
-int exit_code_of(int st) {
-  if (WIFEXITED(st)) return WEXITSTATUS(st);
-  if (WIFSIGNALED(st)) return 128 + WTERMSIG(st);
-  return 1;
-}
 
 struct Node::Peer {
   int rank = -1;
@@ -395,14 +377,14 @@ void Node::on_frame(Peer& p, Frame& f) {
         std::lock_guard lk(mu_);
         p.exit_status = status;
         if (!r.empty()) p.region = r;
-        if (!wait_status_ok(status))
-          msg = who(p) + ": program " + describe_wait_status(status) + " " + region_of(p);
+        if (!WaitStatus{status}.ok())
+          msg = who(p) + ": program " + WaitStatus{status}.describe() + " " + region_of(p);
       }
-      CAPE_LOG_AT(info, "net") << "node " << p.rank << " program " << describe_wait_status(status);
+      CAPE_LOG_AT(info, "net") << "node " << p.rank << " program " << WaitStatus{status}.describe();
       // A slave ending with 0 is normal (001 Fig. 3, line 25); anything else ends the job.
       // The master's failing program is reported by the master itself. The job fails before
       // the peer is marked exited, so a waiter never reports "left the job" instead.
-      if (!msg.empty()) fail(msg, opt_.rank == 0, exit_code_of(status));
+      if (!msg.empty()) fail(msg, opt_.rank == 0, WaitStatus{status}.shell_code());
       {
         std::lock_guard lk(mu_);
         p.exited = true;
@@ -667,7 +649,7 @@ ckpt::Checkpoint Node::receive(const std::string& name) {
       const Peer& m = *peers_[opt_.rank == 0 ? 1 : 0];
       if (opt_.rank != 0)
         throw UserError("waiting for checkpoint '" + name + "': the master has ended the job" +
-                        (m.exited ? " (its program " + describe_wait_status(m.exit_status) + ")"
+                        (m.exited ? " (its program " + WaitStatus{m.exit_status}.describe() + ")"
                                   : std::string()));
       throw UserError("waiting for checkpoint '" + name + "': every slave has left the job");
     }
@@ -705,10 +687,10 @@ void Node::wait_for(const std::string& name,
       if (!can_still_arrive(r)) {
         const Peer& p = *peers_[r];
         std::string msg = who(p) + " left the job without sending its part of '" + name + "'" +
-                          (p.exited ? " (its program " + describe_wait_status(p.exit_status) + ")"
+                          (p.exited ? " (its program " + WaitStatus{p.exit_status}.describe() + ")"
                                     : std::string()) +
                           " " + region_of(p);
-        int code = p.exited && !wait_status_ok(p.exit_status) ? exit_code_of(p.exit_status) : 1;
+        int code = p.exited && !WaitStatus{p.exit_status}.ok() ? WaitStatus{p.exit_status}.shell_code() : 1;
         lk.unlock();
         fail(msg, true, code);
         if (auto f = failure()) throw UserError(*f);  // this one, or an earlier failure
@@ -759,11 +741,11 @@ void Node::program_exited(int wait_status) {
     if (open) send_small(m, FrameType::exited, w.buffer());
     return;
   }
-  if (!wait_status_ok(wait_status)) {
+  if (!WaitStatus{wait_status}.ok()) {
     std::string msg = "node 0 (the master at " + opt_.label + ", pid " + std::to_string(::getpid()) +
-                      "): program " + describe_wait_status(wait_status) + " " +
+                      "): program " + WaitStatus{wait_status}.describe() + " " +
                       (region.empty() ? "outside any parallel region" : "in " + region);
-    fail(msg, true, exit_code_of(wait_status));
+    fail(msg, true, WaitStatus{wait_status}.shell_code());
     return;
   }
   for (size_t r = 1; r < peers_.size(); ++r) {

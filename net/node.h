@@ -61,11 +61,6 @@ struct NodeOptions {
   std::function<void()> on_shutdown;
 };
 
-// A wait status (from waitpid) in words: "exited with status 3", "killed by signal 9 (Killed)".
-std::string describe_wait_status(int wait_status);
-bool wait_status_ok(int wait_status);  // exited with 0
-int exit_code_of(int wait_status);     // the exit code, or 128+signal (like a shell)
-
 class Node {
  public:
   explicit Node(NodeOptions options);  // master: binds and listens (throws UserError)
