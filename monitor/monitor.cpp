@@ -71,9 +71,9 @@ void write_stderr(const std::string& s) {
 // Sorted, disjoint [start, end) intervals.
 using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;
 
-Intervals to_intervals(const std::vector<Region>& regions) {
+Intervals to_intervals(const std::vector<Area>& areas) {
   Intervals out;
-  for (const Region& r : regions) {
+  for (const Area& r : areas) {
     if (!out.empty() && out.back().second == r.start)
       out.back().second = r.end;
     else
@@ -323,7 +323,7 @@ class Monitor {
   std::set<pid_t> threads_, awaiting_first_stop_;
   std::unique_ptr<DirtyTracker> tracker_;
   bool tracking_ = false;
-  std::vector<Region> start_regions_;
+  std::vector<Area> start_areas_;
   std::map<uint64_t, std::vector<uint8_t>> extra_;  // pages outside start()'s set, at last create
   uint64_t region_ = 0;    // start() calls so far: the timestamp of the region's runs
   uint64_t sequence_ = 0;  // checkpoints made (created or merged) so far
@@ -344,9 +344,9 @@ class Monitor {
   static bool is_region_private(Attr a) { return is_private(a) || a == Attr::copyin; }
   void op_attr(Attr a, uint64_t addr, uint64_t size, ckpt::Reduction red = {});
   Intervals ranges(bool (*pred)(Attr)) const;
-  Intervals dynamic_memory(const std::vector<Region>& regions) const;
+  Intervals dynamic_memory(const std::vector<Area>& areas) const;
   Intervals region_private(uint64_t boundary) const;
-  Intervals tickpt_cover(const std::vector<Region>& regions) const;
+  Intervals tickpt_cover(const std::vector<Area>& areas) const;
   bool table_applies(uint64_t checkpoint_timestamp) const {
     return vars_region_ != 0 && (checkpoint_timestamp >> kRegionShift) == vars_region_;
   }
@@ -828,10 +828,10 @@ Intervals Monitor::ranges(bool (*pred)(Attr)) const {
 
 // Objects with dynamic storage duration are shared (002 Sect. 3.1, 4.1 rule 2): the heap and
 // anonymous private mappings (malloc's large blocks, the program's own mmaps).
-Intervals Monitor::dynamic_memory(const std::vector<Region>& regions) const {
+Intervals Monitor::dynamic_memory(const std::vector<Area>& areas) const {
   Intervals v;
-  for (const Region& r : regions)
-    if (r.kind == Region::heap || r.kind == Region::anon) v.emplace_back(r.start, r.end);
+  for (const Area& r : areas)
+    if (r.kind == Area::heap || r.kind == Area::anon) v.emplace_back(r.start, r.end);
   return normalize(std::move(v));
 }
 
@@ -863,21 +863,21 @@ void Monitor::read_base(uint64_t address, std::span<uint8_t> out) const {
 // TICKPT compares only shared data (002 Sect. 4.3): the pages of the registered shared and
 // copyprivate variables and dynamic memory. (Reduction, lastprivate and copyin values are
 // read whole at create(); private data is never compared.)
-Intervals Monitor::tickpt_cover(const std::vector<Region>& regions) const {
+Intervals Monitor::tickpt_cover(const std::vector<Area>& areas) const {
   Intervals v;
   for (const Var& x : vars_)
     if (x.attr == Attr::shared || x.attr == Attr::copyprivate) v.emplace_back(page_down(x.addr), page_up(x.addr + x.size));
-  return unite(normalize(std::move(v)), dynamic_memory(regions));
+  return unite(normalize(std::move(v)), dynamic_memory(areas));
 }
 
-// The parts of `regions` inside `cover` (kind and protection kept).
-std::vector<Region> restrict_regions(const std::vector<Region>& regions, const Intervals& cover) {
-  std::vector<Region> out;
-  for (const Region& r : regions)
+// The parts of `areas` inside `cover` (kind and protection kept).
+std::vector<Area> restrict_areas(const std::vector<Area>& areas, const Intervals& cover) {
+  std::vector<Area> out;
+  for (const Area& r : areas)
     for (auto [s, e] : cover) {
       uint64_t lo = std::max(r.start, s), hi = std::min(r.end, e);
       if (lo >= hi) continue;
-      Region x = r;
+      Area x = r;
       x.start = lo;
       x.end = hi;
       out.push_back(x);
@@ -914,17 +914,17 @@ void Monitor::op_start(const StoppedThread& st, uint64_t boundary) {
     std::span<uint8_t> b(reinterpret_cast<uint8_t*>(&ra), 8);
     if (tracee_->read_bytes_fallible(boundary - 8, b) == 8) start_pc_ = ra;
   }
-  start_regions_ = tracked_set(read_maps(pid_), exe_, 0, tls_, tls_low_);
+  start_areas_ = tracked_set(read_maps(pid_), exe_, 0, tls_, tls_low_);
   // TICKPT: DATA-0 is a copy of the shared data only (002 Sect. 4.3).
-  if (model_ == CAPE_CKPT_TICKPT) start_regions_ = restrict_regions(start_regions_, tickpt_cover(start_regions_));
-  tracker_->start(st, start_regions_);
+  if (model_ == CAPE_CKPT_TICKPT) start_areas_ = restrict_areas(start_areas_, tickpt_cover(start_areas_));
+  tracker_->start(st, start_areas_);
   tracking_ = true;
   ++region_;
   extra_.clear();
   base_pages_.clear();
   // Names the region in the job's failure messages (docs/net.md).
   if (ex_) ex_->set_region("parallel region " + std::to_string(region_) + " (start() at " + start_site() + ")");
-  CAPE_LOG_AT(debug, "monitor") << "start(): " << start_regions_.size() << " regions, tracker "
+  CAPE_LOG_AT(debug, "monitor") << "start(): " << start_areas_.size() << " areas, tracker "
                                 << to_string(tracker_->kind()) << ", " << vars_.size() << " attributed variables, "
                                 << (model_ == CAPE_CKPT_TICKPT ? "TICKPT" : "DICKPT");
 }
@@ -934,7 +934,7 @@ void Monitor::op_stop(const StoppedThread& st) {
   tracker_->stop(st);
   tracking_ = false;
   extra_.clear();
-  start_regions_.clear();
+  start_areas_.clear();
   // Private copies end with the region: the original variable keeps the value it had
   // (OpenMP), on every node, so all nodes hold the same memory again.
   if (vars_region_ == region_)
@@ -979,8 +979,8 @@ std::vector<ckpt::Conflict> Monitor::possible_races(const std::vector<ckpt::Conf
   if (conflicts.empty()) return {};
   Intervals priv = region_private(0);
   Intervals stack;
-  for (const Region& r : tracked_set(read_maps(pid_), exe_, 0, tls_, tls_low_))
-    if (r.kind == Region::stack) stack.emplace_back(r.start, r.end);
+  for (const Area& r : tracked_set(read_maps(pid_), exe_, 0, tls_, tls_low_))
+    if (r.kind == Area::stack) stack.emplace_back(r.start, r.end);
   stack = normalize(std::move(stack));
   Intervals registered = ranges([](Attr a) { return !is_region_private(a); });
   std::vector<ckpt::Conflict> out;
@@ -998,7 +998,7 @@ void Monitor::report_races(const std::vector<ckpt::Conflict>& races, int from, c
   if (races.empty()) return;
   symbols();
   std::string where = start_site();
-  std::vector<Region> regions = tracked_set(read_maps(pid_), exe_, 0, tls_, tls_low_);
+  std::vector<Area> areas = tracked_set(read_maps(pid_), exe_, 0, tls_, tls_low_);
   std::set<std::string> said;
   for (const ckpt::Conflict& c : races) {
     const ckpt::Symbol* sym = symbols_->find(c.address);
@@ -1011,7 +1011,7 @@ void Monitor::report_races(const std::vector<ckpt::Conflict>& races, int from, c
       }
     } else {
       const char* kind = "memory";
-      for (const Region& r : regions)
+      for (const Area& r : areas)
         if (r.contains(c.address)) kind = to_string(r.kind);
       what = std::string(kind) + " " + hex(c.address);
     }
@@ -1026,9 +1026,9 @@ void Monitor::report_races(const std::vector<ckpt::Conflict>& races, int from, c
 void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   if (!tracking_) throw UserError("create(\"" + name + "\") outside start() ... stop()");
   // What may be captured now: the tracked set with the runtime's frames cut off.
-  std::vector<Region> regions_now = tracked_set(read_maps(pid_), exe_, boundary, tls_, tls_low_);
-  if (model_ == CAPE_CKPT_TICKPT) regions_now = restrict_regions(regions_now, tickpt_cover(regions_now));
-  Intervals now = to_intervals(regions_now);
+  std::vector<Area> areas_now = tracked_set(read_maps(pid_), exe_, boundary, tls_, tls_low_);
+  if (model_ == CAPE_CKPT_TICKPT) areas_now = restrict_areas(areas_now, tickpt_cover(areas_now));
+  Intervals now = to_intervals(areas_now);
   for (auto [s, e] : now) CAPE_LOG_AT(debug, "monitor") << "tracked " << hex(s) << "-" << hex(e);
   const uint64_t ts = region_ << kRegionShift;
 
@@ -1048,7 +1048,7 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
   ckpt::Checkpoint fresh;
   ckpt::Differ fresh_diff(fresh, ts);
   std::vector<uint8_t> cur(kPageSize);
-  for (auto [s, e] : subtract(now, to_intervals(start_regions_))) {
+  for (auto [s, e] : subtract(now, to_intervals(start_areas_))) {
     for (uint64_t page = page_down(s); page < e; page += kPageSize) {
       if (tracee_->read_bytes_fallible(page, cur) != kPageSize) continue;
       uint64_t lo = std::max(page, s), hi = std::min(page + kPageSize, e);
@@ -1080,7 +1080,7 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
   Intervals travel;
   if (model_ == CAPE_CKPT_TICKPT) {
     Intervals shared = ranges([](Attr a) { return a == Attr::shared || a == Attr::copyprivate; });
-    travel = subtract(unite(shared, dynamic_memory(regions_now)),
+    travel = subtract(unite(shared, dynamic_memory(areas_now)),
                     unite(unite(ranges(&Monitor::is_region_private), forced), copyin));
     travel = normalize(std::move(travel));
   } else {

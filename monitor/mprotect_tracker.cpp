@@ -16,7 +16,7 @@
 // Neighbours: when a thread faults on the page right after the run it had unprotected
 // last, or a few pages after it (up to CAPE_MPROTECT_AHEAD / 4: the pages between are
 // taken too, which is cheaper than splitting a VMA per page), the next pages of the same
-// region are copied and unprotected with it, twice as many each time up to
+// area are copied and unprotected with it, twice as many each time up to
 // CAPE_MPROTECT_AHEAD (default 16; 1 = never). Their originals are copied first, so a page
 // that is then not written is only reported unchanged.
 #include <sys/mman.h>
@@ -83,10 +83,10 @@ MprotectTracker::MprotectTracker()
 
 MprotectTracker::~MprotectTracker() = default;
 
-const Region* MprotectTracker::region_of(uint64_t a) const {
-  auto it = std::upper_bound(regions_.begin(), regions_.end(), a,
-                             [](uint64_t x, const Region& r) { return x < r.start; });
-  if (it == regions_.begin()) return nullptr;
+const Area* MprotectTracker::area_of(uint64_t a) const {
+  auto it = std::upper_bound(areas_.begin(), areas_.end(), a,
+                             [](uint64_t x, const Area& r) { return x < r.start; });
+  if (it == areas_.begin()) return nullptr;
   --it;
   return it->contains(a) ? &*it : nullptr;
 }
@@ -165,7 +165,7 @@ void MprotectTracker::unprotect(const StoppedThread& t, Slot* s, uint64_t page, 
 bool MprotectTracker::on_fault(const StoppedThread& t, const siginfo_t& info) {
   if (info.si_code != SEGV_ACCERR) return false;
   uint64_t addr = reinterpret_cast<uint64_t>(info.si_addr);
-  const Region* r = region_of(addr);
+  const Area* r = area_of(addr);
   if (!r) return false;
   uint64_t page = page_down(addr);
   Slot* s = slot_for(t.tid);
@@ -187,12 +187,12 @@ bool MprotectTracker::on_fault(const StoppedThread& t, const siginfo_t& info) {
   // gap too (a few copies are cheaper than splitting a VMA) and pages ahead.
   uint64_t gap_max = (max_ahead_ / 4) * kPageSize;
   if (max_ahead_ > 1 && s->run_end && page >= s->run_end && page - s->run_end <= gap_max &&
-      region_of(s->run_end) == r) {
+      area_of(s->run_end) == r) {
     auto gap = originals_.lower_bound(s->run_end);
     if (gap == it) first = s->run_end;  // nothing copied in between
     if (first == s->run_end) {
       n = (page - first) / kPageSize + std::min(max_ahead_, s->run_len * 2);
-      n = std::min(n, (page_up(r->end) - first) / kPageSize);  // this region only
+      n = std::min(n, (page_up(r->end) - first) / kPageSize);  // this area only
       if (it != originals_.end()) n = std::min(n, (it->first - first) / kPageSize);  // not copied yet
     }
   }
@@ -246,11 +246,11 @@ void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint6
   }
   std::vector<std::pair<uint64_t, uint64_t>> runs;  // [page, n) copied, to unprotect
   for (uint64_t p = page_down(start); p < end; p += kPageSize) {
-    const Region* r = region_of(p);
+    const Area* r = area_of(p);
     if (!r || originals_.count(p)) continue;
     copy_originals(t, p, 1);
     if (!runs.empty() && runs.back().first + runs.back().second * kPageSize == p &&
-        region_of(runs.back().first) == r)
+        area_of(runs.back().first) == r)
       runs.back().second++;
     else
       runs.emplace_back(p, 1);
@@ -259,7 +259,7 @@ void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint6
   AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
   for (auto [p, n] : runs) {
     long res = remote.syscall(SYS_mprotect, static_cast<long>(p), static_cast<long>(n * kPageSize),
-                              region_of(p)->prot);
+                              area_of(p)->prot);
     if (res < 0) {
       errno = static_cast<int>(-res);
       fail_errno("mprotect in the tracee");
@@ -317,14 +317,14 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
         keep.emplace_back(page, std::vector<uint8_t>(c.begin(), c.end()));
         continue;
       }
-      if (!protect.empty() && protect.back().second == page && region_of(page) == region_of(protect.back().first))
+      if (!protect.empty() && protect.back().second == page && area_of(page) == area_of(protect.back().first))
         protect.back().second += kPageSize;
       else
         protect.emplace_back(page, page + kPageSize);
     }
   }
   // Protect the written pages again (the kernel merges the VMAs back): one syscall per run
-  // of neighbours, or, when a region has many runs, one over the span from its first to its
+  // of neighbours, or, when an area has many runs, one over the span from its first to its
   // last run (the pages between are read-only already), around pages still in flight. A
   // span that meets memory unmapped by the program meanwhile (ENOMEM) is done run by run.
   if (!protect.empty()) {
@@ -341,9 +341,9 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
     };
     constexpr size_t kManyRuns = 4;
     for (size_t i = 0; i < protect.size();) {
-      const Region* r = region_of(protect[i].first);
+      const Area* r = area_of(protect[i].first);
       size_t j = i;
-      while (j < protect.size() && region_of(protect[j].first) == r) j++;
+      while (j < protect.size() && area_of(protect[j].first) == r) j++;
       if (j - i < kManyRuns) {
         for (size_t k = i; k < j; k++) check(mprotect_ro(protect[k].first, protect[k].second, r->prot));
         i = j;
@@ -387,20 +387,20 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   for (auto& [tid, s] : slots_) s->run_end = 0;
 }
 
-void MprotectTracker::start(const StoppedThread& t, const std::vector<Region>& regions) {
+void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& areas) {
   if (!scratch_tried_) setup_scratch(t);
-  regions_ = regions;
+  areas_ = areas;
   originals_.clear();
   used_ = 0;
   for (auto& [tid, s] : slots_) s->run_end = 0;
-  for (const Region& r : regions_) remote_mprotect(t, r.start, r.size(), r.prot & ~PROT_WRITE);
+  for (const Area& r : areas_) remote_mprotect(t, r.start, r.size(), r.prot & ~PROT_WRITE);
 }
 
 void MprotectTracker::stop(const StoppedThread& t) {
   // Give the program its protections back, mapping by mapping (some may be gone).
   std::vector<Mapping> maps = read_maps(t.tracee.pid());
   AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
-  for (const Region& r : regions_) {
+  for (const Area& r : areas_) {
     for (const Mapping& m : maps) {
       uint64_t s = std::max(r.start, m.start), e = std::min(r.end, m.end);
       if (s >= e) continue;
@@ -408,7 +408,7 @@ void MprotectTracker::stop(const StoppedThread& t) {
       if (res < 0) CAPE_LOG_AT(warn, "monitor") << "mprotect back failed: " << strerror(static_cast<int>(-res));
     }
   }
-  regions_.clear();
+  areas_.clear();
   originals_.clear();
   used_ = 0;
   CAPE_LOG_AT(debug, "monitor") << "mprotect tracker: " << faults << " faults, " << one_stop_faults

@@ -19,7 +19,7 @@ class MprotectTracker final : public DirtyTracker {
   MprotectTracker();
   ~MprotectTracker() override;
   TrackerKind kind() const override { return TrackerKind::mprotect; }
-  void start(const StoppedThread& t, const std::vector<Region>& regions) override;
+  void start(const StoppedThread& t, const std::vector<Area>& areas) override;
   void collect(const StoppedThread& t, const PageVisitor& visit) override;
   void stop(const StoppedThread& t) override;
   bool on_fault(const StoppedThread& t, const siginfo_t& info) override;
@@ -32,7 +32,7 @@ class MprotectTracker final : public DirtyTracker {
 
  private:
   struct Slot;  // one thread's frame in the scratch mapping
-  const Region* region_of(uint64_t a) const;
+  const Area* area_of(uint64_t a) const;
   void setup_scratch(const StoppedThread& t);
   Slot* slot_for(pid_t tid);
   // Copies the originals of [page, page + n pages) (n may shrink if memory ends).
@@ -44,7 +44,7 @@ class MprotectTracker final : public DirtyTracker {
   // the registers back). False when it was not inside.
   bool finish_stub_by_hand(const StoppedThread& t, Slot& slot);
 
-  std::vector<Region> regions_;
+  std::vector<Area> areas_;
   // Written pages -> index of their original in arena_ (pages of kArenaBlock each, kept
   // across windows so the copies go to warm memory).
   std::map<uint64_t, uint32_t> originals_;
@@ -75,7 +75,7 @@ class UffdTracker final : public DirtyTracker {
  public:
   explicit UffdTracker(pid_t pid);
   TrackerKind kind() const override { return TrackerKind::uffd; }
-  void start(const StoppedThread& t, const std::vector<Region>& regions) override;
+  void start(const StoppedThread& t, const std::vector<Area>& areas) override;
   void collect(const StoppedThread& t, const PageVisitor& visit) override;
   void stop(const StoppedThread& t) override;
 
@@ -90,9 +90,9 @@ class UffdTracker final : public DirtyTracker {
   std::unique_ptr<Scratch> scratch_;
   util::ScopedFd uffd_, pagemap_;
   struct Copy {
-    Region region;
-    PageBuffer buf;   // at least region.size() bytes; reused by later start() calls
-    size_t size = 0;  // bytes copied (whole pages: the region may end unmapped)
+    Area area;
+    PageBuffer buf;   // at least area.size() bytes; reused by later start() calls
+    size_t size = 0;  // bytes copied (whole pages: the area may end unmapped)
     bool registered = false;
   };
   std::vector<Copy> copies_;
@@ -102,7 +102,7 @@ class UffdTracker final : public DirtyTracker {
 class FullTracker final : public DirtyTracker {
  public:
   TrackerKind kind() const override { return TrackerKind::full; }
-  void start(const StoppedThread& t, const std::vector<Region>& regions) override;
+  void start(const StoppedThread& t, const std::vector<Area>& areas) override;
   void collect(const StoppedThread& t, const PageVisitor& visit) override;
   void stop(const StoppedThread& t) override;
 
