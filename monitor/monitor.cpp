@@ -27,6 +27,7 @@
 #include "ckpt/symbols.h"
 #include "injector/injector.h"
 #include "monitor/crash_report.h"
+#include "monitor/interval_set.h"
 #include "monitor/remote_syscall.h"
 #include "monitor/tracee.h"
 #include "protocol.h"
@@ -68,47 +69,11 @@ void write_stderr(const std::string& s) {
   }
 }
 
-// Sorted, disjoint [start, end) intervals.
-using Intervals = std::vector<std::pair<uint64_t, uint64_t>>;
-
-Intervals to_intervals(const std::vector<Area>& areas) {
-  Intervals out;
-  for (const Area& r : areas) {
-    if (!out.empty() && out.back().second == r.start)
-      out.back().second = r.end;
-    else
-      out.emplace_back(r.start, r.end);
-  }
-  return out;
-}
-
-// a minus b (both sorted and disjoint).
-Intervals subtract(const Intervals& a, const Intervals& b) {
-  Intervals out;
-  size_t j = 0;
-  for (auto [s, e] : a) {
-    while (j < b.size() && b[j].second <= s) j++;
-    size_t k = j;
-    uint64_t cur = s;
-    while (k < b.size() && b[k].first < e) {
-      if (b[k].first > cur) out.emplace_back(cur, b[k].first);
-      cur = std::max(cur, b[k].second);
-      k++;
-    }
-    if (cur < e) out.emplace_back(cur, e);
-  }
-  return out;
-}
-
-// The part of [s, e) inside `set` that contains s's region (there is at most one since a
-// page meets one region, except at the stack boundary which only cuts from below).
-std::pair<uint64_t, uint64_t> clip(const Intervals& set, uint64_t s, uint64_t e) {
-  auto it = std::upper_bound(set.begin(), set.end(), e - 1,
-                             [](uint64_t x, const std::pair<uint64_t, uint64_t>& iv) { return x < iv.first; });
-  if (it == set.begin()) return {0, 0};
-  --it;
-  uint64_t lo = std::max(s, it->first), hi = std::min(e, it->second);
-  return lo < hi ? std::make_pair(lo, hi) : std::make_pair(uint64_t{0}, uint64_t{0});
+// The addresses of `areas`.
+IntervalSet spans_of(const std::vector<Area>& areas) {
+  std::vector<IntervalSet::Interval> v;
+  for (const Area& r : areas) v.emplace_back(r.start, r.end);
+  return IntervalSet::of(std::move(v));
 }
 
 // Appends the runs of `a` and `b` (disjoint address sets) to `out` in address order.
@@ -122,35 +87,8 @@ void append_merged(ckpt::Checkpoint& out, const ckpt::Checkpoint& a, const ckpt:
   }
 }
 
-// Sorts and joins overlapping or touching intervals.
-Intervals normalize(Intervals v) {
-  std::sort(v.begin(), v.end());
-  Intervals out;
-  for (auto [s, e] : v) {
-    if (s >= e) continue;
-    if (!out.empty() && s <= out.back().second)
-      out.back().second = std::max(out.back().second, e);
-    else
-      out.emplace_back(s, e);
-  }
-  return out;
-}
-
-Intervals unite(const Intervals& a, const Intervals& b) {
-  Intervals v = a;
-  v.insert(v.end(), b.begin(), b.end());
-  return normalize(std::move(v));
-}
-
-bool overlaps(const Intervals& set, uint64_t s, uint64_t e) {
-  auto it = std::upper_bound(set.begin(), set.end(), s,
-                             [](uint64_t x, const std::pair<uint64_t, uint64_t>& iv) { return x < iv.first; });
-  if (it != set.begin() && std::prev(it)->second > s) return true;
-  return it != set.end() && it->first < e;
-}
-
 // The bytes of `c` inside `keep` (sorted, disjoint), runs cut at its edges.
-ckpt::Checkpoint clip_to(const ckpt::Checkpoint& c, const Intervals& keep) {
+ckpt::Checkpoint clip_to(const ckpt::Checkpoint& c, const IntervalSet& keep) {
   ckpt::Checkpoint out;
   out.kind = c.kind;
   out.node = c.node;
@@ -159,12 +97,9 @@ ckpt::Checkpoint clip_to(const ckpt::Checkpoint& c, const Intervals& keep) {
   out.load_base = c.load_base;
   out.name = c.name;
   out.registers = c.registers;
-  for (const ckpt::Run& r : c.runs) {
-    auto it = std::upper_bound(keep.begin(), keep.end(), r.address,
-                               [](uint64_t x, const std::pair<uint64_t, uint64_t>& iv) { return x < iv.first; });
-    if (it != keep.begin()) --it;
-    for (; it != keep.end() && it->first < r.end(); ++it) out.append_from(c, r, it->first, it->second);
-  }
+  for (const ckpt::Run& r : c.runs)
+    for (auto it = keep.first_ending_after(r.address); it != keep.end() && it->first < r.end(); ++it)
+      out.append_from(c, r, it->first, it->second);
   return out;
 }
 
@@ -343,10 +278,10 @@ class Monitor {
   // nodes' copies never come back (threadprivate): private for results and conflicts.
   static bool is_region_private(Attr a) { return is_private(a) || a == Attr::copyin; }
   void op_attr(Attr a, uint64_t addr, uint64_t size, ckpt::Reduction red = {});
-  Intervals ranges(bool (*pred)(Attr)) const;
-  Intervals dynamic_memory(const std::vector<Area>& areas) const;
-  Intervals region_private(uint64_t boundary) const;
-  Intervals tickpt_cover(const std::vector<Area>& areas) const;
+  IntervalSet ranges(bool (*pred)(Attr)) const;
+  IntervalSet dynamic_memory(const std::vector<Area>& areas) const;
+  IntervalSet region_private(uint64_t boundary) const;
+  IntervalSet tickpt_cover(const std::vector<Area>& areas) const;
   bool table_applies(uint64_t checkpoint_timestamp) const {
     return vars_region_ != 0 && (checkpoint_timestamp >> kRegionShift) == vars_region_;
   }
@@ -819,30 +754,30 @@ void Monitor::op_attr(Attr a, uint64_t addr, uint64_t size, ckpt::Reduction red)
   list.push_back(Var{addr, size, a, red, {}});
 }
 
-Intervals Monitor::ranges(bool (*pred)(Attr)) const {
-  Intervals v;
+IntervalSet Monitor::ranges(bool (*pred)(Attr)) const {
+  std::vector<IntervalSet::Interval> v;
   for (const Var& x : vars_)
     if (pred(x.attr)) v.emplace_back(x.addr, x.addr + x.size);
-  return normalize(std::move(v));
+  return IntervalSet::of(std::move(v));
 }
 
 // Objects with dynamic storage duration are shared (002 Sect. 3.1, 4.1 rule 2): the heap and
 // anonymous private mappings (malloc's large blocks, the program's own mmaps).
-Intervals Monitor::dynamic_memory(const std::vector<Area>& areas) const {
-  Intervals v;
+IntervalSet Monitor::dynamic_memory(const std::vector<Area>& areas) const {
+  std::vector<IntervalSet::Interval> v;
   for (const Area& r : areas)
     if (r.kind == Area::heap || r.kind == Area::anon) v.emplace_back(r.start, r.end);
-  return normalize(std::move(v));
+  return IntervalSet::of(std::move(v));
 }
 
 // What is private in the current region: private/firstprivate/threadprivate/copyin, and
 // under default(none) everything but the registered shared data and dynamic memory.
-Intervals Monitor::region_private(uint64_t boundary) const {
-  Intervals drop = ranges(&Monitor::is_region_private);
+IntervalSet Monitor::region_private(uint64_t boundary) const {
+  IntervalSet drop = ranges(&Monitor::is_region_private);
   if (!default_none_) return drop;
-  Intervals travel = unite(ranges([](Attr a) { return !is_region_private(a); }),
-                           dynamic_memory(tracked_set(read_maps(pid_), exe_, boundary, tls_, tls_low_)));
-  return unite(drop, subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}}, travel));
+  IntervalSet travel = ranges([](Attr a) { return !is_region_private(a); })
+                           .unite(dynamic_memory(tracked_set(read_maps(pid_), exe_, boundary, tls_, tls_low_)));
+  return drop.unite(IntervalSet::everything().minus(travel));
 }
 
 void Monitor::read_base(uint64_t address, std::span<uint8_t> out) const {
@@ -863,15 +798,15 @@ void Monitor::read_base(uint64_t address, std::span<uint8_t> out) const {
 // TICKPT compares only shared data (002 Sect. 4.3): the pages of the registered shared and
 // copyprivate variables and dynamic memory. (Reduction, lastprivate and copyin values are
 // read whole at create(); private data is never compared.)
-Intervals Monitor::tickpt_cover(const std::vector<Area>& areas) const {
-  Intervals v;
+IntervalSet Monitor::tickpt_cover(const std::vector<Area>& areas) const {
+  std::vector<IntervalSet::Interval> v;
   for (const Var& x : vars_)
     if (x.attr == Attr::shared || x.attr == Attr::copyprivate) v.emplace_back(page_down(x.addr), page_up(x.addr + x.size));
-  return unite(normalize(std::move(v)), dynamic_memory(areas));
+  return IntervalSet::of(std::move(v)).unite(dynamic_memory(areas));
 }
 
 // The parts of `areas` inside `cover` (kind and protection kept).
-std::vector<Area> restrict_areas(const std::vector<Area>& areas, const Intervals& cover) {
+std::vector<Area> restrict_areas(const std::vector<Area>& areas, const IntervalSet& cover) {
   std::vector<Area> out;
   for (const Area& r : areas)
     for (auto [s, e] : cover) {
@@ -977,17 +912,17 @@ std::string Monitor::start_site() {
 // registered shared variables count. TICKPT sends no stack data but the registered.
 std::vector<ckpt::Conflict> Monitor::possible_races(const std::vector<ckpt::Conflict>& conflicts) {
   if (conflicts.empty()) return {};
-  Intervals priv = region_private(0);
-  Intervals stack;
+  IntervalSet priv = region_private(0);
+  std::vector<IntervalSet::Interval> stack_v;
   for (const Area& r : tracked_set(read_maps(pid_), exe_, 0, tls_, tls_low_))
-    if (r.kind == Area::stack) stack.emplace_back(r.start, r.end);
-  stack = normalize(std::move(stack));
-  Intervals registered = ranges([](Attr a) { return !is_region_private(a); });
+    if (r.kind == Area::stack) stack_v.emplace_back(r.start, r.end);
+  IntervalSet stack = IntervalSet::of(std::move(stack_v));
+  IntervalSet registered = ranges([](Attr a) { return !is_region_private(a); });
   std::vector<ckpt::Conflict> out;
   for (const ckpt::Conflict& c : conflicts) {
-    if (overlaps(priv, c.address, c.address + c.length)) continue;
-    if (model_ == CAPE_CKPT_DICKPT && overlaps(stack, c.address, c.address + c.length) &&
-        !overlaps(registered, c.address, c.address + c.length))
+    if (priv.overlaps(c.address, c.address + c.length)) continue;
+    if (model_ == CAPE_CKPT_DICKPT && stack.overlaps(c.address, c.address + c.length) &&
+        !registered.overlaps(c.address, c.address + c.length))
       continue;
     out.push_back(c);
   }
@@ -1028,14 +963,14 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
   // What may be captured now: the tracked set with the runtime's frames cut off.
   std::vector<Area> areas_now = tracked_set(read_maps(pid_), exe_, boundary, tls_, tls_low_);
   if (model_ == CAPE_CKPT_TICKPT) areas_now = restrict_areas(areas_now, tickpt_cover(areas_now));
-  Intervals now = to_intervals(areas_now);
+  IntervalSet now = spans_of(areas_now);
   for (auto [s, e] : now) CAPE_LOG_AT(debug, "monitor") << "tracked " << hex(s) << "-" << hex(e);
   const uint64_t ts = region_ << kRegionShift;
 
   ckpt::Checkpoint tracked;  // pages of start()'s set, from the tracker
   ckpt::Differ tracked_diff(tracked, ts);
   tracker_->collect(st, [&](uint64_t page, std::span<const uint8_t> orig, std::span<const uint8_t> cur) {
-    auto [lo, hi] = clip(now, page, page + kPageSize);
+    auto [lo, hi] = now.clip(page, page + kPageSize);
     if (lo == hi) return;
     // (Only a master with slaves merges against them: alone, no copy per page.)
     if (rank_ == 0 && size_ > 1 && orig.size() == kPageSize) base_pages_.try_emplace(page, orig.begin(), orig.end());
@@ -1048,7 +983,7 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
   ckpt::Checkpoint fresh;
   ckpt::Differ fresh_diff(fresh, ts);
   std::vector<uint8_t> cur(kPageSize);
-  for (auto [s, e] : subtract(now, to_intervals(start_areas_))) {
+  for (auto [s, e] : now.minus(spans_of(start_areas_))) {
     for (uint64_t page = page_down(s); page < e; page += kPageSize) {
       if (tracee_->read_bytes_fallible(page, cur) != kPageSize) continue;
       uint64_t lo = std::max(page, s), hi = std::min(page + kPageSize, e);
@@ -1075,17 +1010,15 @@ void Monitor::op_create(const StoppedThread& st, const std::string& name, uint64
   // copyin variables (so "before" carries them to the slaves). TICKPT keeps only shared
   // data (registered shared/copyprivate and dynamic memory, minus private); DICKPT keeps
   // every write, as CAPE-2 did, and inject() leaves private data alone.
-  Intervals forced = ranges([](Attr a) { return a == Attr::reduction || a == Attr::lastprivate; });
-  Intervals copyin = ranges([](Attr a) { return a == Attr::copyin; });
-  Intervals travel;
+  IntervalSet forced = ranges([](Attr a) { return a == Attr::reduction || a == Attr::lastprivate; });
+  IntervalSet copyin = ranges([](Attr a) { return a == Attr::copyin; });
+  IntervalSet travel;
   if (model_ == CAPE_CKPT_TICKPT) {
-    Intervals shared = ranges([](Attr a) { return a == Attr::shared || a == Attr::copyprivate; });
-    travel = subtract(unite(shared, dynamic_memory(areas_now)),
-                    unite(unite(ranges(&Monitor::is_region_private), forced), copyin));
-    travel = normalize(std::move(travel));
+    IntervalSet shared = ranges([](Attr a) { return a == Attr::shared || a == Attr::copyprivate; });
+    travel = shared.unite(dynamic_memory(areas_now))
+                 .minus(ranges(&Monitor::is_region_private).unite(forced).unite(copyin));
   } else {
-    travel = subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}},
-                      rank_ == 0 ? unite(forced, copyin) : forced);
+    travel = IntervalSet::everything().minus(rank_ == 0 ? forced.unite(copyin) : forced);
   }
   ckpt::Checkpoint kept = clip_to(all, travel);
   ckpt::Checkpoint saved;
@@ -1122,7 +1055,7 @@ void Monitor::op_inject(const StoppedThread& st, const std::string& name, uint64
   // start() gets the master's number.
   if (!tracking_ && (c.timestamp >> kRegionShift) > region_ + 1) region_ = (c.timestamp >> kRegionShift) - 1;
   std::vector<injector::Range> allowed;
-  for (auto [s, e] : to_intervals(tracked_set(read_maps(pid_), exe_, boundary, tls_, tls_low_))) allowed.push_back({s, e});
+  for (auto [s, e] : spans_of(tracked_set(read_maps(pid_), exe_, boundary, tls_, tls_low_))) allowed.push_back({s, e});
   injector::check_inside(c, allowed, "inject(\"" + name + "\")");  // before writing anything
   if (!table_applies(c.timestamp) || (vars_.empty() && !default_none_)) {
     if (tracking_)
@@ -1134,8 +1067,8 @@ void Monitor::op_inject(const StoppedThread& st, const std::string& name, uint64
   // (default(none): nothing but the registered shared variables and dynamic memory), and
   // a reduction variable gets original op merged partial results (restored first), which
   // is OpenMP's result on every node however often it is injected.
-  Intervals drop = region_private(boundary);
-  ckpt::Checkpoint w = clip_to(c, subtract(Intervals{{0, std::numeric_limits<uint64_t>::max()}}, drop));
+  IntervalSet drop = region_private(boundary);
+  ckpt::Checkpoint w = clip_to(c, IntervalSet::everything().minus(drop));
   ckpt::Checkpoint resolved;
   resolved.kind = w.kind;
   for (const ckpt::Run& r : w.runs) {

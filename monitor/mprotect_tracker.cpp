@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "monitor/interval_set.h"
 #include "monitor/remote_syscall.h"
 #include "monitor/trackers.h"
 #include "protocol.h"
@@ -272,14 +273,10 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   // syscall: only when the program races with its own runtime call): re-protecting them now
   // would be undone by that syscall, so they stay writable and listed, with what they hold
   // now as their original.
-  std::vector<std::pair<uint64_t, uint64_t>> in_flight;
+  std::vector<IntervalSet::Interval> flying;
   for (auto& [tid, s] : slots_)
-    if (s->in_flight()) in_flight.emplace_back(s->page, s->page + s->n * kPageSize);
-  auto flying = [&](uint64_t p) {
-    for (auto [a, b] : in_flight)
-      if (p >= a && p < b) return true;
-    return false;
-  };
+    if (s->in_flight()) flying.emplace_back(s->page, s->page + s->n * kPageSize);
+  const IntervalSet in_flight = IntervalSet::of(std::move(flying));
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> keep;
 
   constexpr uint64_t kChunk = 64;  // pages read at once (stays in the cache)
@@ -313,7 +310,7 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
       ++pages_visited;
       std::span<const uint8_t> c(cur.data() + i * kPageSize, kPageSize);
       visit(page, {original(page), kPageSize}, c);
-      if (flying(page)) {
+      if (in_flight.contains(page)) {
         keep.emplace_back(page, std::vector<uint8_t>(c.begin(), c.end()));
         continue;
       }
@@ -350,20 +347,7 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
         continue;
       }
       // The span [protect[i].first, protect[j-1].second) minus the pages in flight.
-      std::vector<std::pair<uint64_t, uint64_t>> pieces{{protect[i].first, protect[j - 1].second}};
-      for (auto [a, b] : in_flight) {
-        std::vector<std::pair<uint64_t, uint64_t>> cut;
-        for (auto [x, y] : pieces) {
-          if (b <= x || a >= y) {
-            cut.emplace_back(x, y);
-            continue;
-          }
-          if (x < a) cut.emplace_back(x, a);
-          if (b < y) cut.emplace_back(b, y);
-        }
-        pieces.swap(cut);
-      }
-      for (auto [x, y] : pieces) {
+      for (auto [x, y] : IntervalSet::of({{protect[i].first, protect[j - 1].second}}).minus(in_flight)) {
         long res = mprotect_ro(x, y, r->prot);
         if (res == -ENOMEM) {
           for (size_t k = i; k < j; k++)
