@@ -110,43 +110,6 @@ constexpr int kRegionShift = 20;
 constexpr int CAPE_CKPT_DICKPT = 0, CAPE_CKPT_TICKPT = 1;
 constexpr uint64_t kMaxOrder = (uint64_t{1} << kRegionShift) - 2;
 
-template <typename T>
-T identity_of(ckpt::ReduceOp op) {
-  using L = std::numeric_limits<T>;
-  switch (op) {
-    case ckpt::ReduceOp::mul: case ckpt::ReduceOp::land: return T(1);
-    case ckpt::ReduceOp::band: return static_cast<T>(~uint64_t{0});
-    case ckpt::ReduceOp::min: return L::has_infinity ? L::infinity() : L::max();
-    case ckpt::ReduceOp::max: return L::has_infinity ? -L::infinity() : L::lowest();
-    default: return T(0);  // + - | ^ ||
-  }
-}
-
-template <typename T>
-void fill_identity(ckpt::ReduceOp op, std::vector<uint8_t>& out) {
-  T v = identity_of<T>(op);
-  for (size_t i = 0; i + sizeof(T) <= out.size(); i += sizeof(T)) std::memcpy(out.data() + i, &v, sizeof(T));
-}
-
-// The private initial value of reduction(op: v) (OpenMP: 0, 1, ~0, the type's extremes).
-std::vector<uint8_t> identity(ckpt::Reduction r, uint64_t size) {
-  std::vector<uint8_t> out(size);
-  switch (r.type) {
-    case ckpt::ElemType::i8: fill_identity<int8_t>(r.op, out); break;
-    case ckpt::ElemType::u8: fill_identity<uint8_t>(r.op, out); break;
-    case ckpt::ElemType::i16: fill_identity<int16_t>(r.op, out); break;
-    case ckpt::ElemType::u16: fill_identity<uint16_t>(r.op, out); break;
-    case ckpt::ElemType::i32: fill_identity<int32_t>(r.op, out); break;
-    case ckpt::ElemType::u32: fill_identity<uint32_t>(r.op, out); break;
-    case ckpt::ElemType::i64: fill_identity<int64_t>(r.op, out); break;
-    case ckpt::ElemType::u64: fill_identity<uint64_t>(r.op, out); break;
-    case ckpt::ElemType::f32: fill_identity<float>(r.op, out); break;
-    case ckpt::ElemType::f64: fill_identity<double>(r.op, out); break;
-    case ckpt::ElemType::none: break;
-  }
-  return out;
-}
-
 // "file:line" of a code address, through addr2line (only for reports).
 std::string source_line(const std::string& exe, uint64_t address) {
   std::string cmd = "addr2line -e '" + exe + "' " + hex(address) + " 2>/dev/null";
@@ -841,7 +804,7 @@ void Monitor::op_start(const StoppedThread& st, uint64_t boundary) {
     if (v.attr != Attr::reduction && v.attr != Attr::priv && v.attr != Attr::firstprivate) continue;
     v.saved.assign(v.size, 0);
     tracee_->read_bytes(v.addr, v.saved);
-    if (v.attr == Attr::reduction) tracee_->write_bytes(v.addr, identity(v.red, v.size));
+    if (v.attr == Attr::reduction) tracee_->write_bytes(v.addr, ckpt::reduction_identity(v.red, v.size));
   }
   start_pc_ = 0;
   if (boundary >= 8) {
