@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -19,6 +20,12 @@ struct Context {
 };
 
 using AddCommand = std::function<void(CLI::App&, Context&)>;
+
+// An on/off environment variable: on when set, non-empty and not "0".
+inline bool env_switch(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
 
 struct Registrar {
   Registrar(std::string order_key, AddCommand add);  // sorted by order_key in --help

@@ -306,7 +306,8 @@ int run_node(const NodeArgs& a) {
     monitor::MonitorOptions mo;
     mo.tracker = monitor::parse_tracker_kind(a.tracker);
     mo.keep_checkpoints_dir = a.keep;
-    mo.check_races = a.check_races;
+    // CAPE_CHECK_RACES=1 in the environment does the same as the flag (docs/tickpt.md).
+    mo.check_races = a.check_races || cli::env_switch("CAPE_CHECK_RACES");
     mo.argv = a.argv;
     mo.node_rank = rank;
     mo.stdin_fd = devnull.get();

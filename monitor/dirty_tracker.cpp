@@ -106,10 +106,10 @@ TrackerKind parse_tracker_kind(const std::string& s) {
   throw UserError("unknown tracker '" + s + "' (mprotect, uffd or full)");
 }
 
-std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, pid_t pid) {
+std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, pid_t pid, const TrackerOptions& options) {
   switch (kind) {
-    case TrackerKind::mprotect: return std::make_unique<MprotectTracker>();
-    case TrackerKind::uffd: return std::make_unique<UffdTracker>(pid);
+    case TrackerKind::mprotect: return std::make_unique<MprotectTracker>(options);
+    case TrackerKind::uffd: return std::make_unique<UffdTracker>(pid, options);
     case TrackerKind::full: return std::make_unique<FullTracker>();
   }
   return nullptr;

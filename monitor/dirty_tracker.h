@@ -109,6 +109,22 @@ class DirtyTracker {
   uint64_t pages_visited = 0; // pages handed to collect()'s visitor
 };
 
-std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, pid_t pid);
+// The trackers' variants: the defaults are what cape uses; the benchmark and the tests that
+// compare the variants choose others (`cape monitor` has a flag for each).
+struct TrackerOptions {
+  // mprotect: a sequential writer gets up to this many pages unprotected at once, twice as
+  // many each time (1..256; 1 = the faulting page only).
+  unsigned mprotect_ahead = 16;
+  // mprotect: one ptrace stop per fault through libcape's resume stub; false = two stops
+  // (a remote mprotect), CAPE-2's literal way.
+  bool mprotect_one_stop = true;
+  // uffd: the program copies its written pages into the scratch (libcape's copy gadget);
+  // false = the monitor reads them.
+  bool uffd_copy = true;
+  // uffd: threads copying the tracked set at start() (1..16).
+  unsigned uffd_copy_threads = 2;
+};
+
+std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, pid_t pid, const TrackerOptions& options);
 
 }  // namespace cape::monitor

@@ -184,8 +184,7 @@ class Monitor {
         throw UserError("--keep-checkpoints: " + o.keep_checkpoints_dir + " is not a directory");
     }
     if (o.argv.empty()) throw UserError("no program to run");
-    const char* env = std::getenv("CAPE_CHECK_RACES");
-    check_races_ = o.check_races || (env && *env && std::strcmp(env, "0") != 0);
+    check_races_ = o.check_races;
   }
 
   int run();
@@ -316,7 +315,7 @@ void Monitor::launch() {
   if (::ptrace(PTRACE_SETOPTIONS, pid, nullptr, options) != 0) fail_errno("PTRACE_SETOPTIONS");
   threads_.insert(pid);
   tracee_ = std::make_unique<Tracee>(pid);
-  tracker_ = make_tracker(opt_.tracker, pid);
+  tracker_ = make_tracker(opt_.tracker, pid, opt_.tracker_options);
   resume(pid, 0);
 }
 
@@ -433,7 +432,7 @@ void Monitor::on_event_stop(pid_t tid, int event) {
   } else if (event == PTRACE_EVENT_EXEC) {
     // The program replaced itself: whatever was tracked belongs to a gone image.
     tracking_ = false;
-    tracker_ = make_tracker(opt_.tracker, pid_);
+    tracker_ = make_tracker(opt_.tracker, pid_, opt_.tracker_options);
     tracee_ = std::make_unique<Tracee>(pid_);  // /proc/PID/mem of the old image writes nothing
     exe_.clear();
   }

@@ -14,10 +14,10 @@
 // stores. Without the stub (an older libcape) or the scratch, each fault costs two stops.
 //
 // Neighbours: when a thread faults on the page right after the run it had unprotected
-// last, or a few pages after it (up to CAPE_MPROTECT_AHEAD / 4: the pages between are
+// last, or a few pages after it (up to mprotect_ahead / 4: the pages between are
 // taken too, which is cheaper than splitting a VMA per page), the next pages of the same
 // area are copied and unprotected with it, twice as many each time up to
-// CAPE_MPROTECT_AHEAD (default 16; 1 = never). Their originals are copied first, so a page
+// TrackerOptions::mprotect_ahead (default 16; 1 = never). Their originals are copied first, so a page
 // that is then not written is only reported unchanged.
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -26,7 +26,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 
 #include "monitor/interval_set.h"
@@ -59,12 +58,6 @@ void remote_mprotect(const StoppedThread& t, uint64_t start, uint64_t len, int p
   }
 }
 
-uint64_t env_number(const char* name, uint64_t dflt, uint64_t lo, uint64_t hi) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return dflt;
-  return std::clamp<uint64_t>(std::strtoull(v, nullptr, 10), lo, hi);
-}
-
 }  // namespace
 
 struct MprotectTracker::Slot {
@@ -78,9 +71,8 @@ struct MprotectTracker::Slot {
   bool maybe_in_stub = false;  // sent through the stub and not seen outside it since
 };
 
-MprotectTracker::MprotectTracker()
-    : max_ahead_(env_number("CAPE_MPROTECT_AHEAD", 16, 1, 256)),
-      use_stub_(env_number("CAPE_MPROTECT_ONE_STOP", 1, 0, 1) == 1) {}
+MprotectTracker::MprotectTracker(const TrackerOptions& o)
+    : max_ahead_(std::clamp<uint64_t>(o.mprotect_ahead, 1, 256)), use_stub_(o.mprotect_one_stop) {}
 
 MprotectTracker::~MprotectTracker() = default;
 
@@ -94,7 +86,7 @@ const Area* MprotectTracker::area_of(uint64_t a) const {
 
 void MprotectTracker::setup_scratch(const StoppedThread& t) {
   scratch_tried_ = true;
-  std::string why = "CAPE_MPROTECT_ONE_STOP=0";
+  std::string why = "the one-stop way is off";
   if (use_stub_) {
     if (!has_gadget(t, CAPE_RESUME_TAG_OFFSET, CAPE_RESUME_TAG))
       why = "libcape has no resume stub";

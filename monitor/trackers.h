@@ -16,7 +16,7 @@ namespace cape::monitor {
 // with the thread's registers kept in a scratch mapping shared with the monitor.
 class MprotectTracker final : public DirtyTracker {
  public:
-  MprotectTracker();
+  explicit MprotectTracker(const TrackerOptions& options);
   ~MprotectTracker() override;
   TrackerKind kind() const override { return TrackerKind::mprotect; }
   void start(const StoppedThread& t, const std::vector<Area>& areas) override;
@@ -54,8 +54,8 @@ class MprotectTracker final : public DirtyTracker {
   std::unique_ptr<Scratch> scratch_;  // the threads' frames
   uint64_t stub_ = 0;
   std::map<pid_t, std::unique_ptr<Slot>> slots_;
-  uint64_t max_ahead_ = 16;  // CAPE_MPROTECT_AHEAD; 1 = no neighbours
-  bool use_stub_ = true;     // CAPE_MPROTECT_ONE_STOP=0: two stops, as CAPE-2 (for the bench)
+  uint64_t max_ahead_;  // TrackerOptions::mprotect_ahead; 1 = no neighbours
+  bool use_stub_;       // TrackerOptions::mprotect_one_stop
 };
 
 // Hands out buffers of at least a given size, preferring ones given back before (warm).
@@ -73,7 +73,7 @@ class BufferPool {
 // original content comes from a copy of the tracked set made at start().
 class UffdTracker final : public DirtyTracker {
  public:
-  explicit UffdTracker(pid_t pid);
+  UffdTracker(pid_t pid, const TrackerOptions& options);
   TrackerKind kind() const override { return TrackerKind::uffd; }
   void start(const StoppedThread& t, const std::vector<Area>& areas) override;
   void collect(const StoppedThread& t, const PageVisitor& visit) override;
@@ -82,7 +82,8 @@ class UffdTracker final : public DirtyTracker {
  private:
   void open_uffd(const StoppedThread& t);
   pid_t pid_;
-  unsigned copy_threads_;  // start()'s copy: CAPE_UFFD_COPY_THREADS, default 2
+  unsigned copy_threads_;  // start()'s copy (TrackerOptions::uffd_copy_threads)
+  bool use_copy_gadget_;   // TrackerOptions::uffd_copy
   BufferPool pool_;
   // collect() has the program copy its written pages here with libcape's copy gadget
   // (faster than process_vm_readv); without it (older libcape) they are read.

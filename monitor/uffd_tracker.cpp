@@ -27,7 +27,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -61,10 +60,8 @@ constexpr unsigned long kPagemapScan = _IOWR('f', 16, pm_scan_arg_v1);
 
 namespace cape::monitor {
 
-UffdTracker::UffdTracker(pid_t pid) : pid_(pid) {
-  const char* env = std::getenv("CAPE_UFFD_COPY_THREADS");
-  copy_threads_ = env && *env ? static_cast<unsigned>(std::clamp(std::atoi(env), 1, 16)) : 2;
-}
+UffdTracker::UffdTracker(pid_t pid, const TrackerOptions& o)
+    : pid_(pid), copy_threads_(std::clamp(o.uffd_copy_threads, 1u, 16u)), use_copy_gadget_(o.uffd_copy) {}
 
 void UffdTracker::open_uffd(const StoppedThread& t) {
   long remote_fd;
@@ -111,9 +108,8 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
   if (!scratch_tried_) {
     scratch_tried_ = true;
     std::string why = "libcape has no copy gadget";
-    const char* env = std::getenv("CAPE_UFFD_COPY");  // 0: read them (for the bench)
-    if (env && std::string(env) == "0")
-      why = "CAPE_UFFD_COPY=0";
+    if (!use_copy_gadget_)
+      why = "the program's copies are off";
     else if (has_gadget(t, CAPE_COPY_TAG_OFFSET, CAPE_COPY_TAG))
       scratch_ = Scratch::map(t, t.gadget + CAPE_COPY_TAG_OFFSET, 2 * kHalfBytes, true, &why);
     if (!scratch_) CAPE_LOG_AT(info, "monitor") << "uffd tracker: reading written pages (" << why << ")";
