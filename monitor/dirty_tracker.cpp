@@ -72,6 +72,7 @@ std::unique_ptr<Scratch> Scratch::map(const StoppedThread& t, uint64_t name_in_t
       *why = "the scratch address is taken";
       return nullptr;
     }
+    remote.restore();
   }
   void* local = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | static_cast<int>(pop), fd.get(), 0);
   if (local == MAP_FAILED) fail_errno("mmap of the scratch memfd");

@@ -56,6 +56,7 @@ void remote_mprotect(const StoppedThread& t, uint64_t start, uint64_t len, int p
     errno = static_cast<int>(-r);
     fail_errno("mprotect in the tracee");
   }
+  remote.restore();
 }
 
 }  // namespace
@@ -258,6 +259,7 @@ void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint6
       fail_errno("mprotect in the tracee");
     }
   }
+  remote.restore();
 }
 
 void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
@@ -351,6 +353,7 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
       }
       i = j;
     }
+    remote.restore();
   }
   originals_.clear();
   used_ = 0;
@@ -384,6 +387,7 @@ void MprotectTracker::stop(const StoppedThread& t) {
       if (res < 0) CAPE_LOG_AT(warn, "monitor") << "mprotect back failed: " << strerror(static_cast<int>(-res));
     }
   }
+  remote.restore();
   areas_.clear();
   originals_.clear();
   used_ = 0;

@@ -14,8 +14,6 @@
 
 namespace cape::monitor {
 
-void fail_errno(const std::string& what) { throw std::runtime_error(errno_message(what)); }
-
 Tracee::Tracee(pid_t pid) : pid_(pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/mem";
   mem_.reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 
+#include "util/error.h"  // fail_errno
 #include "util/scoped_fd.h"
 #include "util/wait_status.h"
 
@@ -22,9 +23,6 @@ namespace cape::monitor {
 inline constexpr uint64_t kPageSize = 4096;
 inline uint64_t page_down(uint64_t a) { return a & ~(kPageSize - 1); }
 inline uint64_t page_up(uint64_t a) { return (a + kPageSize - 1) & ~(kPageSize - 1); }
-
-// A bug in the monitor or an unexpected kernel answer: always fatal for the job.
-[[noreturn]] void fail_errno(const std::string& what);
 
 using cape::WaitStatus;  // util/wait_status.h, here for the monitor's callers
 

@@ -81,6 +81,7 @@ void UffdTracker::open_uffd(const StoppedThread& t) {
     errno = saved;
     if (!uffd_.valid()) fail_errno("pidfd_getfd (taking the program's userfaultfd)");
     if (closed < 0) fail_errno("close in the tracee");
+    remote.restore();
   }
   uffdio_api api{};
   api.api = UFFD_API;
@@ -266,6 +267,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
     }
   }
   if (scratch_) drain();
+  if (remote) remote->restore();
 }
 
 void UffdTracker::stop(const StoppedThread& t) {
