@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -113,6 +114,26 @@ uint64_t load_base(const std::vector<Mapping>& maps, const std::string& exe) {
   for (const Mapping& m : maps)
     if (m.path == exe) return m.start;
   return 0;
+}
+
+IntervalSet spans_of(const std::vector<Area>& areas) {
+  std::vector<IntervalSet::Interval> v;
+  for (const Area& r : areas) v.emplace_back(r.start, r.end);
+  return IntervalSet::of(std::move(v));
+}
+
+std::vector<Area> restrict_areas(const std::vector<Area>& areas, const IntervalSet& cover) {
+  std::vector<Area> out;
+  for (const Area& r : areas)
+    for (auto [s, e] : cover) {
+      uint64_t lo = std::max(r.start, s), hi = std::min(r.end, e);
+      if (lo >= hi) continue;
+      Area x = r;
+      x.start = lo;
+      x.end = hi;
+      out.push_back(x);
+    }
+  return out;
 }
 
 }  // namespace cape::monitor

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "monitor/interval_set.h"
+
 namespace cape::monitor {
 
 struct Mapping {
@@ -55,5 +57,10 @@ std::vector<Area> tracked_set(const std::vector<Mapping>& maps, const std::strin
 
 // The executable's load base: the start of its first mapping (0 if not found).
 uint64_t load_base(const std::vector<Mapping>& maps, const std::string& exe);
+
+// The addresses of `areas`.
+IntervalSet spans_of(const std::vector<Area>& areas);
+// The parts of `areas` inside `cover` (kind and protection kept).
+std::vector<Area> restrict_areas(const std::vector<Area>& areas, const IntervalSet& cover);
 
 }  // namespace cape::monitor
