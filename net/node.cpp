@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cassert>
 #include <set>
@@ -66,12 +67,14 @@ Node::Node(NodeOptions options) : opt_(std::move(options)) {
                     std::to_string(opt_.size) + " nodes");
   if (opt_.secret.empty()) throw UserError("no job secret");
   if (opt_.label.empty()) opt_.label = hostname();
-  if (opt_.rank == 0) {
-    peers_.resize(static_cast<size_t>(opt_.size));
-    for (int r = 1; r < opt_.size; ++r) {
+  // One connection per slave on the master; one to the master on a slave.
+  peers_.resize(static_cast<size_t>(opt_.size));
+  for (int r = 0; r < opt_.size; ++r)
+    if (r != opt_.rank && (opt_.rank == 0 || r == 0)) {
       peers_[r] = std::make_unique<Peer>();
       peers_[r]->rank = r;
     }
+  if (opt_.rank == 0) {
     if (opt_.listen_fd >= 0)
       listen_fd_.reset(opt_.listen_fd);
     else
@@ -81,10 +84,6 @@ Node::Node(NodeOptions options) : opt_(std::move(options)) {
     if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) throw UserError(errno_message("pipe2"));
     wake_rd_.reset(p[0]);
     wake_wr_.reset(p[1]);
-  } else {
-    peers_.resize(1);
-    peers_[0] = std::make_unique<Peer>();
-    peers_[0]->rank = 0;
   }
 }
 
@@ -465,8 +464,9 @@ void Node::fail_as_is(const std::string& message, bool report, int exit_code) {
     w.str(message);
     w.i32(exit_code);
     iovec v = iov_of(w.buffer().data(), w.buffer().size());
-    for (size_t r = 1; r < peers_.size(); ++r) {
-      Peer& p = *peers_[r];
+    for (auto& peer : peers_) {
+      if (!peer) continue;
+      Peer& p = *peer;
       {
         std::lock_guard lk(mu_);
         if (!p.joined || p.closed) continue;
@@ -545,7 +545,7 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
   if (opt_.rank != 0 && node != 0)
     throw UserError("send to node " + std::to_string(node) +
                     ": slaves talk only to the master (star topology)");
-  Peer& p = opt_.rank == 0 ? *peers_[node] : *peers_[0];
+  Peer& p = *peers_[node];
   {
     std::lock_guard lk(mu_);
     if (failure_) throw UserError(*failure_);
@@ -581,10 +581,10 @@ void Node::broadcast(const ckpt::Checkpoint& ck) {
   {
     std::lock_guard lk(mu_);
     if (failure_) throw UserError(*failure_);
-    for (size_t r = 1; r < peers_.size(); ++r)
-      if (peers_[r]->joined && !peers_[r]->closed && !peers_[r]->exited) {
-        to.push_back(peers_[r].get());
-        fds.push_back(peers_[r]->fd.get());
+    for (auto& p : peers_)
+      if (p && p->joined && !p->closed && !p->exited) {
+        to.push_back(p.get());
+        fds.push_back(p->fd.get());
       }
   }
   std::vector<std::unique_lock<std::timed_mutex>> locks;
@@ -610,8 +610,8 @@ void Node::broadcast(const ckpt::Checkpoint& ck) {
 
 bool Node::can_still_arrive(int from) const {
   if (from == opt_.rank) return true;
-  const Peer& p = opt_.rank == 0 ? *peers_[from] : *peers_[0];
-  return !p.closed && !p.exited;
+  const Peer* p = peers_[from].get();
+  return p && !p->closed && !p->exited;
 }
 
 ckpt::Checkpoint Node::decode(Queued&& q, const std::string& name) {
@@ -643,14 +643,16 @@ ckpt::Checkpoint Node::receive(const std::string& name) {
     if (failure_) throw UserError(*failure_);
     if (stopping_) throw UserError("receive '" + name + "': the node is shutting down");
     bool anyone = false;
-    for (int r = 0; r < opt_.size && !anyone; ++r)
-      if (r != opt_.rank && (opt_.rank == 0 || r == 0)) anyone = can_still_arrive(r);
+    for (const auto& p : peers_) anyone = anyone || (p && can_still_arrive(p->rank));
     if (!anyone) {
-      const Peer& m = *peers_[opt_.rank == 0 ? 1 : 0];
-      if (opt_.rank != 0)
+      if (opt_.size == 1)
+        throw UserError("waiting for checkpoint '" + name + "': the job has one node, so no other node can send it");
+      if (opt_.rank != 0) {
+        const Peer& m = *peers_[0];
         throw UserError("waiting for checkpoint '" + name + "': the master has ended the job" +
                         (m.exited ? " (its program " + WaitStatus{m.exit_status}.describe() + ")"
                                   : std::string()));
+      }
       throw UserError("waiting for checkpoint '" + name + "': every slave has left the job");
     }
     cv_.wait(lk);
@@ -748,25 +750,22 @@ void Node::program_exited(int wait_status) {
     fail(msg, true, WaitStatus{wait_status}.shell_code());
     return;
   }
-  for (size_t r = 1; r < peers_.size(); ++r) {
-    Peer& p = *peers_[r];
+  for (auto& p : peers_) {
+    if (!p) continue;
     bool open;
     {
       std::lock_guard lk(mu_);
-      open = p.joined && !p.closed;
+      open = p->joined && !p->closed;
     }
-    if (open) send_small(p, FrameType::exited, w.buffer());
+    if (open) send_small(*p, FrameType::exited, w.buffer());
   }
   // Slaves run the same sequential tail and end soon after; give them `timeout`.
   std::unique_lock lk(mu_);
-  cv_.wait_for(lk, opt_.timeout, [&] {
-    for (size_t r = 1; r < peers_.size(); ++r)
-      if (peers_[r]->joined && !peers_[r]->closed && !peers_[r]->exited) return false;
-    return true;
-  });
+  auto running = [](const std::unique_ptr<Peer>& p) { return p && p->joined && !p->closed && !p->exited; };
+  cv_.wait_for(lk, opt_.timeout, [&] { return std::none_of(peers_.begin(), peers_.end(), running); });
   std::vector<Peer*> late;
-  for (size_t r = 1; r < peers_.size(); ++r)
-    if (peers_[r]->joined && !peers_[r]->closed && !peers_[r]->exited) late.push_back(peers_[r].get());
+  for (auto& p : peers_)
+    if (running(p)) late.push_back(p.get());
   lk.unlock();
   for (Peer* p : late) {
     CAPE_LOG_AT(warn, "net") << "node " << p->rank << " was still running " << seconds(opt_.timeout)

@@ -132,8 +132,9 @@ class Node {
   uint16_t port_ = 0;
   util::ScopedFd listen_fd_;
   util::ScopedFd wake_rd_, wake_wr_;  // wakes the acceptor at shutdown
-  std::vector<std::unique_ptr<Peer>> peers_;  // by rank; the master has one per slave,
-                                              // a slave one (rank 0)
+  // By rank: the connection to that node, or null (this node; on a slave, the other
+  // slaves: the master has one per slave, a slave one to rank 0).
+  std::vector<std::unique_ptr<Peer>> peers_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
