@@ -14,6 +14,7 @@
 #include <set>
 
 #include "ckpt/format.h"
+#include "net/handshake.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/wait_status.h"
@@ -164,69 +165,23 @@ void Node::handshake_incoming(util::ScopedFd fd) {
   std::string addr = peer_name(fd.get());
   set_nonblocking(fd.get());
   set_nodelay(fd.get());
-  Nonce nm = random_nonce();
-  {
-    PayloadWriter w;
-    w.bytes(nm);
-    iovec v = iov_of(w.buffer().data(), w.buffer().size());
-    IoResult r = write_frame(fd.get(), FrameType::challenge, {&v, 1}, opt_.timeout);
-    if (!r.ok()) {
-      CAPE_LOG_AT(warn, "net") << "connection from " << addr << " dropped during the handshake: "
-                               << r.describe();
-      return;
-    }
-  }
-  Frame f;
-  IoResult r = read_frame(fd.get(), f, kHandshakeMaxPayload, opt_.timeout);
-  auto refuse = [&](const std::string& why) {
-    CAPE_LOG_AT(warn, "net") << "refused a connection from " << addr << ": " << why;
-    PayloadWriter w;
-    w.str(why);
-    iovec v = iov_of(w.buffer().data(), w.buffer().size());
-    (void)write_frame(fd.get(), FrameType::refused, {&v, 1}, std::chrono::milliseconds(200));
-  };
-  if (!r.ok()) return refuse("no valid authentication (" + r.describe() + ")");
-  if (f.type != FrameType::auth) return refuse(std::string("expected auth, got ") + to_string(f.type));
-  PayloadReader in(f.payload);
-  int rank = in.i32();
-  int size = in.i32();
-  int pid = in.i32();
-  std::string host = in.str(255);
-  auto ns_bytes = in.bytes(32);
-  auto mac = in.bytes(32);
-  if (in.failed() || !in.at_end()) return refuse("malformed auth frame");
-  Nonce ns;
-  std::copy(ns_bytes.begin(), ns_bytes.end(), ns.begin());
-  if (!macs_equal(mac, slave_proof(opt_.secret, nm, ns, rank, size)))
-    return refuse("wrong job secret (claimed rank " + std::to_string(rank) + " on " + host + ")");
-  if (size != opt_.size)
-    return refuse("job size mismatch: it says " + std::to_string(size) + ", the master " +
-                  std::to_string(opt_.size));
-  if (rank < 1 || rank >= opt_.size) return refuse("bad rank " + std::to_string(rank));
-  Peer& p = *peers_[rank];
-  {
+  std::optional<Joiner> j = accept_slave(fd.get(), addr, opt_.secret, opt_.size, opt_.timeout, [&](int rank) {
     std::lock_guard lk(mu_);
-    if (p.joined) return refuse("rank " + std::to_string(rank) + " has already joined");
-  }
-  Mac proof = master_proof(opt_.secret, nm, ns, rank);
-  iovec v = iov_of(proof.data(), proof.size());
-  r = write_frame(fd.get(), FrameType::auth_ok, {&v, 1}, opt_.timeout);
-  if (!r.ok()) {
-    CAPE_LOG_AT(warn, "net") << "rank " << rank << " from " << addr
-                             << " dropped after authentication: " << r.describe();
-    return;
-  }
+    return peers_[rank]->joined ? "rank " + std::to_string(rank) + " has already joined" : std::string();
+  });
+  if (!j) return;
+  Peer& p = *peers_[j->rank];
   {
     std::lock_guard lk(mu_);
     p.fd = std::move(fd);
     p.address = addr;
-    p.host = host;
-    p.pid = pid;
+    p.host = j->host;
+    p.pid = j->pid;
     p.joined = true;
     ++joined_;
   }
-  CAPE_LOG_AT(info, "net") << "rank " << rank << " joined from " << addr << " (" << host
-                           << ", pid " << pid << ")";
+  CAPE_LOG_AT(info, "net") << "rank " << j->rank << " joined from " << addr << " (" << j->host << ", pid " << j->pid
+                           << ")";
   start_peer(p);
   cv_.notify_all();
 }
@@ -237,35 +192,7 @@ void Node::connect_to_master() {
   std::string addr = opt_.master.str();
   set_nonblocking(fd.get());
   set_nodelay(fd.get());
-  Frame f;
-  IoResult r = read_frame(fd.get(), f, kHandshakeMaxPayload, opt_.timeout);
-  if (!r.ok()) throw UserError("no handshake from the master at " + addr + ": " + r.describe());
-  if (f.type != FrameType::challenge || f.payload.size() != 32)
-    throw UserError("the peer at " + addr + " does not speak the cape protocol");
-  Nonce nm;
-  std::copy(f.payload.begin(), f.payload.end(), nm.begin());
-  Nonce ns = random_nonce();
-  PayloadWriter w;
-  w.i32(opt_.rank);
-  w.i32(opt_.size);
-  w.i32(::getpid());
-  w.str(opt_.label.substr(0, 255));
-  w.bytes(ns);
-  Mac mac = slave_proof(opt_.secret, nm, ns, opt_.rank, opt_.size);
-  w.bytes(mac);
-  iovec v = iov_of(w.buffer().data(), w.buffer().size());
-  r = write_frame(fd.get(), FrameType::auth, {&v, 1}, opt_.timeout);
-  if (!r.ok()) throw UserError("handshake with the master at " + addr + ": " + r.describe());
-  r = read_frame(fd.get(), f, kHandshakeMaxPayload, opt_.timeout);
-  if (!r.ok()) throw UserError("handshake with the master at " + addr + ": " + r.describe());
-  if (f.type == FrameType::refused) {
-    PayloadReader in(f.payload);
-    throw UserError("the master at " + addr + " refused rank " + std::to_string(opt_.rank) +
-                    ": " + in.str(4096));
-  }
-  if (f.type != FrameType::auth_ok ||
-      !macs_equal(f.payload, master_proof(opt_.secret, nm, ns, opt_.rank)))
-    throw UserError("the peer at " + addr + " does not hold the job secret");
+  join_master(fd.get(), addr, opt_.secret, {opt_.rank, opt_.size, opt_.label}, opt_.timeout);
   {
     std::lock_guard lk(mu_);
     m.fd = std::move(fd);
