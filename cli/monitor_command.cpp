@@ -15,7 +15,11 @@ struct MonitorArgs {
   bool two_stops = false, uffd_read = false;
 };
 
-cape::cli::Registrar reg("monitor", [](CLI::App& app, cape::cli::Context& ctx) {
+}  // namespace
+
+namespace cape::cli {
+
+void add_monitor_command(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<MonitorArgs>();
   auto* sub = app.add_subcommand(
       "monitor", "Run a CAPE program alone (it is the master of a 1-node job) under the monitor");
@@ -64,6 +68,6 @@ cape::cli::Registrar reg("monitor", [](CLI::App& app, cape::cli::Context& ctx) {
     o.check_races = args->check_races || cape::cli::env_switch("CAPE_CHECK_RACES");
     ctx.exit_status = cape::monitor::run_monitor(o, nullptr);
   });
-});
+}
 
-}  // namespace
+}  // namespace cape::cli

@@ -336,7 +336,11 @@ int run_node(const NodeArgs& a) {
   return status;
 }
 
-cape::cli::Registrar reg("node", [](CLI::App& app, cape::cli::Context& ctx) {
+}  // namespace
+
+namespace cape::cli {
+
+void add_node_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<NodeArgs>();
   auto* sub = app.add_subcommand(
       "node", "Run one node of a CAPE job (started by `cape run`, mpirun, srun or by hand)");
@@ -373,6 +377,6 @@ cape::cli::Registrar reg("node", [](CLI::App& app, cape::cli::Context& ctx) {
     }
     ctx.exit_status = run_node(*a);
   });
-});
+}
 
-}  // namespace
+}  // namespace cape::cli

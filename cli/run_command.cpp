@@ -224,7 +224,11 @@ int run_job(const RunArgs& a) {
   return st.shell_code();
 }
 
-cape::cli::Registrar reg("run", [](CLI::App& app, cape::cli::Context& ctx) {
+}  // namespace
+
+namespace cape::cli {
+
+void add_run_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<RunArgs>();
   auto* sub = app.add_subcommand("run", "Run a CAPE program on N nodes (local, or over SSH)");
   sub->add_option("-n,--np", a->n, "Number of nodes (rank 0 is the master)")->required();
@@ -255,6 +259,6 @@ cape::cli::Registrar reg("run", [](CLI::App& app, cape::cli::Context& ctx) {
   sub->add_option("--ssh-port", a->ssh_port, "SSH port (default: ~/.ssh/config or 22)");
   sub->add_option("program", a->argv, "PROG ARGS... (after --)")->required();
   sub->callback([a, &ctx] { ctx.exit_status = run_job(*a); });
-});
+}
 
-}  // namespace
+}  // namespace cape::cli
