@@ -117,7 +117,9 @@ class Node {
   void fail(const std::string& message, bool report, int exit_code = 1);
   void fail_as_is(const std::string& full_message, bool report, int exit_code);
   [[noreturn]] void throw_failure();
-  std::string region_of(const Peer& p) const;  // mu_ held
+  // "in <the peer's region>", or this node's, or "outside any parallel region", for
+  // messages; mu_ held (node_reader.cpp).
+  std::string region_of(const Peer& p) const;
   // Waiting (node.cpp).
   ckpt::Checkpoint decode(Mail&& m, const std::string& name);
   bool can_still_arrive(int from) const;  // mu_ held
@@ -132,7 +134,7 @@ class Node {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  Mailboxes mail_;
+  Mailboxes mail_;  // guarded by mu_
   std::optional<std::string> failure_;
   int failure_exit_code_ = 1;
   std::string region_;
