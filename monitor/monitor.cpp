@@ -83,7 +83,8 @@ void Monitor::new_image(pid_t pid) {
   space_.reset(pid);
 }
 
-// Every runtime call passes here, the program stopped.
+// Every runtime call passes here, the program stopped: the place for work due at each call
+// (window_.is_open() says whether the program is inside a region's window).
 long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs) {
   int op = static_cast<int>(regs.rax & 0xff);
   space_.at_runtime_call(st.tracee, st.tid, regs.fs_base);

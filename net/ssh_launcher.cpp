@@ -30,10 +30,17 @@ void SshLauncher::start(int rank, const std::string& host, uint16_t port, const 
   link.watch_stdin = true;
   // The same directory and environment as the master (the determinism contract: the
   // environment sits on the program's stack, so it must match byte for byte).
-  std::string cmd = "cd " + shell_quote(cwd()) + " && exec env -i";
-  for (char** e = environ; *e; ++e) cmd += " " + shell_quote(*e);
-  cmd += " " + shell_quote(remote_cape_);
-  for (const auto& w : command(rank, link)) cmd += " " + shell_quote(w);
+  // (Appended word by word, not `" " + quoted`: gcc 12 -O3 warns -Wrestrict on that here.)
+  std::string cmd = "cd ";
+  auto word = [&cmd](const std::string& w) {
+    cmd += ' ';
+    cmd += shell_quote(w);
+  };
+  cmd += shell_quote(cwd());
+  cmd += " && exec env -i";
+  for (char** e = environ; *e; ++e) word(*e);
+  word(remote_cape_);
+  for (const auto& w : command(rank, link)) word(w);
   p->start(cmd, secret_.text(), [this, rank](const std::string& h, const char* d, size_t n) {
     // What a remote node prints before its log is open (a missing cape, a bad option).
     std::lock_guard lk(out_mu_);

@@ -68,23 +68,19 @@ TEST(Handshake, ASlaveWithTheSecretJoins) {
 
 TEST(Handshake, RefusalsReachTheSlaveWithTheirReason) {
   Secret s = Secret::generate();
-  struct Case {
-    Secret slave_secret;
-    SlaveId me;
-    std::string already;  // what may_join says
-    std::string expect;
-  } cases[] = {
-      {Secret::from_string("not the job secret at all"), {1, 3, "intruder"}, "", "wrong job secret (claimed rank 1 on intruder)"},
-      {s, {1, 4, "h"}, "", "job size mismatch: it says 4, the master 3"},
-      {s, {3, 3, "h"}, "", "bad rank 3"},
-      {s, {0, 3, "h"}, "", "bad rank 0"},
-      {s, {1, 3, "h"}, "rank 1 has already joined", "rank 1 has already joined"},
+  // `already`: what may_join says (the Node's "already joined").
+  auto expect_refused = [&](const Secret& slave_secret, int rank, int size, const std::string& already,
+                            const std::string& why) {
+    Outcome o = handshake(s, 3, slave_secret, {rank, size, "intruder"}, [&](int) { return already; });
+    EXPECT_FALSE(o.joined) << why;
+    EXPECT_EQ(o.slave_error, "the master at socketpair refused rank " + std::to_string(rank) + ": " + why);
   };
-  for (const Case& c : cases) {
-    Outcome o = handshake(s, 3, c.slave_secret, c.me, [&](int) { return c.already; });
-    EXPECT_FALSE(o.joined) << c.expect;
-    EXPECT_EQ(o.slave_error, "the master at socketpair refused rank " + std::to_string(c.me.rank) + ": " + c.expect);
-  }
+  expect_refused(Secret::from_string("not the job secret at all"), 1, 3, "",
+                 "wrong job secret (claimed rank 1 on intruder)");
+  expect_refused(s, 1, 4, "", "job size mismatch: it says 4, the master 3");
+  expect_refused(s, 3, 3, "", "bad rank 3");
+  expect_refused(s, 0, 3, "", "bad rank 0");
+  expect_refused(s, 1, 3, "rank 1 has already joined", "rank 1 has already joined");
 }
 
 TEST(Handshake, TheSlaveRefusesAMasterWithoutTheSecret) {
