@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <string>
 #include <limits>
+#include <string>
 #include <type_traits>
 
 namespace cape::ckpt {
@@ -304,6 +304,46 @@ void reduce(Reduction r, std::span<uint8_t> dst, std::span<const uint8_t> src) {
     case ElemType::none: break;
   }
   throw Error("invalid reduction element type");
+}
+
+namespace {
+
+template <typename T>
+T identity_of(ReduceOp op) {
+  using L = std::numeric_limits<T>;
+  switch (op) {
+    case ReduceOp::mul: case ReduceOp::land: return T(1);
+    case ReduceOp::band: return static_cast<T>(~uint64_t{0});
+    case ReduceOp::min: return L::has_infinity ? L::infinity() : L::max();
+    case ReduceOp::max: return L::has_infinity ? -L::infinity() : L::lowest();
+    default: return T(0);  // + - | ^ ||
+  }
+}
+
+template <typename T>
+void fill_identity(ReduceOp op, std::vector<uint8_t>& out) {
+  T v = identity_of<T>(op);
+  for (size_t i = 0; i + sizeof(T) <= out.size(); i += sizeof(T)) std::memcpy(out.data() + i, &v, sizeof(T));
+}
+
+}  // namespace
+
+std::vector<uint8_t> reduction_identity(Reduction r, uint64_t size) {
+  std::vector<uint8_t> out(size);
+  switch (r.type) {
+    case ElemType::i8: fill_identity<int8_t>(r.op, out); break;
+    case ElemType::u8: fill_identity<uint8_t>(r.op, out); break;
+    case ElemType::i16: fill_identity<int16_t>(r.op, out); break;
+    case ElemType::u16: fill_identity<uint16_t>(r.op, out); break;
+    case ElemType::i32: fill_identity<int32_t>(r.op, out); break;
+    case ElemType::u32: fill_identity<uint32_t>(r.op, out); break;
+    case ElemType::i64: fill_identity<int64_t>(r.op, out); break;
+    case ElemType::u64: fill_identity<uint64_t>(r.op, out); break;
+    case ElemType::f32: fill_identity<float>(r.op, out); break;
+    case ElemType::f64: fill_identity<double>(r.op, out); break;
+    case ElemType::none: break;
+  }
+  return out;
 }
 
 void apply(const Checkpoint& delta, Checkpoint& image) {

@@ -84,6 +84,11 @@ void apply(const Checkpoint& delta, Checkpoint& image);
 // invalid pairs.
 void reduce(Reduction r, std::span<uint8_t> dst, std::span<const uint8_t> src);
 
+// `size` bytes of r's identity element, the private initial value of reduction(op: v)
+// (OpenMP: 0 for + - | ^ ||, 1 for * &&, ~0 for &, the type's largest value (or +inf) for
+// min, its lowest (or -inf) for max): reduce(r, identity, x) leaves x unchanged.
+std::vector<uint8_t> reduction_identity(Reduction r, uint64_t size);
+
 struct Conflict {
   uint64_t address = 0;
   uint64_t length = 0;

@@ -181,7 +181,9 @@ uint64_t parse_address(const std::string& s) {
   throw UserError("not an address: '" + s + "' (write it as 0x555555554000 or in decimal)");
 }
 
-void add_ckpt(CLI::App& app, Context& ctx) {
+}  // namespace
+
+void add_ckpt_command(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<CkptArgs>();
   CLI::App* ck = app.add_subcommand("ckpt", "Inspect, verify, merge and diff DICKPT checkpoint files");
   ck->require_subcommand(1);
@@ -266,7 +268,4 @@ void add_ckpt(CLI::App& app, Context& ctx) {
   });
 }
 
-Registrar reg("2-ckpt", add_ckpt);
-
-}  // namespace
 }  // namespace cape::cli

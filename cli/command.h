@@ -1,15 +1,16 @@
-// How the `cape` command is assembled: each cli/*_command.cpp registers its subcommands
-// with a static Registrar, so adding a command touches no shared file.
+// How the `cape` command is assembled: each cli/*_command.cpp defines one add_*_command()
+// that adds its subcommand to the app; main() calls them, in the order --help lists them.
+// (Explicit calls, not static registrars: those vanish when their file moves into a library.)
 //
-//   static cape::cli::Registrar reg("ckpt", [](CLI::App& app, cape::cli::Context& ctx) {
+//   void add_ckpt_command(CLI::App& app, Context& ctx) {
 //     auto* sub = app.add_subcommand("ckpt", "...");
 //     sub->callback([&ctx] { ctx.exit_status = ...; });
-//   });
+//   }
 #pragma once
 
 #include <CLI/CLI.hpp>
 
-#include <functional>
+#include <cstdlib>
 #include <string>
 
 namespace cape::cli {
@@ -18,10 +19,15 @@ struct Context {
   int exit_status = 0;  // what `cape` exits with once the chosen subcommand has run
 };
 
-using AddCommand = std::function<void(CLI::App&, Context&)>;
+void add_ckpt_command(CLI::App& app, Context& ctx);     // ckpt_command.cpp
+void add_monitor_command(CLI::App& app, Context& ctx);  // monitor_command.cpp
+void add_node_command(CLI::App& app, Context& ctx);     // node_command.cpp
+void add_run_command(CLI::App& app, Context& ctx);      // run_command.cpp
 
-struct Registrar {
-  Registrar(std::string order_key, AddCommand add);  // sorted by order_key in --help
-};
+// An on/off environment variable: on when set, non-empty and not "0".
+inline bool env_switch(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v && std::string(v) != "0";
+}
 
 }  // namespace cape::cli

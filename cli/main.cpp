@@ -1,31 +1,19 @@
 // `cape`: the one command of the project (run, node, monitor, ckpt ...).
 #include <cstdio>
-#include <map>
 
 #include "ckpt/checkpoint.h"
 #include "cli/command.h"
 #include "util/error.h"
-
-namespace cape::cli {
-namespace {
-std::multimap<std::string, AddCommand>& registry() {
-  static std::multimap<std::string, AddCommand> r;
-  return r;
-}
-}  // namespace
-
-Registrar::Registrar(std::string order_key, AddCommand add) {
-  registry().emplace(std::move(order_key), std::move(add));
-}
-
-}  // namespace cape::cli
 
 int main(int argc, char** argv) {
   CLI::App app{"cape: run OpenMP programs on a cluster by checkpointing (CAPE)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "cape 0.1.0");
   cape::cli::Context ctx;
-  for (auto& [key, add] : cape::cli::registry()) add(app, ctx);
+  cape::cli::add_ckpt_command(app, ctx);
+  cape::cli::add_monitor_command(app, ctx);
+  cape::cli::add_node_command(app, ctx);
+  cape::cli::add_run_command(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

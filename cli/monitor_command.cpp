@@ -11,9 +11,15 @@ struct MonitorArgs {
   std::vector<std::string> loads;
   std::vector<std::string> argv;
   bool check_races = false;
+  cape::monitor::TrackerOptions variant;
+  bool two_stops = false, uffd_read = false;
 };
 
-cape::cli::Registrar reg("monitor", [](CLI::App& app, cape::cli::Context& ctx) {
+}  // namespace
+
+namespace cape::cli {
+
+void add_monitor_command(CLI::App& app, Context& ctx) {
   auto args = std::make_shared<MonitorArgs>();
   auto* sub = app.add_subcommand(
       "monitor", "Run a CAPE program alone (it is the master of a 1-node job) under the monitor");
@@ -28,6 +34,21 @@ cape::cli::Registrar reg("monitor", [](CLI::App& app, cape::cli::Context& ctx) {
   sub->add_flag("--check-races", args->check_races,
                 "Report two nodes writing different values to one shared word without a "
                 "reduction (Bernstein's conditions; docs/tickpt.md)");
+  const char* variants = "Tracker variants (benchmarks, tests)";
+  sub->add_option("--mprotect-ahead", args->variant.mprotect_ahead,
+                  "mprotect: pages unprotected at once for a sequential writer, at most (default 16; 1 = one)")
+      ->check(CLI::Range(1, 256))
+      ->group(variants);
+  sub->add_flag("--mprotect-two-stops", args->two_stops,
+                "mprotect: two ptrace stops per fault, CAPE-2's way (no resume stub)")
+      ->group(variants);
+  sub->add_flag("--uffd-read", args->uffd_read,
+                "uffd: the monitor reads written pages (the program does not copy them)")
+      ->group(variants);
+  sub->add_option("--uffd-copy-threads", args->variant.uffd_copy_threads,
+                  "uffd: threads copying the tracked set at start() (default 2)")
+      ->check(CLI::Range(1, 16))
+      ->group(variants);
   sub->add_option("program", args->argv, "PROG ARGS... (after --)")->required();
   sub->callback([args, &ctx] {
     cape::monitor::MonitorOptions o;
@@ -40,9 +61,13 @@ cape::cli::Registrar reg("monitor", [](CLI::App& app, cape::cli::Context& ctx) {
       o.loads.emplace_back(l.substr(0, eq), l.substr(eq + 1));
     }
     o.argv = args->argv;
-    o.check_races = args->check_races;
+    o.tracker_options = args->variant;
+    o.tracker_options.mprotect_one_stop = !args->two_stops;
+    o.tracker_options.uffd_copy = !args->uffd_read;
+    // CAPE_CHECK_RACES=1 in the environment does the same as the flag (docs/tickpt.md).
+    o.check_races = args->check_races || cape::cli::env_switch("CAPE_CHECK_RACES");
     ctx.exit_status = cape::monitor::run_monitor(o, nullptr);
   });
-});
+}
 
-}  // namespace
+}  // namespace cape::cli

@@ -24,6 +24,7 @@
 #include "util/error.h"
 #include "util/log.h"
 #include "util/scoped_fd.h"
+#include "util/wait_status.h"
 
 namespace {
 
@@ -305,7 +306,8 @@ int run_node(const NodeArgs& a) {
     monitor::MonitorOptions mo;
     mo.tracker = monitor::parse_tracker_kind(a.tracker);
     mo.keep_checkpoints_dir = a.keep;
-    mo.check_races = a.check_races;
+    // CAPE_CHECK_RACES=1 in the environment does the same as the flag (docs/tickpt.md).
+    mo.check_races = a.check_races || cli::env_switch("CAPE_CHECK_RACES");
     mo.argv = a.argv;
     mo.node_rank = rank;
     mo.stdin_fd = devnull.get();
@@ -329,12 +331,16 @@ int run_node(const NodeArgs& a) {
   // a shell; 1 for a lost node), so cape run, mpirun and srun all report it.
   if (auto code = node.failure_exit_code()) return *code;
   // The master's own program ended badly: its status, not the monitor's 1.
-  if (auto st = exchange.status(); st && rank == 0 && !net::wait_status_ok(*st))
-    status = net::exit_code_of(*st);
+  if (auto st = exchange.status(); st && rank == 0 && !WaitStatus{*st}.ok())
+    status = WaitStatus{*st}.shell_code();
   return status;
 }
 
-cape::cli::Registrar reg("node", [](CLI::App& app, cape::cli::Context& ctx) {
+}  // namespace
+
+namespace cape::cli {
+
+void add_node_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<NodeArgs>();
   auto* sub = app.add_subcommand(
       "node", "Run one node of a CAPE job (started by `cape run`, mpirun, srun or by hand)");
@@ -371,6 +377,6 @@ cape::cli::Registrar reg("node", [](CLI::App& app, cape::cli::Context& ctx) {
     }
     ctx.exit_status = run_node(*a);
   });
-});
+}
 
-}  // namespace
+}  // namespace cape::cli

@@ -3,36 +3,33 @@
 //   cape run -n N [-H h1,h2:2 | --hostfile F] [--launcher local|ssh] -- ./prog args
 //
 // Rank 0, the master, runs here (its program's output passes through); ranks 1..N-1 run on
-// this machine (local) or on the hosts over SSH. The launcher makes the per-job secret and
-// hands it over a pipe (local) or the SSH channel's stdin (ssh), binds the master's
-// listening socket itself (so the port is known before anything starts), and exits with
-// the master's status. Nodes die with the launcher: PR_SET_PDEATHSIG locally, the closed
-// channel (the node watches its stdin) remotely.
+// this machine (local) or on the hosts over SSH (net/launcher.h). `cape run` makes the
+// per-job secret (the launchers hand it over a pipe or the SSH channel's stdin), binds the
+// master's listening socket itself (so the port is known before anything starts), turns the
+// options into `cape node` command lines, and exits with the master's status. Nodes die
+// with it: PR_SET_PDEATHSIG locally, the closed channel (the node watches its stdin)
+// remotely.
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <climits>
-#include <cstring>
+#include <cstdio>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cli/command.h"
 #include "net/auth.h"
 #include "net/hosts.h"
-#include "net/node.h"
+#include "net/launcher.h"
 #include "net/socket.h"
-#include "net/ssh.h"
 #include "util/error.h"
-#include "util/log.h"
 #include "util/scoped_fd.h"
+#include "util/wait_status.h"
 
 namespace {
 
@@ -57,45 +54,10 @@ std::string self_exe() {
   return std::string(buf, static_cast<size_t>(n));
 }
 
-std::string cwd() {
-  char buf[PATH_MAX];
-  if (!::getcwd(buf, sizeof buf)) throw UserError(errno_message("getcwd"));
-  return buf;
-}
-
 std::string fmt(double d) {
   char b[32];
   std::snprintf(b, sizeof b, "%g", d);
   return b;
-}
-
-// A local `cape node` child; `keep` are the fds it inherits (numbers unchanged).
-struct Child {
-  int rank = -1;
-  pid_t pid = -1;
-  util::ScopedFd pidfd;
-  bool done = false;
-  int status = 0;
-};
-
-pid_t spawn(const std::string& exe, const std::vector<std::string>& args, const std::vector<int>& keep,
-            pid_t launcher) {
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) throw UserError(errno_message("fork"));
-  if (pid == 0) {
-    // The node dies with the launcher (and the program with the node: PTRACE_O_EXITKILL).
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != launcher) _exit(125);
-    for (int fd : keep) {
-      int fl = ::fcntl(fd, F_GETFD);
-      if (fl < 0 || ::fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC) < 0) _exit(125);
-    }
-    ::execv(exe.c_str(), argv.data());
-    _exit(127);
-  }
-  return pid;
 }
 
 int run_job(const RunArgs& a) {
@@ -121,11 +83,23 @@ int run_job(const RunArgs& a) {
         throw UserError("host " + h + " is not this machine: use --launcher ssh");
 
   net::Secret secret = net::Secret::generate();
-  util::ScopedFd listen = net::listen_tcp(launcher == "ssh" ? "" : "127.0.0.1", 0);
+  // The master always runs here; the slaves here too, or over SSH.
+  net::LocalLauncher local(self_exe(), secret);
+  std::unique_ptr<net::SshLauncher> ssh;
+  if (launcher == "ssh") {
+    net::SshOptions so;
+    so.user = a.ssh_user;
+    so.port = a.ssh_port;
+    so.identity = a.identity;
+    so.known_hosts = a.known_hosts;
+    so.accept_new_host_keys = a.accept_new_host_keys;
+    ssh = std::make_unique<net::SshLauncher>(so, secret, a.remote_cape);
+  }
+  net::Launcher& slaves = ssh ? static_cast<net::Launcher&>(*ssh) : local;
+  util::ScopedFd listen = net::listen_tcp(slaves.listen_host(), 0);
   uint16_t port = net::local_port(listen.get());
-  const std::string exe = self_exe();
-  const pid_t me = ::getpid();
 
+  // `cape node`'s command line, the same for every node but for how it joins (NodeLink).
   std::vector<std::string> common = {"--size", std::to_string(a.n), "--tracker", a.tracker,
                                      "--output-dir", a.output_dir, "--timeout", fmt(a.timeout),
                                      "--heartbeat", fmt(a.heartbeat), "--connect-timeout",
@@ -134,46 +108,24 @@ int run_job(const RunArgs& a) {
   if (!a.log.empty()) common.insert(common.end(), {"--log", a.log});
   if (a.tag_output) common.push_back("--tag-output");
   if (a.check_races) common.push_back("--check-races");
-  auto with_program = [&](std::vector<std::string> v) {
+  net::NodeCommand command = [&](int rank, const net::NodeLink& link) {
+    std::vector<std::string> v = {"node", "--rank", std::to_string(rank)};
+    if (!link.master.empty()) v.insert(v.end(), {"--master", link.master});
+    v.insert(v.end(), {"--secret-fd", std::to_string(link.secret_fd)});
+    if (link.listen_fd >= 0) v.insert(v.end(), {"--listen-fd", std::to_string(link.listen_fd)});
+    if (link.status_fd >= 0) v.insert(v.end(), {"--status-fd", std::to_string(link.status_fd)});
+    if (link.watch_stdin) v.push_back("--watch-stdin");
+    v.insert(v.end(), common.begin(), common.end());
     v.push_back("--");
     v.insert(v.end(), a.argv.begin(), a.argv.end());
     return v;
-  };
-
-  // Secrets go down pipes, one per local node, written before the child reads them.
-  auto secret_pipe = [&]() {
-    int p[2];
-    if (::pipe2(p, O_CLOEXEC) != 0) throw UserError(errno_message("pipe2"));
-    std::string line = secret.text() + "\n";
-    if (::write(p[1], line.data(), line.size()) != static_cast<ssize_t>(line.size()))
-      throw UserError(errno_message("write secret pipe"));
-    ::close(p[1]);
-    return util::ScopedFd(p[0]);
-  };
-
-  std::vector<Child> children;
-  auto add_child = [&](int rank, pid_t pid) {
-    Child c;
-    c.rank = rank;
-    c.pid = pid;
-    c.pidfd.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-    if (!c.pidfd.valid()) throw UserError(errno_message("pidfd_open"));
-    children.push_back(std::move(c));
   };
 
   // The master reports its region on a pipe, for the message if the master node dies.
   int sp[2];
   if (::pipe2(sp, O_CLOEXEC) != 0) throw UserError(errno_message("pipe2"));
   util::ScopedFd status_rd(sp[0]), status_wr(sp[1]);
-  {
-    util::ScopedFd sfd = secret_pipe();
-    std::vector<std::string> args = {exe, "node", "--rank", "0", "--secret-fd",
-                                     std::to_string(sfd.get()), "--listen-fd",
-                                     std::to_string(listen.get()), "--status-fd",
-                                     std::to_string(status_wr.get())};
-    args.insert(args.end(), common.begin(), common.end());
-    add_child(0, spawn(exe, with_program(args), {sfd.get(), listen.get(), status_wr.get()}, me));
-  }
+  local.start_master(listen.get(), status_wr.get(), command);
   listen.reset();
   status_wr.reset();
   std::mutex region_mu;
@@ -198,51 +150,10 @@ int run_job(const RunArgs& a) {
     }
   });
 
-  std::vector<std::unique_ptr<net::SshProcess>> remotes;
-  std::mutex out_mu;
   try {
-    for (int r = 1; r < a.n; ++r) {
-      const std::string& host = placement[static_cast<size_t>(r - 1)];
-      std::vector<std::string> args = {"node", "--rank", std::to_string(r)};
-      if (launcher == "local") {
-        util::ScopedFd sfd = secret_pipe();
-        args.insert(args.begin(), exe);
-        args.insert(args.end(), {"--master", "127.0.0.1:" + std::to_string(port), "--secret-fd",
-                                 std::to_string(sfd.get())});
-        args.insert(args.end(), common.begin(), common.end());
-        add_child(r, spawn(exe, with_program(args), {sfd.get()}, me));
-        continue;
-      }
-      net::SshOptions so;
-      so.user = a.ssh_user;
-      so.port = a.ssh_port;
-      so.identity = a.identity;
-      so.known_hosts = a.known_hosts;
-      so.accept_new_host_keys = a.accept_new_host_keys;
-      auto p = std::make_unique<net::SshProcess>(host, so);
-      // The slave reaches us at the address its ssh connection came from.
-      std::string addr = p->local_address();
-      if (addr.find(':') != std::string::npos) addr = "[" + addr + "]";
-      args.insert(args.end(), {"--master", addr + ":" + std::to_string(port), "--secret-fd", "0",
-                               "--watch-stdin"});
-      args.insert(args.end(), common.begin(), common.end());
-      // The same directory and environment as the master (the determinism contract: the
-      // environment sits on the program's stack, so it must match byte for byte).
-      std::string cmd = "cd " + net::shell_quote(cwd()) + " && exec env -i";
-      for (char** e = environ; *e; ++e) cmd += " " + net::shell_quote(*e);
-      cmd += " " + net::shell_quote(a.remote_cape);
-      for (const auto& w : with_program(args)) cmd += " " + net::shell_quote(w);
-      p->start(cmd, secret.text(), [&out_mu, r](const std::string& h, const char* d, size_t n) {
-        // What a remote node prints before its log is open (a missing cape, a bad option).
-        std::lock_guard lk(out_mu);
-        std::string line = "[ssh " + h + " rank " + std::to_string(r) + "] " + std::string(d, n);
-        if (::write(STDERR_FILENO, line.data(), line.size()) < 0) return;
-      });
-      remotes.push_back(std::move(p));
-    }
+    for (int r = 1; r < a.n; ++r) slaves.start(r, placement[static_cast<size_t>(r - 1)], port, command);
   } catch (...) {
-    for (auto& c : children) ::kill(c.pid, SIGKILL);
-    for (auto& c : children) ::waitpid(c.pid, nullptr, 0);
+    local.stop_all();
     status_reader.join();
     throw;
   }
@@ -253,94 +164,71 @@ int run_job(const RunArgs& a) {
   std::optional<Clock::time_point> slave_failed_at;
   std::string slave_failure;
   int slave_failure_code = 1;
-  Child& master = children[0];
-  auto reap = [&](Child& c) {
-    int st = 0;
-    pid_t got;
-    do got = ::waitpid(c.pid, &st, WNOHANG);
-    while (got < 0 && errno == EINTR);
-    if (got == c.pid) {
-      c.done = true;
-      c.status = st;
+  std::optional<int> master_status;  // its wait status, once it has ended
+  auto note = [&](const net::NodeEnd& e) {
+    if (e.rank == 0) {
+      master_status = e.wait_status;
+    } else if (!e.ok && !slave_failed_at) {
+      slave_failed_at = Clock::now();
+      slave_failure = e.what;
+      if (e.local) slave_failure += "; see " + a.output_dir + "/node." + std::to_string(e.rank) + ".log";
+      slave_failure_code = e.exit_code;
     }
   };
   // Bounded: each round ends by an event or the 100 ms tick; the master's end or the grace
   // deadline ends the loop.
-  while (!master.done) {
+  while (!master_status) {
     std::vector<pollfd> pf;
-    for (auto& c : children)
-      if (!c.done) pf.push_back({c.pidfd.get(), POLLIN, 0});
+    local.poll_fds(pf);
     int pr = ::poll(pf.data(), pf.size(), 100);
     if (pr < 0 && errno != EINTR) throw UserError(errno_message("poll"));
-    for (auto& c : children)
-      if (!c.done) {
-        reap(c);
-        if (c.done && c.rank != 0 && !net::wait_status_ok(c.status) && !slave_failed_at) {
-          slave_failed_at = Clock::now();
-          slave_failure = "node " + std::to_string(c.rank) + " (pid " + std::to_string(c.pid) +
-                          ") " + net::describe_wait_status(c.status) + "; see " + a.output_dir +
-                          "/node." + std::to_string(c.rank) + ".log";
-          slave_failure_code = net::exit_code_of(c.status);
-        }
-      }
-    for (size_t i = 0; i < remotes.size(); ++i)
-      if (remotes[i]->finished() && remotes[i]->exit_status() != 0 && !slave_failed_at) {
-        slave_failed_at = Clock::now();
-        slave_failure = "node " + std::to_string(i + 1) + " (over ssh) exited with status " +
-                        std::to_string(remotes[i]->exit_status());
-        slave_failure_code = remotes[i]->exit_status() > 0 ? remotes[i]->exit_status() : 1;
-      }
-    if (!master.done && slave_failed_at && Clock::now() - *slave_failed_at > grace) {
+    for (const net::NodeEnd& e : local.ended()) note(e);
+    if (ssh)
+      for (const net::NodeEnd& e : ssh->ended()) note(e);
+    if (!master_status && slave_failed_at && Clock::now() - *slave_failed_at > grace) {
       std::fprintf(stderr,
                    "cape: %s; the master did not end the job, stopping it (job exit status %d)\n",
                    slave_failure.c_str(), slave_failure_code);
-      ::kill(master.pid, SIGKILL);
-      ::waitpid(master.pid, &master.status, 0);
-      master.done = true;
-      master.status = (slave_failure_code & 0xff) << 8;  // exits with the slave node's status
+      local.kill(0);
+      master_status = (slave_failure_code & 0xff) << 8;  // exits with the slave node's status
     }
   }
-  int st = master.status;
+  WaitStatus st{*master_status};
   // The master node itself was killed: it could say nothing, so the launcher does (even if
   // a slave was seen to end first: slaves end when they lose the master, sometimes before
   // the master's death can be reaped).
-  if (WIFSIGNALED(st)) {
+  if (st.kind() == WaitStatus::signaled) {
     // Its last region line may still be in the pipe: read to the end (EOF now: the dead
     // master held the only write end).
     status_reader.join();
     std::lock_guard lk(region_mu);
     std::fprintf(stderr, "cape: node 0 (the master node, pid %d) was %s %s (job exit status %d)\n",
-                 master.pid, net::describe_wait_status(st).c_str(),
+                 local.pid(0), st.describe().c_str(),
                  master_region.empty() ? "outside any parallel region"
                                        : ("in " + master_region).c_str(),
-                 net::exit_code_of(st));
+                 st.shell_code());
   }
   // The slaves end on their own (exit reports, the master's EOF); then they are stopped.
   auto deadline = Clock::now() + grace;
   for (;;) {
-    bool all = true;
-    for (auto& c : children) {
-      if (!c.done) reap(c);
-      all = all && c.done;
-    }
-    for (auto& r : remotes) all = all && r->finished();
-    if (all || Clock::now() > deadline) break;
+    local.ended();
+    if (ssh) ssh->ended();
+    if ((local.all_ended() && (!ssh || ssh->all_ended())) || Clock::now() > deadline) break;
     std::vector<pollfd> pf;
-    for (auto& c : children)
-      if (!c.done) pf.push_back({c.pidfd.get(), POLLIN, 0});
+    local.poll_fds(pf);
     if (::poll(pf.data(), pf.size(), 100) < 0 && errno != EINTR) break;
   }
-  for (auto& c : children)
-    if (!c.done) {
-      ::kill(c.pid, SIGKILL);
-      ::waitpid(c.pid, nullptr, 0);
-    }
-  remotes.clear();  // closes the channels: remote nodes stop
+  local.stop_all();
+  if (ssh) ssh->stop_all();  // closes the channels: remote nodes stop
   if (status_reader.joinable()) status_reader.join();
-  return net::exit_code_of(st);
+  return st.shell_code();
 }
 
-cape::cli::Registrar reg("run", [](CLI::App& app, cape::cli::Context& ctx) {
+}  // namespace
+
+namespace cape::cli {
+
+void add_run_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<RunArgs>();
   auto* sub = app.add_subcommand("run", "Run a CAPE program on N nodes (local, or over SSH)");
   sub->add_option("-n,--np", a->n, "Number of nodes (rank 0 is the master)")->required();
@@ -371,6 +259,6 @@ cape::cli::Registrar reg("run", [](CLI::App& app, cape::cli::Context& ctx) {
   sub->add_option("--ssh-port", a->ssh_port, "SSH port (default: ~/.ssh/config or 22)");
   sub->add_option("program", a->argv, "PROG ARGS... (after --)")->required();
   sub->callback([a, &ctx] { ctx.exit_status = run_job(*a); });
-});
+}
 
-}  // namespace
+}  // namespace cape::cli

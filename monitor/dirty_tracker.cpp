@@ -72,6 +72,7 @@ std::unique_ptr<Scratch> Scratch::map(const StoppedThread& t, uint64_t name_in_t
       *why = "the scratch address is taken";
       return nullptr;
     }
+    remote.restore();
   }
   void* local = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | static_cast<int>(pop), fd.get(), 0);
   if (local == MAP_FAILED) fail_errno("mmap of the scratch memfd");
@@ -106,10 +107,10 @@ TrackerKind parse_tracker_kind(const std::string& s) {
   throw UserError("unknown tracker '" + s + "' (mprotect, uffd or full)");
 }
 
-std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, pid_t pid) {
+std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, pid_t pid, const TrackerOptions& options) {
   switch (kind) {
-    case TrackerKind::mprotect: return std::make_unique<MprotectTracker>();
-    case TrackerKind::uffd: return std::make_unique<UffdTracker>(pid);
+    case TrackerKind::mprotect: return std::make_unique<MprotectTracker>(options);
+    case TrackerKind::uffd: return std::make_unique<UffdTracker>(pid, options);
     case TrackerKind::full: return std::make_unique<FullTracker>();
   }
   return nullptr;

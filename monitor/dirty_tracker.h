@@ -1,14 +1,14 @@
 // Dirty tracking backends behind one interface (../shared/ARCHITECTURE.md "Dirty
 // tracking"; docs/monitor.md has the measurements behind the choices).
 //
-//   start(regions)  begin tracking the tracked set of start(); remember original contents
+//   start(areas)    begin tracking the tracked set of start(); remember original contents
 //   collect(visit)  visit(page, original, current) for every page that may have been written
 //                   since start() or the previous collect(), in address order; afterwards
 //                   those pages are clean again and `current` is their new original
 //   stop()          end tracking, drop every copy, give the program its protections back
 //
 // A tracker may report a page that did not change (the word diff drops it); it must never
-// miss one that did. Memory outside the start() regions is not the tracker's business
+// miss one that did. Memory outside the start() areas is not the tracker's business
 // (the monitor compares it against zeros).
 #pragma once
 
@@ -88,7 +88,7 @@ class DirtyTracker {
  public:
   virtual ~DirtyTracker() = default;
   virtual TrackerKind kind() const = 0;
-  virtual void start(const StoppedThread& t, const std::vector<Region>& regions) = 0;
+  virtual void start(const StoppedThread& t, const std::vector<Area>& areas) = 0;
   virtual void collect(const StoppedThread& t, const PageVisitor& visit) = 0;
   virtual void stop(const StoppedThread& t) = 0;
 
@@ -109,6 +109,22 @@ class DirtyTracker {
   uint64_t pages_visited = 0; // pages handed to collect()'s visitor
 };
 
-std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, pid_t pid);
+// The trackers' variants: the defaults are what cape uses; the benchmark and the tests that
+// compare the variants choose others (`cape monitor` has a flag for each).
+struct TrackerOptions {
+  // mprotect: a sequential writer gets up to this many pages unprotected at once, twice as
+  // many each time (1..256; 1 = the faulting page only).
+  unsigned mprotect_ahead = 16;
+  // mprotect: one ptrace stop per fault through libcape's resume stub; false = two stops
+  // (a remote mprotect), CAPE-2's literal way.
+  bool mprotect_one_stop = true;
+  // uffd: the program copies its written pages into the scratch (libcape's copy gadget);
+  // false = the monitor reads them.
+  bool uffd_copy = true;
+  // uffd: threads copying the tracked set at start() (1..16).
+  unsigned uffd_copy_threads = 2;
+};
+
+std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, pid_t pid, const TrackerOptions& options);
 
 }  // namespace cape::monitor

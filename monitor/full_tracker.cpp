@@ -7,10 +7,10 @@
 
 namespace cape::monitor {
 
-void FullTracker::start(const StoppedThread& t, const std::vector<Region>& regions) {
+void FullTracker::start(const StoppedThread& t, const std::vector<Area>& areas) {
   for (Copy& c : copies_) pool_.give(std::move(c.buf));
   copies_.clear();
-  for (const Region& r : regions) {
+  for (const Area& r : areas) {
     Copy c{r.start, pool_.take(r.size()), 0};
     c.size = t.tracee.read_bytes_fallible(r.start, {c.buf.data(), r.size()});
     copies_.push_back(std::move(c));

@@ -56,11 +56,11 @@ std::string what_is(const Mapping& m) {
 
 }  // namespace
 
-std::vector<MapChange> anon_state(const std::vector<Region>& tracked) {
+std::vector<MapChange> anon_state(const std::vector<Area>& tracked) {
   std::vector<MapChange> out;
-  for (const Region& r : tracked) {
-    if (r.kind != Region::heap && r.kind != Region::anon) continue;
-    push_joined(out, {r.start, r.end, r.kind == Region::heap ? MapChange::What::heap : MapChange::What::anon,
+  for (const Area& r : tracked) {
+    if (r.kind != Area::heap && r.kind != Area::anon) continue;
+    push_joined(out, {r.start, r.end, r.kind == Area::heap ? MapChange::What::heap : MapChange::What::anon,
                       static_cast<uint8_t>(r.prot & 7)});
   }
   return out;

@@ -24,7 +24,7 @@ namespace cape::monitor {
 class AutoRemoteSyscalls;
 
 // The heap and private anonymous pieces of a tracked set as map states (sorted, joined).
-std::vector<ckpt::MapChange> anon_state(const std::vector<Region>& tracked);
+std::vector<ckpt::MapChange> anon_state(const std::vector<Area>& tracked);
 
 // What changed from `before` to `after` (two anon_state()s): ranges that appeared or changed
 // protection get their state in `after`; ranges that left it get what `maps_now` says they

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -38,20 +39,20 @@ std::vector<Mapping> read_maps(pid_t pid) {
   return out;
 }
 
-const char* to_string(Region::Kind k) {
+const char* to_string(Area::Kind k) {
   switch (k) {
-    case Region::data: return "data";
-    case Region::bss: return "bss";
-    case Region::heap: return "heap";
-    case Region::stack: return "stack";
-    case Region::anon: return "anon";
+    case Area::data: return "data";
+    case Area::bss: return "bss";
+    case Area::heap: return "heap";
+    case Area::stack: return "stack";
+    case Area::anon: return "anon";
   }
   return "?";
 }
 
-std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::string& exe,
+std::vector<Area> tracked_set(const std::vector<Mapping>& maps, const std::string& exe,
                                 uint64_t stack_boundary, uint64_t tls, uint64_t tls_low) {
-  std::vector<Region> out;
+  std::vector<Area> out;
   // The main stack's VMA split by a tracker that protects part of it (uffd registration or
   // mprotect of some pages): the kernel names only the piece holding the initial stack
   // pointer "[stack]"; the adjacent anonymous rw pieces are the stack too.
@@ -72,24 +73,24 @@ std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::str
     int prot = PROT_READ | PROT_WRITE | (m.exec ? PROT_EXEC : 0);
     const Mapping* prev = i > 0 && maps[i - 1].end == m.start ? &maps[i - 1] : nullptr;
     if (!exe.empty() && m.path == exe) {
-      out.push_back({m.start, m.end, prot, Region::data});
+      out.push_back({m.start, m.end, prot, Area::data});
     } else if (m.path == "[heap]") {
-      out.push_back({m.start, m.end, prot, Region::heap});
+      out.push_back({m.start, m.end, prot, Area::heap});
     } else if (stack_part[i]) {
       if (stack_boundary >= m.end) continue;  // wholly below the boundary: the runtime's frames
       uint64_t s = stack_boundary > m.start ? stack_boundary : m.start;
-      out.push_back({s, m.end, prot, Region::stack});
+      out.push_back({s, m.end, prot, Area::stack});
     } else if (m.path == "[stack]") {
       uint64_t s = stack_boundary > m.start && stack_boundary < m.end ? stack_boundary : m.start;
-      out.push_back({s, m.end, prot, Region::stack});
+      out.push_back({s, m.end, prot, Area::stack});
     } else if (m.path.empty()) {
       if (prev && !prev->path.empty() && prev->path[0] == '/' && prev->write && !prev->shared) {
         // Anonymous continuation of a file mapping: that file's .bss.
-        if (prev->path == exe) out.push_back({m.start, m.end, prot, Region::bss});
+        if (prev->path == exe) out.push_back({m.start, m.end, prot, Area::bss});
       } else if (prev && prev->path.empty() && !prev->read && !prev->write && !prev->exec) {
         // A PROT_NONE guard page right below: a thread stack (glibc), not tracked.
       } else {
-        out.push_back({m.start, m.end, prot, Region::anon});
+        out.push_back({m.start, m.end, prot, Area::anon});
       }
     }
   }
@@ -97,8 +98,8 @@ std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::str
   uint64_t lo = (tls & ~uint64_t{4095}) - 4096;
   const uint64_t hi = (tls & ~uint64_t{4095}) + 2 * 4096;
   if (tls_low != 0 && tls_low < tls && tls - tls_low < (uint64_t{1} << 20)) lo = tls_low & ~uint64_t{4095};
-  std::vector<Region> cut;
-  for (const Region& r : out) {
+  std::vector<Area> cut;
+  for (const Area& r : out) {
     if (r.end <= lo || r.start >= hi) {
       cut.push_back(r);
       continue;
@@ -113,6 +114,26 @@ uint64_t load_base(const std::vector<Mapping>& maps, const std::string& exe) {
   for (const Mapping& m : maps)
     if (m.path == exe) return m.start;
   return 0;
+}
+
+IntervalSet spans_of(const std::vector<Area>& areas) {
+  std::vector<IntervalSet::Interval> v;
+  for (const Area& r : areas) v.emplace_back(r.start, r.end);
+  return IntervalSet::of(std::move(v));
+}
+
+std::vector<Area> restrict_areas(const std::vector<Area>& areas, const IntervalSet& cover) {
+  std::vector<Area> out;
+  for (const Area& r : areas)
+    for (auto [s, e] : cover) {
+      uint64_t lo = std::max(r.start, s), hi = std::min(r.end, e);
+      if (lo >= hi) continue;
+      Area x = r;
+      x.start = lo;
+      x.end = hi;
+      out.push_back(x);
+    }
+  return out;
 }
 
 }  // namespace cape::monitor

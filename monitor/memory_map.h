@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "monitor/interval_set.h"
+
 namespace cape::monitor {
 
 struct Mapping {
@@ -27,14 +29,16 @@ struct Mapping {
 
 std::vector<Mapping> read_maps(pid_t pid);
 
-struct Region {
+// A piece of the tracked set: a span of one mapping, with what it is. ("Region" in cape
+// means a parallel region, never memory.)
+struct Area {
   uint64_t start = 0, end = 0;  // page aligned, except `start` of the stack (the boundary)
   int prot = 0;                 // PROT_* the program had
   enum Kind { data, bss, heap, stack, anon } kind = anon;
   uint64_t size() const { return end - start; }
   bool contains(uint64_t a) const { return a >= start && a < end; }
 };
-const char* to_string(Region::Kind k);
+const char* to_string(Area::Kind k);
 
 // `exe` is the executable's path (/proc/PID/exe); `stack_boundary` the lowest stack
 // address that belongs to the program (0 = whole stack); `tls` the main thread's thread
@@ -48,10 +52,15 @@ const char* to_string(Region::Kind k);
 // main thread's DTV); when known, the untracked pages start at its page instead of the page
 // before the thread pointer's, so that a program's mapping merged right below keeps its
 // last page.
-std::vector<Region> tracked_set(const std::vector<Mapping>& maps, const std::string& exe,
+std::vector<Area> tracked_set(const std::vector<Mapping>& maps, const std::string& exe,
                                 uint64_t stack_boundary, uint64_t tls, uint64_t tls_low = 0);
 
 // The executable's load base: the start of its first mapping (0 if not found).
 uint64_t load_base(const std::vector<Mapping>& maps, const std::string& exe);
+
+// The addresses of `areas`.
+IntervalSet spans_of(const std::vector<Area>& areas);
+// The parts of `areas` inside `cover` (kind and protection kept).
+std::vector<Area> restrict_areas(const std::vector<Area>& areas, const IntervalSet& cover);
 
 }  // namespace cape::monitor

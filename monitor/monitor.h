@@ -47,6 +47,7 @@ class KillSwitch {
 
 struct MonitorOptions {
   TrackerKind tracker = TrackerKind::uffd;
+  TrackerOptions tracker_options;                            // its variant (benchmarks)
   std::string keep_checkpoints_dir;                          // "" = keep none
   std::vector<std::pair<std::string, std::string>> loads;    // NAME, FILE (--load)
   std::vector<std::string> argv;                             // the program and its arguments
@@ -58,9 +59,7 @@ struct MonitorOptions {
   bool pin_for_sync_tracker = true;
   KillSwitch* kill_switch = nullptr;
   // Bernstein check (docs/tickpt.md): the master reports two nodes writing different values
-  // to one shared word without a reduction, naming the variable and the region. Also on
-  // when the environment has CAPE_CHECK_RACES=1 (so `cape run` can pass it to every node
-  // before it has a flag of its own).
+  // to one shared word without a reduction, naming the variable and the region.
   bool check_races = false;
 };
 

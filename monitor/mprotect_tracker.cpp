@@ -14,10 +14,10 @@
 // stores. Without the stub (an older libcape) or the scratch, each fault costs two stops.
 //
 // Neighbours: when a thread faults on the page right after the run it had unprotected
-// last, or a few pages after it (up to CAPE_MPROTECT_AHEAD / 4: the pages between are
+// last, or a few pages after it (up to mprotect_ahead / 4: the pages between are
 // taken too, which is cheaper than splitting a VMA per page), the next pages of the same
-// region are copied and unprotected with it, twice as many each time up to
-// CAPE_MPROTECT_AHEAD (default 16; 1 = never). Their originals are copied first, so a page
+// area are copied and unprotected with it, twice as many each time up to
+// TrackerOptions::mprotect_ahead (default 16; 1 = never). Their originals are copied first, so a page
 // that is then not written is only reported unchanged.
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -26,9 +26,9 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 
+#include "monitor/interval_set.h"
 #include "monitor/remote_syscall.h"
 #include "monitor/trackers.h"
 #include "protocol.h"
@@ -56,12 +56,7 @@ void remote_mprotect(const StoppedThread& t, uint64_t start, uint64_t len, int p
     errno = static_cast<int>(-r);
     fail_errno("mprotect in the tracee");
   }
-}
-
-uint64_t env_number(const char* name, uint64_t dflt, uint64_t lo, uint64_t hi) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return dflt;
-  return std::clamp<uint64_t>(std::strtoull(v, nullptr, 10), lo, hi);
+  remote.restore();
 }
 
 }  // namespace
@@ -77,23 +72,22 @@ struct MprotectTracker::Slot {
   bool maybe_in_stub = false;  // sent through the stub and not seen outside it since
 };
 
-MprotectTracker::MprotectTracker()
-    : max_ahead_(env_number("CAPE_MPROTECT_AHEAD", 16, 1, 256)),
-      use_stub_(env_number("CAPE_MPROTECT_ONE_STOP", 1, 0, 1) == 1) {}
+MprotectTracker::MprotectTracker(const TrackerOptions& o)
+    : max_ahead_(std::clamp<uint64_t>(o.mprotect_ahead, 1, 256)), use_stub_(o.mprotect_one_stop) {}
 
 MprotectTracker::~MprotectTracker() = default;
 
-const Region* MprotectTracker::region_of(uint64_t a) const {
-  auto it = std::upper_bound(regions_.begin(), regions_.end(), a,
-                             [](uint64_t x, const Region& r) { return x < r.start; });
-  if (it == regions_.begin()) return nullptr;
+const Area* MprotectTracker::area_of(uint64_t a) const {
+  auto it = std::upper_bound(areas_.begin(), areas_.end(), a,
+                             [](uint64_t x, const Area& r) { return x < r.start; });
+  if (it == areas_.begin()) return nullptr;
   --it;
   return it->contains(a) ? &*it : nullptr;
 }
 
 void MprotectTracker::setup_scratch(const StoppedThread& t) {
   scratch_tried_ = true;
-  std::string why = "CAPE_MPROTECT_ONE_STOP=0";
+  std::string why = "the one-stop way is off";
   if (use_stub_) {
     if (!has_gadget(t, CAPE_RESUME_TAG_OFFSET, CAPE_RESUME_TAG))
       why = "libcape has no resume stub";
@@ -165,7 +159,7 @@ void MprotectTracker::unprotect(const StoppedThread& t, Slot* s, uint64_t page, 
 bool MprotectTracker::on_fault(const StoppedThread& t, const siginfo_t& info) {
   if (info.si_code != SEGV_ACCERR) return false;
   uint64_t addr = reinterpret_cast<uint64_t>(info.si_addr);
-  const Region* r = region_of(addr);
+  const Area* r = area_of(addr);
   if (!r) return false;
   uint64_t page = page_down(addr);
   Slot* s = slot_for(t.tid);
@@ -187,12 +181,12 @@ bool MprotectTracker::on_fault(const StoppedThread& t, const siginfo_t& info) {
   // gap too (a few copies are cheaper than splitting a VMA) and pages ahead.
   uint64_t gap_max = (max_ahead_ / 4) * kPageSize;
   if (max_ahead_ > 1 && s->run_end && page >= s->run_end && page - s->run_end <= gap_max &&
-      region_of(s->run_end) == r) {
+      area_of(s->run_end) == r) {
     auto gap = originals_.lower_bound(s->run_end);
     if (gap == it) first = s->run_end;  // nothing copied in between
     if (first == s->run_end) {
       n = (page - first) / kPageSize + std::min(max_ahead_, s->run_len * 2);
-      n = std::min(n, (page_up(r->end) - first) / kPageSize);  // this region only
+      n = std::min(n, (page_up(r->end) - first) / kPageSize);  // this area only
       if (it != originals_.end()) n = std::min(n, (it->first - first) / kPageSize);  // not copied yet
     }
   }
@@ -246,11 +240,11 @@ void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint6
   }
   std::vector<std::pair<uint64_t, uint64_t>> runs;  // [page, n) copied, to unprotect
   for (uint64_t p = page_down(start); p < end; p += kPageSize) {
-    const Region* r = region_of(p);
+    const Area* r = area_of(p);
     if (!r || originals_.count(p)) continue;
     copy_originals(t, p, 1);
     if (!runs.empty() && runs.back().first + runs.back().second * kPageSize == p &&
-        region_of(runs.back().first) == r)
+        area_of(runs.back().first) == r)
       runs.back().second++;
     else
       runs.emplace_back(p, 1);
@@ -259,12 +253,13 @@ void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint6
   AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
   for (auto [p, n] : runs) {
     long res = remote.syscall(SYS_mprotect, static_cast<long>(p), static_cast<long>(n * kPageSize),
-                              region_of(p)->prot);
+                              area_of(p)->prot);
     if (res < 0) {
       errno = static_cast<int>(-res);
       fail_errno("mprotect in the tracee");
     }
   }
+  remote.restore();
 }
 
 void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
@@ -272,14 +267,10 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   // syscall: only when the program races with its own runtime call): re-protecting them now
   // would be undone by that syscall, so they stay writable and listed, with what they hold
   // now as their original.
-  std::vector<std::pair<uint64_t, uint64_t>> in_flight;
+  std::vector<IntervalSet::Interval> flying;
   for (auto& [tid, s] : slots_)
-    if (s->in_flight()) in_flight.emplace_back(s->page, s->page + s->n * kPageSize);
-  auto flying = [&](uint64_t p) {
-    for (auto [a, b] : in_flight)
-      if (p >= a && p < b) return true;
-    return false;
-  };
+    if (s->in_flight()) flying.emplace_back(s->page, s->page + s->n * kPageSize);
+  const IntervalSet in_flight = IntervalSet::of(std::move(flying));
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> keep;
 
   constexpr uint64_t kChunk = 64;  // pages read at once (stays in the cache)
@@ -313,18 +304,18 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
       ++pages_visited;
       std::span<const uint8_t> c(cur.data() + i * kPageSize, kPageSize);
       visit(page, {original(page), kPageSize}, c);
-      if (flying(page)) {
+      if (in_flight.contains(page)) {
         keep.emplace_back(page, std::vector<uint8_t>(c.begin(), c.end()));
         continue;
       }
-      if (!protect.empty() && protect.back().second == page && region_of(page) == region_of(protect.back().first))
+      if (!protect.empty() && protect.back().second == page && area_of(page) == area_of(protect.back().first))
         protect.back().second += kPageSize;
       else
         protect.emplace_back(page, page + kPageSize);
     }
   }
   // Protect the written pages again (the kernel merges the VMAs back): one syscall per run
-  // of neighbours, or, when a region has many runs, one over the span from its first to its
+  // of neighbours, or, when an area has many runs, one over the span from its first to its
   // last run (the pages between are read-only already), around pages still in flight. A
   // span that meets memory unmapped by the program meanwhile (ENOMEM) is done run by run.
   if (!protect.empty()) {
@@ -341,29 +332,16 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
     };
     constexpr size_t kManyRuns = 4;
     for (size_t i = 0; i < protect.size();) {
-      const Region* r = region_of(protect[i].first);
+      const Area* r = area_of(protect[i].first);
       size_t j = i;
-      while (j < protect.size() && region_of(protect[j].first) == r) j++;
+      while (j < protect.size() && area_of(protect[j].first) == r) j++;
       if (j - i < kManyRuns) {
         for (size_t k = i; k < j; k++) check(mprotect_ro(protect[k].first, protect[k].second, r->prot));
         i = j;
         continue;
       }
       // The span [protect[i].first, protect[j-1].second) minus the pages in flight.
-      std::vector<std::pair<uint64_t, uint64_t>> pieces{{protect[i].first, protect[j - 1].second}};
-      for (auto [a, b] : in_flight) {
-        std::vector<std::pair<uint64_t, uint64_t>> cut;
-        for (auto [x, y] : pieces) {
-          if (b <= x || a >= y) {
-            cut.emplace_back(x, y);
-            continue;
-          }
-          if (x < a) cut.emplace_back(x, a);
-          if (b < y) cut.emplace_back(b, y);
-        }
-        pieces.swap(cut);
-      }
-      for (auto [x, y] : pieces) {
+      for (auto [x, y] : IntervalSet::of({{protect[i].first, protect[j - 1].second}}).minus(in_flight)) {
         long res = mprotect_ro(x, y, r->prot);
         if (res == -ENOMEM) {
           for (size_t k = i; k < j; k++)
@@ -375,6 +353,7 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
       }
       i = j;
     }
+    remote.restore();
   }
   originals_.clear();
   used_ = 0;
@@ -387,20 +366,20 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   for (auto& [tid, s] : slots_) s->run_end = 0;
 }
 
-void MprotectTracker::start(const StoppedThread& t, const std::vector<Region>& regions) {
+void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& areas) {
   if (!scratch_tried_) setup_scratch(t);
-  regions_ = regions;
+  areas_ = areas;
   originals_.clear();
   used_ = 0;
   for (auto& [tid, s] : slots_) s->run_end = 0;
-  for (const Region& r : regions_) remote_mprotect(t, r.start, r.size(), r.prot & ~PROT_WRITE);
+  for (const Area& r : areas_) remote_mprotect(t, r.start, r.size(), r.prot & ~PROT_WRITE);
 }
 
 void MprotectTracker::stop(const StoppedThread& t) {
   // Give the program its protections back, mapping by mapping (some may be gone).
   std::vector<Mapping> maps = read_maps(t.tracee.pid());
   AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
-  for (const Region& r : regions_) {
+  for (const Area& r : areas_) {
     for (const Mapping& m : maps) {
       uint64_t s = std::max(r.start, m.start), e = std::min(r.end, m.end);
       if (s >= e) continue;
@@ -408,7 +387,8 @@ void MprotectTracker::stop(const StoppedThread& t) {
       if (res < 0) CAPE_LOG_AT(warn, "monitor") << "mprotect back failed: " << strerror(static_cast<int>(-res));
     }
   }
-  regions_.clear();
+  remote.restore();
+  areas_.clear();
   originals_.clear();
   used_ = 0;
   CAPE_LOG_AT(debug, "monitor") << "mprotect tracker: " << faults << " faults, " << one_stop_faults

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <exception>
 
 #include "util/log.h"
 
@@ -16,21 +15,27 @@ namespace cape::monitor {
 AutoRemoteSyscalls::AutoRemoteSyscalls(pid_t pid, pid_t tid, uint64_t gadget)
     : pid_(pid), tid_(tid), gadget_(gadget), saved_(Tracee::get_regs(tid)) {}
 
-AutoRemoteSyscalls::~AutoRemoteSyscalls() noexcept(false) {
-  if (alive_ && pending_trap_) {  // an exception left a launched gadget running
-    try {
-      wait();
-    } catch (...) {
-      if (!std::uncaught_exceptions()) throw;
-      return;
-    }
+AutoRemoteSyscalls::~AutoRemoteSyscalls() {
+  try {
+    restore();
+  } catch (const std::exception& e) {
+    if (!alive_) return;  // died meanwhile: nothing to restore (the wait that saw it reaped it)
+    // Left with the monitor's registers, the thread would run on at the gadget: end the
+    // program instead (the monitor reports its death; an error already on its way wins).
+    CAPE_LOG_AT(warn, "monitor") << "cannot restore thread " << tid_ << " after a remote call (" << e.what()
+                                 << "): killing the program";
+    ::kill(pid_, SIGKILL);
   }
+}
+
+void AutoRemoteSyscalls::restore() {
+  if (restored_) return;
+  restored_ = true;
+  if (alive_ && pending_trap_) wait();  // an exception left a launched gadget running
   if (!alive_) return;
   Tracee::set_regs(tid_, saved_);
-  for (int sig : deferred_signals_) {
-    if (::syscall(SYS_tgkill, pid_, tid_, sig) != 0 && !std::uncaught_exceptions())
-      fail_errno("tgkill (re-sending a deferred signal)");
-  }
+  for (int sig : deferred_signals_)
+    if (::syscall(SYS_tgkill, pid_, tid_, sig) != 0) fail_errno("tgkill (re-sending a deferred signal)");
 }
 
 long AutoRemoteSyscalls::syscall(long no, long a1, long a2, long a3, long a4, long a5, long a6) {
@@ -77,7 +82,7 @@ user_regs_struct AutoRemoteSyscalls::wait_for_trap(uint64_t trap_rip) {
     WaitStatus ws{raw};
     if (ws.kind() == WaitStatus::exited || ws.kind() == WaitStatus::signaled) {
       alive_ = false;
-      throw TraceeDied{tid_, ws};
+      throw TraceeDied(tid_, ws);
     }
     if (ws.kind() == WaitStatus::signal_stop) {
       user_regs_struct now = Tracee::get_regs(tid_);

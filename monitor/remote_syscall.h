@@ -1,28 +1,38 @@
 // Running system calls inside a stopped tracee thread (model: rr's AutoRemoteSyscalls).
 //
 //   {
-//     AutoRemoteSyscalls remote(tid, gadget);       // saves the thread's registers
+//     AutoRemoteSyscalls remote(pid, tid, gadget);  // saves the thread's registers
 //     long r = remote.syscall(SYS_mprotect, addr, len, PROT_READ);
 //     if (r < 0) ... -r is the errno ...
-//   }                                                // registers restored here
+//     remote.restore();                             // registers back; throws if that fails
+//   }                                               // (or here, if an exception left early)
 //
 // The thread must be in a ptrace stop. The call runs at libcape's `syscall; int3` gadget
 // (runtime/src/protocol.h), so nothing is written into the tracee's memory. A signal that
 // arrives for the thread meanwhile is not lost: it is re-sent with tgkill once the
-// registers are back. If the tracee dies meanwhile, TraceeDied is thrown.
+// registers are back. If the tracee dies meanwhile, TraceeDied is thrown. The destructor
+// never throws: when it cannot restore the thread (it would run on at the gadget with the
+// monitor's registers) it logs why and kills the program, whose death the monitor reports.
 #pragma once
 
 #include <sys/types.h>
 #include <sys/user.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "monitor/tracee.h"
 
 namespace cape::monitor {
 
-struct TraceeDied {
+// The program died while the monitor worked in it (SIGKILL from outside, or the kill
+// switch); the wait that saw it reaped it.
+struct TraceeDied : std::runtime_error {
+  TraceeDied(pid_t tid, WaitStatus status)
+      : std::runtime_error("the program " + status.describe() + " while the monitor worked in it"),
+        tid(tid),
+        status(status) {}
   pid_t tid;
   WaitStatus status;
 };
@@ -30,7 +40,10 @@ struct TraceeDied {
 class AutoRemoteSyscalls {
  public:
   AutoRemoteSyscalls(pid_t pid, pid_t tid, uint64_t gadget);
-  ~AutoRemoteSyscalls() noexcept(false);
+  ~AutoRemoteSyscalls();  // restore() if not done yet; never throws
+  // Puts the thread's registers back and re-sends the signals that arrived meanwhile (waits
+  // for a launch()ed gadget first). Throws if that fails. Once; later calls do nothing.
+  void restore();
   AutoRemoteSyscalls(const AutoRemoteSyscalls&) = delete;
   AutoRemoteSyscalls& operator=(const AutoRemoteSyscalls&) = delete;
 
@@ -77,6 +90,7 @@ class AutoRemoteSyscalls {
   uint64_t gadget_;
   user_regs_struct saved_;
   bool alive_ = true;
+  bool restored_ = false;
   std::vector<int> deferred_signals_;
   static inline uint64_t count_ = 0;
 };

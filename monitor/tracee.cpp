@@ -14,28 +14,6 @@
 
 namespace cape::monitor {
 
-void fail_errno(const std::string& what) { throw std::runtime_error(errno_message(what)); }
-
-WaitStatus::Kind WaitStatus::kind() const {
-  if (WIFEXITED(raw)) return exited;
-  if (WIFSIGNALED(raw)) return signaled;
-  if (!WIFSTOPPED(raw)) return other;
-  if ((raw >> 16) != 0) return event_stop;
-  return signal_stop;  // a group-stop looks the same; GETSIGINFO tells them apart
-}
-int WaitStatus::exit_code() const { return WEXITSTATUS(raw); }
-int WaitStatus::signal() const { return WIFSIGNALED(raw) ? WTERMSIG(raw) : WSTOPSIG(raw); }
-int WaitStatus::event() const { return raw >> 16; }
-std::string WaitStatus::describe() const {
-  switch (kind()) {
-    case exited: return "exited with status " + std::to_string(exit_code());
-    case signaled: return std::string("killed by signal ") + strsignal(signal());
-    case signal_stop: return std::string("stopped by ") + strsignal(signal());
-    case event_stop: return "ptrace event " + std::to_string(event());
-    default: return "wait status " + std::to_string(raw);
-  }
-}
-
 Tracee::Tracee(pid_t pid) : pid_(pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/mem";
   mem_.reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));

@@ -1,6 +1,6 @@
 // A traced process as the monitor sees it: its memory (read through process_vm_readv,
 // written through /proc/PID/mem so that read-only pages can be written too), its threads'
-// registers, and waitpid statuses given names.
+// registers.
 //
 //   Tracee t(pid);
 //   t.read_bytes(remote, local_span);          // throws on a short read
@@ -14,7 +14,9 @@
 #include <span>
 #include <string>
 
+#include "util/error.h"  // fail_errno
 #include "util/scoped_fd.h"
+#include "util/wait_status.h"
 
 namespace cape::monitor {
 
@@ -22,19 +24,7 @@ inline constexpr uint64_t kPageSize = 4096;
 inline uint64_t page_down(uint64_t a) { return a & ~(kPageSize - 1); }
 inline uint64_t page_up(uint64_t a) { return (a + kPageSize - 1) & ~(kPageSize - 1); }
 
-// A bug in the monitor or an unexpected kernel answer: always fatal for the job.
-[[noreturn]] void fail_errno(const std::string& what);
-
-// A waitpid status classified (model: rr's WaitStatus).
-struct WaitStatus {
-  enum Kind { exited, signaled, signal_stop, group_stop, event_stop, other };
-  int raw = 0;
-  Kind kind() const;
-  int exit_code() const;    // exited
-  int signal() const;       // signaled, signal_stop
-  int event() const;        // PTRACE_EVENT_* of an event stop
-  std::string describe() const;
-};
+using cape::WaitStatus;  // util/wait_status.h, here for the monitor's callers
 
 class Tracee {
  public:

@@ -16,10 +16,10 @@ namespace cape::monitor {
 // with the thread's registers kept in a scratch mapping shared with the monitor.
 class MprotectTracker final : public DirtyTracker {
  public:
-  MprotectTracker();
+  explicit MprotectTracker(const TrackerOptions& options);
   ~MprotectTracker() override;
   TrackerKind kind() const override { return TrackerKind::mprotect; }
-  void start(const StoppedThread& t, const std::vector<Region>& regions) override;
+  void start(const StoppedThread& t, const std::vector<Area>& areas) override;
   void collect(const StoppedThread& t, const PageVisitor& visit) override;
   void stop(const StoppedThread& t) override;
   bool on_fault(const StoppedThread& t, const siginfo_t& info) override;
@@ -32,7 +32,7 @@ class MprotectTracker final : public DirtyTracker {
 
  private:
   struct Slot;  // one thread's frame in the scratch mapping
-  const Region* region_of(uint64_t a) const;
+  const Area* area_of(uint64_t a) const;
   void setup_scratch(const StoppedThread& t);
   Slot* slot_for(pid_t tid);
   // Copies the originals of [page, page + n pages) (n may shrink if memory ends).
@@ -44,7 +44,7 @@ class MprotectTracker final : public DirtyTracker {
   // the registers back). False when it was not inside.
   bool finish_stub_by_hand(const StoppedThread& t, Slot& slot);
 
-  std::vector<Region> regions_;
+  std::vector<Area> areas_;
   // Written pages -> index of their original in arena_ (pages of kArenaBlock each, kept
   // across windows so the copies go to warm memory).
   std::map<uint64_t, uint32_t> originals_;
@@ -54,8 +54,8 @@ class MprotectTracker final : public DirtyTracker {
   std::unique_ptr<Scratch> scratch_;  // the threads' frames
   uint64_t stub_ = 0;
   std::map<pid_t, std::unique_ptr<Slot>> slots_;
-  uint64_t max_ahead_ = 16;  // CAPE_MPROTECT_AHEAD; 1 = no neighbours
-  bool use_stub_ = true;     // CAPE_MPROTECT_ONE_STOP=0: two stops, as CAPE-2 (for the bench)
+  uint64_t max_ahead_;  // TrackerOptions::mprotect_ahead; 1 = no neighbours
+  bool use_stub_;       // TrackerOptions::mprotect_one_stop
 };
 
 // Hands out buffers of at least a given size, preferring ones given back before (warm).
@@ -73,16 +73,17 @@ class BufferPool {
 // original content comes from a copy of the tracked set made at start().
 class UffdTracker final : public DirtyTracker {
  public:
-  explicit UffdTracker(pid_t pid);
+  UffdTracker(pid_t pid, const TrackerOptions& options);
   TrackerKind kind() const override { return TrackerKind::uffd; }
-  void start(const StoppedThread& t, const std::vector<Region>& regions) override;
+  void start(const StoppedThread& t, const std::vector<Area>& areas) override;
   void collect(const StoppedThread& t, const PageVisitor& visit) override;
   void stop(const StoppedThread& t) override;
 
  private:
   void open_uffd(const StoppedThread& t);
   pid_t pid_;
-  unsigned copy_threads_;  // start()'s copy: CAPE_UFFD_COPY_THREADS, default 2
+  unsigned copy_threads_;  // start()'s copy (TrackerOptions::uffd_copy_threads)
+  bool use_copy_gadget_;   // TrackerOptions::uffd_copy
   BufferPool pool_;
   // collect() has the program copy its written pages here with libcape's copy gadget
   // (faster than process_vm_readv); without it (older libcape) they are read.
@@ -90,9 +91,9 @@ class UffdTracker final : public DirtyTracker {
   std::unique_ptr<Scratch> scratch_;
   util::ScopedFd uffd_, pagemap_;
   struct Copy {
-    Region region;
-    PageBuffer buf;   // at least region.size() bytes; reused by later start() calls
-    size_t size = 0;  // bytes copied (whole pages: the region may end unmapped)
+    Area area;
+    PageBuffer buf;   // at least area.size() bytes; reused by later start() calls
+    size_t size = 0;  // bytes copied (whole pages: the area may end unmapped)
     bool registered = false;
   };
   std::vector<Copy> copies_;
@@ -102,7 +103,7 @@ class UffdTracker final : public DirtyTracker {
 class FullTracker final : public DirtyTracker {
  public:
   TrackerKind kind() const override { return TrackerKind::full; }
-  void start(const StoppedThread& t, const std::vector<Region>& regions) override;
+  void start(const StoppedThread& t, const std::vector<Area>& areas) override;
   void collect(const StoppedThread& t, const PageVisitor& visit) override;
   void stop(const StoppedThread& t) override;
 

@@ -27,7 +27,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -61,10 +60,8 @@ constexpr unsigned long kPagemapScan = _IOWR('f', 16, pm_scan_arg_v1);
 
 namespace cape::monitor {
 
-UffdTracker::UffdTracker(pid_t pid) : pid_(pid) {
-  const char* env = std::getenv("CAPE_UFFD_COPY_THREADS");
-  copy_threads_ = env && *env ? static_cast<unsigned>(std::clamp(std::atoi(env), 1, 16)) : 2;
-}
+UffdTracker::UffdTracker(pid_t pid, const TrackerOptions& o)
+    : pid_(pid), copy_threads_(std::clamp(o.uffd_copy_threads, 1u, 16u)), use_copy_gadget_(o.uffd_copy) {}
 
 void UffdTracker::open_uffd(const StoppedThread& t) {
   long remote_fd;
@@ -84,6 +81,7 @@ void UffdTracker::open_uffd(const StoppedThread& t) {
     errno = saved;
     if (!uffd_.valid()) fail_errno("pidfd_getfd (taking the program's userfaultfd)");
     if (closed < 0) fail_errno("close in the tracee");
+    remote.restore();
   }
   uffdio_api api{};
   api.api = UFFD_API;
@@ -106,21 +104,20 @@ constexpr size_t kListArea = (kListBytes + 4095) & ~size_t{4095};
 constexpr size_t kHalfBytes = kListArea + kCopyBytes;
 }  // namespace
 
-void UffdTracker::start(const StoppedThread& t, const std::vector<Region>& regions) {
+void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) {
   if (!uffd_.valid()) open_uffd(t);
   if (!scratch_tried_) {
     scratch_tried_ = true;
     std::string why = "libcape has no copy gadget";
-    const char* env = std::getenv("CAPE_UFFD_COPY");  // 0: read them (for the bench)
-    if (env && std::string(env) == "0")
-      why = "CAPE_UFFD_COPY=0";
+    if (!use_copy_gadget_)
+      why = "the program's copies are off";
     else if (has_gadget(t, CAPE_COPY_TAG_OFFSET, CAPE_COPY_TAG))
       scratch_ = Scratch::map(t, t.gadget + CAPE_COPY_TAG_OFFSET, 2 * kHalfBytes, true, &why);
     if (!scratch_) CAPE_LOG_AT(info, "monitor") << "uffd tracker: reading written pages (" << why << ")";
   }
   for (Copy& c : copies_) pool_.give(std::move(c.buf));
   copies_.clear();
-  for (const Region& r : regions) {
+  for (const Area& r : areas) {
     Copy c{r, {}, 0, false};
     uffdio_register reg{};
     reg.range = {r.start, r.size()};
@@ -143,21 +140,21 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Region>& regio
   constexpr uint64_t kPiece = 4 << 20;
   std::vector<Piece> pieces;
   for (Copy& c : copies_)
-    for (uint64_t off = 0; off < c.region.size(); off += kPiece)
-      pieces.push_back({&c, off, std::min(kPiece, c.region.size() - off)});
+    for (uint64_t off = 0; off < c.area.size(); off += kPiece)
+      pieces.push_back({&c, off, std::min(kPiece, c.area.size() - off)});
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < pieces.size();) {
       Piece& p = pieces[i];
-      p.got = t.tracee.read_bytes_fallible(p.c->region.start + p.off, {p.c->buf.data() + p.off, p.len});
+      p.got = t.tracee.read_bytes_fallible(p.c->area.start + p.off, {p.c->buf.data() + p.off, p.len});
     }
   };
   std::vector<std::thread> helpers;
   for (unsigned k = 1; k < copy_threads_ && k < pieces.size(); k++) helpers.emplace_back(work);
   work();
   for (std::thread& h : helpers) h.join();
-  // A region that ends unmapped (since the maps were read) is kept up to its first hole.
-  for (Copy& c : copies_) c.size = c.region.size();
+  // An area that ends unmapped (since the maps were read) is kept up to its first hole.
+  for (Copy& c : copies_) c.size = c.area.size();
   for (const Piece& p : pieces)
     if (p.got < p.len && p.off + p.got < p.c->size) p.c->size = (p.off + p.got) & ~(kPageSize - 1);
 }
@@ -184,7 +181,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
     const uint8_t* data = scratch_->local() + h * kHalfBytes + kListArea;
     for (const Pending& p : done) {
       for (uint64_t off = 0; off < p.len; off += kPageSize) {
-        uint8_t* orig = p.c->buf.data() + (p.start + off - p.c->region.start);
+        uint8_t* orig = p.c->buf.data() + (p.start + off - p.c->area.start);
         ++pages_visited;
         visit(p.start + off, {orig, kPageSize}, {data + off, kPageSize});
         std::memcpy(orig, data + off, kPageSize);
@@ -220,7 +217,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
   };
 
   for (Copy& c : copies_) {
-    uint64_t from = c.region.start, end = c.region.start + c.size;
+    uint64_t from = c.area.start, end = c.area.start + c.size;
     while (from < end) {
       pm_scan_arg_v1 arg{};
       arg.size = sizeof arg;
@@ -254,7 +251,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
           cur.resize(len);
           size_t got = t.tracee.read_bytes_fallible(s, cur) & ~(kPageSize - 1);
           for (size_t off = 0; off < got; off += kPageSize) {
-            uint8_t* orig = c.buf.data() + (s + off - c.region.start);
+            uint8_t* orig = c.buf.data() + (s + off - c.area.start);
             ++pages_visited;
             visit(s + off, {orig, kPageSize}, {cur.data() + off, kPageSize});
             std::memcpy(orig, cur.data() + off, kPageSize);
@@ -270,6 +267,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
     }
   }
   if (scratch_) drain();
+  if (remote) remote->restore();
 }
 
 void UffdTracker::stop(const StoppedThread& t) {
@@ -277,7 +275,7 @@ void UffdTracker::stop(const StoppedThread& t) {
   for (Copy& c : copies_) {
     if (!c.registered) continue;
     for (const Mapping& m : maps) {
-      uint64_t s = std::max(c.region.start, m.start), e = std::min(c.region.end, m.end);
+      uint64_t s = std::max(c.area.start, m.start), e = std::min(c.area.end, m.end);
       if (s >= e) continue;
       uffdio_range range{s, e - s};
       if (::ioctl(uffd_.get(), UFFDIO_UNREGISTER, &range) != 0)

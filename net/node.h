@@ -25,9 +25,7 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,6 +36,8 @@
 #include "ckpt/checkpoint.h"
 #include "net/auth.h"
 #include "net/frame.h"
+#include "net/mailboxes.h"
+#include "net/peer.h"
 #include "net/socket.h"
 #include "util/scoped_fd.h"
 
@@ -60,11 +60,6 @@ struct NodeOptions {
   // Slaves: the master ended the job while this node's program was still running.
   std::function<void()> on_shutdown;
 };
-
-// A wait status (from waitpid) in words: "exited with status 3", "killed by signal 9 (Killed)".
-std::string describe_wait_status(int wait_status);
-bool wait_status_ok(int wait_status);  // exited with 0
-int exit_code_of(int wait_status);     // the exit code, or 128+signal (like a shell)
 
 class Node {
  public:
@@ -106,43 +101,40 @@ class Node {
   std::optional<int> failure_exit_code() const;
 
  private:
-  struct Peer;
-  struct Queued {
-    int from;
-    Buffer frame;                // the whole checkpoint frame payload
-    size_t offset;               // where the DICKPT bytes start
-  };
-
+  // Joining (node.cpp).
   void acceptor_loop();
   void handshake_incoming(util::ScopedFd fd);
   void connect_to_master();
   void start_peer(Peer& p);
+  // Receiving: one reader per connection (node_reader.cpp).
   void reader_loop(Peer& p);
-  void heartbeat_loop();
   void on_frame(Peer& p, Frame& f);
-  // Fails the job once: records `message`, wakes every waiter, aborts the slaves (master),
-  // runs on_failure. Later calls do nothing.
-  // `exit_code` becomes failure_exit_code(); the message gets "(job exit status N)".
+  // Heartbeats (heartbeat.cpp).
+  void heartbeat_loop();
+  // Failure (node_failure.cpp). Fails the job once: records `message`, wakes every waiter,
+  // aborts the slaves (master), runs on_failure. Later calls do nothing. `exit_code`
+  // becomes failure_exit_code(); the message gets "(job exit status N)".
   void fail(const std::string& message, bool report, int exit_code = 1);
   void fail_as_is(const std::string& full_message, bool report, int exit_code);
   [[noreturn]] void throw_failure();
-  std::string who(const Peer& p) const;  // "node 2 (host, pid 123)"; mu_ held
-  std::string region_of(const Peer& p) const;  // mu_ held
-  IoResult send_frame(Peer& p, FrameType type, std::span<const iovec> parts);
-  void send_small(Peer& p, FrameType type, const std::vector<uint8_t>& payload);
-  ckpt::Checkpoint decode(Queued&& q, const std::string& name);
+  // "in <the peer's region>", or this node's, or "outside any parallel region", for
+  // messages; mu_ held (node_reader.cpp).
+  std::string region_of(const Peer& p) const;
+  // Waiting (node.cpp).
+  ckpt::Checkpoint decode(Mail&& m, const std::string& name);
   bool can_still_arrive(int from) const;  // mu_ held
 
   NodeOptions opt_;
   uint16_t port_ = 0;
   util::ScopedFd listen_fd_;
   util::ScopedFd wake_rd_, wake_wr_;  // wakes the acceptor at shutdown
-  std::vector<std::unique_ptr<Peer>> peers_;  // by rank; the master has one per slave,
-                                              // a slave one (rank 0)
+  // By rank: the connection to that node, or null (this node; on a slave, the other
+  // slaves: the master has one per slave, a slave one to rank 0).
+  std::vector<std::unique_ptr<Peer>> peers_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, std::deque<Queued>, std::less<>> queues_;
+  Mailboxes mail_;  // guarded by mu_
   std::optional<std::string> failure_;
   int failure_exit_code_ = 1;
   std::string region_;

@@ -10,4 +10,9 @@ std::string errno_message(const std::string& what) {
   return what + ": " + std::strerror(e);
 }
 
+void fail_errno(const std::string& what) {
+  int e = errno;
+  throw SystemError(errno_message(what), e);
+}
+
 }  // namespace cape

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -66,6 +67,16 @@ LogLevel log_level(std::string_view module) {
 }
 
 void set_log_rank(int rank) { g_rank = rank; }
+
+void write_stderr(const std::string& s) {
+  size_t done = 0;
+  while (done < s.size()) {
+    ssize_t n = ::write(STDERR_FILENO, s.data() + done, s.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // nowhere left to report to
+    done += static_cast<size_t>(n);
+  }
+}
 
 LogLine::LogLine(LogLevel level, std::string_view module) {
   out_ << "[cape " << module;

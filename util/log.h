@@ -5,6 +5,7 @@
 #pragma once
 
 #include <sstream>
+#include <string>
 #include <string_view>
 
 namespace cape::util {
@@ -15,6 +16,10 @@ enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 LogLevel log_level(std::string_view module);
 // The rank shown in every line once the node knows it (-1 = none).
 void set_log_rank(int rank);
+
+// Writes `s` to stderr whole (a message the user reads, not a log line); gives up quietly
+// when stderr is gone.
+void write_stderr(const std::string& s);
 
 class LogLine {
  public:

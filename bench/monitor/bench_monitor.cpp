@@ -5,7 +5,7 @@
 //   untracked page touch              the victim's loop, natively
 //   ptrace stop round trip            int3 in a traced child + PTRACE_CONT, same vCPU
 //   runtime call                      cape_node_id() under `cape monitor` (trap + answer)
-//   per tracker (and the mprotect tracker's variants, chosen by environment variables):
+//   per tracker (and the trackers' variants, chosen with `cape monitor`'s variant flags):
 //                                     touch, create, all-in per dirty page, in address
 //                                     order and scattered; start(), cold and warm
 //   matmul compute phase              native vs under each tracker
@@ -51,8 +51,10 @@ std::vector<double> run_victim(const std::string& cmd) {
   return v;
 }
 
-std::string under(const std::string& tracker) {
-  return std::string(CAPE_BIN) + " monitor --tracker " + tracker + " -- " + VICTIM;
+// The victim under `cape monitor` with `tracker` and its variant flags.
+std::string under(const std::string& tracker, const std::string& variant = "") {
+  return std::string(CAPE_BIN) + " monitor --tracker " + tracker + (variant.empty() ? "" : " " + variant) +
+         " -- " + VICTIM;
 }
 
 double memcpy_us_per_page() {
@@ -119,19 +121,19 @@ int main() {
   for (int r = 0; r < 5; r++) t.push_back(run_victim(under("full") + " calls 2000")[0]);
   std::printf("%-44s %9.3f us\n", "runtime call (trap + answer, any vCPU)", median(t) / 1000 / 2000);
 
-  // Each configuration: tracker, environment (the mprotect tracker's variants), order.
+  // Each configuration: tracker, variant flags, order.
   struct Config {
-    const char *label, *tracker, *env, *order;
+    const char *label, *tracker, *variant, *order;
   };
   const Config configs[] = {
-      {"uffd, read, 1 thread (before)", "uffd", "CAPE_UFFD_COPY=0 CAPE_UFFD_COPY_THREADS=1", "seq"},
+      {"uffd, read, 1 thread (before)", "uffd", "--uffd-read --uffd-copy-threads 1", "seq"},
       {"uffd", "uffd", "", "seq"},
       {"uffd", "uffd", "", "scatter"},
       {"uffd", "uffd", "", "half"},
-      {"mprotect, 2 stops (CAPE-2)", "mprotect", "CAPE_MPROTECT_ONE_STOP=0 CAPE_MPROTECT_AHEAD=1", "seq"},
-      {"mprotect, 2 stops (CAPE-2)", "mprotect", "CAPE_MPROTECT_ONE_STOP=0 CAPE_MPROTECT_AHEAD=1", "scatter"},
-      {"mprotect, 1 stop", "mprotect", "CAPE_MPROTECT_AHEAD=1", "seq"},
-      {"mprotect, 1 stop", "mprotect", "CAPE_MPROTECT_AHEAD=1", "scatter"},
+      {"mprotect, 2 stops (CAPE-2)", "mprotect", "--mprotect-two-stops --mprotect-ahead 1", "seq"},
+      {"mprotect, 2 stops (CAPE-2)", "mprotect", "--mprotect-two-stops --mprotect-ahead 1", "scatter"},
+      {"mprotect, 1 stop", "mprotect", "--mprotect-ahead 1", "seq"},
+      {"mprotect, 1 stop", "mprotect", "--mprotect-ahead 1", "scatter"},
       {"mprotect, 1 stop + neighbours", "mprotect", "", "seq"},
       {"mprotect, 1 stop + neighbours", "mprotect", "", "scatter"},
       {"mprotect, 1 stop + neighbours", "mprotect", "", "half"},
@@ -144,7 +146,7 @@ int main() {
   for (const Config& c : configs) {
     std::vector<double> st, to, cr, st2;
     for (int r = 0; r < 5; r++) {
-      auto v = run_victim(std::string(c.env) + " " + under(c.tracker) + " touch " + np + " cape " + c.order);
+      auto v = run_victim(under(c.tracker, c.variant) + " touch " + np + " cape " + c.order);
       st.push_back(v[0]);
       to.push_back(v[1]);
       cr.push_back(v[2]);
@@ -165,14 +167,14 @@ int main() {
   std::printf("%-30s %8.1f ms\n", "native", native / 1e6);
   const Config mm[] = {{"uffd", "uffd", "", ""},
                        {"mprotect, 2 stops (CAPE-2)", "mprotect",
-                        "CAPE_MPROTECT_ONE_STOP=0 CAPE_MPROTECT_AHEAD=1", ""},
-                       {"mprotect, 1 stop", "mprotect", "CAPE_MPROTECT_AHEAD=1", ""},
+                        "--mprotect-two-stops --mprotect-ahead 1", ""},
+                       {"mprotect, 1 stop", "mprotect", "--mprotect-ahead 1", ""},
                        {"mprotect, 1 stop + neighbours", "mprotect", "", ""},
                        {"full", "full", "", ""}};
   for (const Config& k : mm) {
     std::vector<double> c, cr;
     for (int r = 0; r < 5; r++) {
-      auto v = run_victim(std::string(k.env) + " " + under(k.tracker) + " matmul " + n + " cape");
+      auto v = run_victim(under(k.tracker, k.variant) + " matmul " + n + " cape");
       c.push_back(v[0]);
       cr.push_back(v[1]);
     }

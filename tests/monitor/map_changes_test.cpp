@@ -32,12 +32,12 @@ Mapping map(uint64_t s, uint64_t e, const char* perms, std::string path = "") {
 }
 
 TEST(MapChanges, AnonStateKeepsHeapAndAnonymousPiecesJoined) {
-  std::vector<Region> tracked = {{0x555555557000, 0x555555558000, RW, Region::data},
-                                 {0x555555558000, 0x555555559000, RW, Region::bss},
-                                 {0x555555559000, 0x55555557a000, RW, Region::heap},
-                                 {H, H + 0x10000, RW, Region::anon},
-                                 {H + 0x10000, H + 0x20000, RW, Region::anon},
-                                 {0x7ffffffde000, 0x7ffffffff000, RW, Region::stack}};
+  std::vector<Area> tracked = {{0x555555557000, 0x555555558000, RW, Area::data},
+                                 {0x555555558000, 0x555555559000, RW, Area::bss},
+                                 {0x555555559000, 0x55555557a000, RW, Area::heap},
+                                 {H, H + 0x10000, RW, Area::anon},
+                                 {H + 0x10000, H + 0x20000, RW, Area::anon},
+                                 {0x7ffffffde000, 0x7ffffffff000, RW, Area::stack}};
   std::vector<MapChange> want = {heap(0x555555559000, 0x55555557a000), anon(H, H + 0x20000)};
   EXPECT_EQ(anon_state(tracked), want);
 }

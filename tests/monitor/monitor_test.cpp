@@ -329,36 +329,40 @@ TEST(MonitorTrackers, IdenticalCheckpoints) {
   }
 }
 
-// The trackers' variants (environment knobs: the ways before the one-stop stub, the
-// neighbours and the program's copies) give the same checkpoints as `full`, and so does a
-// four-thread program's .bss under each mprotect variant.
+// The trackers' variants (the ways before the one-stop stub, the neighbours and the
+// program's copies, chosen with `cape monitor`'s variant flags) give the same checkpoints as
+// `full`, and so does a four-thread program's .bss under each mprotect variant.
 TEST(MonitorTrackers, VariantsGiveIdenticalCheckpoints) {
   TempDir tmp;
-  // Every run gets the same variables with values of the same length: the environment is
-  // on the stack, and the stack's addresses must not move between runs.
   struct Variant {
-    const char *tracker, *one_stop, *ahead, *uffd_copy, *copy_threads;
+    const char* tracker;
+    std::vector<std::string> flags;
   };
   const std::vector<Variant> variants = {
-      {"full", "1", "016", "1", "02"},      {"mprotect", "0", "001", "1", "02"},
-      {"mprotect", "0", "016", "1", "02"},  {"mprotect", "1", "001", "1", "02"},
-      {"mprotect", "1", "256", "1", "02"},  {"uffd", "1", "016", "0", "01"},
-      {"uffd", "1", "016", "1", "05"},
+      {"full", {}},
+      {"mprotect", {"--mprotect-two-stops", "--mprotect-ahead", "1"}},
+      {"mprotect", {"--mprotect-two-stops", "--mprotect-ahead", "16"}},
+      {"mprotect", {"--mprotect-ahead", "1"}},
+      {"mprotect", {"--mprotect-ahead", "256"}},
+      {"uffd", {"--uffd-read", "--uffd-copy-threads", "1"}},
+      {"uffd", {"--uffd-copy-threads", "5"}},
   };
   std::vector<std::vector<cape::ckpt::Checkpoint>> got;
   for (size_t v = 0; v < variants.size(); v++) {
-    setenv("CAPE_MPROTECT_ONE_STOP", variants[v].one_stop, 1);
-    setenv("CAPE_MPROTECT_AHEAD", variants[v].ahead, 1);
-    setenv("CAPE_UFFD_COPY", variants[v].uffd_copy, 1);
-    setenv("CAPE_UFFD_COPY_THREADS", variants[v].copy_threads, 1);
+    auto monitor = [&](const std::string& keep) {
+      std::vector<std::string> argv = {CAPE_BIN, "monitor", "--tracker", variants[v].tracker, "--keep-checkpoints", keep};
+      argv.insert(argv.end(), variants[v].flags.begin(), variants[v].flags.end());
+      argv.push_back("--");
+      return argv;
+    };
     std::string keep = tmp.path() + "/" + std::to_string(v);
-    Result r = run({CAPE_BIN, "monitor", "--tracker", variants[v].tracker, "--keep-checkpoints", keep,
-                    "--", prog("patterns"), "produce"}, tmp.path());
+    std::vector<std::string> produce = monitor(keep);
+    produce.insert(produce.end(), {prog("patterns"), "produce"});
+    Result r = run(produce, tmp.path());
     std::string tkeep = keep + "-threads";
-    Result th = run({CAPE_BIN, "monitor", "--tracker", variants[v].tracker, "--keep-checkpoints", tkeep,
-                     "--", prog("threads")}, tmp.path());
-    for (const char* k : {"CAPE_MPROTECT_ONE_STOP", "CAPE_MPROTECT_AHEAD", "CAPE_UFFD_COPY", "CAPE_UFFD_COPY_THREADS"})
-      unsetenv(k);
+    std::vector<std::string> threads = monitor(tkeep);
+    threads.push_back(prog("threads"));
+    Result th = run(threads, tmp.path());
     ASSERT_EQ(r.status, 0) << v << r.err;
     ASSERT_EQ(th.status, 0) << v << th.err;
     got.push_back({cape::ckpt::read_file(keep + "/0.1.first.dickpt"),

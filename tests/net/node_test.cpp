@@ -110,6 +110,25 @@ void run_template(int n, int regions) {
 TEST(Node, ThreeNodeTemplateTwoRegions) { run_template(3, 2); }
 TEST(Node, FourNodeTemplateThreeRegions) { run_template(4, 3); }
 
+// A one-node job: its master has no peer at all. What it sends itself it receives; asking
+// for anything else fails at once, saying why (it once read a peer past the end).
+TEST(Node, OneNodeMasterReceivesOnlyWhatItSentItself) {
+  Secret s = Secret::generate();
+  Node master(options(0, 1, 0, s));
+  master.start();
+  master.send(make_ck("self", 0x10, 7), 0);
+  EXPECT_EQ(word_at(master.receive("self"), 0x10), 7u);
+  try {
+    master.receive("before");
+    ADD_FAILURE() << "receive returned";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("waiting for checkpoint 'before': the job has one node"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(master.failure());
+  master.program_exited(0);
+}
+
 TEST(Node, EarlyArrivalsWaitInTheirQueueInOrder) {
   Secret s = Secret::generate();
   Node master(options(0, 3, 0, s));

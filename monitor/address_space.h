@@ -1,0 +1,46 @@
+// The program's address space as the monitor needs it: its executable, its main thread's
+// thread pointer (the TLS pages around it are never tracked, memory_map.h) and the tracked
+// set now. The maps are read from /proc/PID/maps on every ask: the program maps and unmaps
+// between runtime calls.
+//
+//   AddressSpace as;
+//   as.reset(pid);                                   // launched, or a new image (exec)
+//   as.at_runtime_call(tracee, tid, regs.fs_base);   // learns the executable and the TLS
+//   std::vector<Area> now = as.tracked(boundary);    // the stack from `boundary` up
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "monitor/memory_map.h"
+#include "monitor/tracee.h"
+
+namespace cape::monitor {
+
+class AddressSpace {
+ public:
+  // A new image (launched or exec'd): forgets what it knew of the old one.
+  void reset(pid_t pid);
+  pid_t pid() const { return pid_; }
+
+  // At every runtime call of thread `tid`: the executable's path (/proc/PID/exe) once per
+  // image, and, when the main thread's thread pointer moved, where its static TLS starts.
+  void at_runtime_call(const Tracee& t, pid_t tid, uint64_t fs_base);
+
+  const std::string& exe() const { return exe_; }  // "" before the first runtime call
+  // The tracked set now, the main stack cut at `stack_boundary` (0 = the whole stack).
+  std::vector<Area> tracked(uint64_t stack_boundary) const;
+  uint64_t load_base() const;  // where the executable is mapped
+
+ private:
+  void find_tls_low(const Tracee& t);
+  pid_t pid_ = 0;
+  std::string exe_;
+  uint64_t tls_ = 0;      // the main thread's fs_base
+  uint64_t tls_low_ = 0;  // lowest static TLS block in use (0 = unknown)
+};
+
+}  // namespace cape::monitor

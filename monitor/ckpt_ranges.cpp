@@ -1,0 +1,30 @@
+#include "monitor/ckpt_ranges.h"
+
+namespace cape::monitor {
+
+ckpt::Checkpoint clip_to(const ckpt::Checkpoint& c, const IntervalSet& keep) {
+  ckpt::Checkpoint out;
+  out.kind = c.kind;
+  out.node = c.node;
+  out.sequence = c.sequence;
+  out.timestamp = c.timestamp;
+  out.load_base = c.load_base;
+  out.name = c.name;
+  out.registers = c.registers;
+  for (const ckpt::Run& r : c.runs)
+    for (auto it = keep.first_ending_after(r.address); it != keep.end() && it->first < r.end(); ++it)
+      out.append_from(c, r, it->first, it->second);
+  return out;
+}
+
+void append_merged(ckpt::Checkpoint& out, const ckpt::Checkpoint& a, const ckpt::Checkpoint& b) {
+  size_t i = 0, j = 0;
+  while (i < a.runs.size() || j < b.runs.size()) {
+    bool take_a = j == b.runs.size() || (i < a.runs.size() && a.runs[i].address < b.runs[j].address);
+    const ckpt::Checkpoint& src = take_a ? a : b;
+    const ckpt::Run& r = take_a ? a.runs[i++] : b.runs[j++];
+    out.append_from(src, r);
+  }
+}
+
+}  // namespace cape::monitor

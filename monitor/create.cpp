@@ -1,0 +1,70 @@
+#include "monitor/create.h"
+
+#include <algorithm>
+
+#include "ckpt/format.h"
+#include "ckpt/ops.h"
+#include "monitor/ckpt_ranges.h"
+#include "util/log.h"
+
+namespace cape::monitor {
+
+ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSpace& as,
+                        const DataSharing& sharing, CreateSide side, uint64_t boundary) {
+  // What may be captured now: the tracked set with the runtime's frames cut off.
+  std::vector<Area> areas_now = as.tracked(boundary);
+  if (sharing.model() == CkptModel::tickpt) areas_now = restrict_areas(areas_now, sharing.tickpt_cover(areas_now));
+  IntervalSet now = spans_of(areas_now);
+  for (auto [s, e] : now)
+    CAPE_LOG_AT(debug, "monitor") << "tracked " << ckpt::hex_address(s) << "-" << ckpt::hex_address(e);
+  const uint64_t ts = region_timestamp(window.region());
+  auto& base_pages = window.base_pages();
+
+  // 1. Pages of start()'s set, from the tracker.
+  ckpt::Checkpoint tracked;
+  ckpt::Differ tracked_diff(tracked, ts);
+  window.tracker().collect(st, [&](uint64_t page, std::span<const uint8_t> orig, std::span<const uint8_t> cur) {
+    auto [lo, hi] = now.clip(page, page + kPageSize);
+    if (lo == hi) return;
+    // (Only a master with slaves merges against them: alone, no copy per page.)
+    if (side.keep_base && orig.size() == kPageSize) base_pages.try_emplace(page, orig.begin(), orig.end());
+    tracked_diff.add(lo, orig.subspan(lo - page, hi - lo), cur.subspan(lo - page, hi - lo));
+  });
+  tracked_diff.finish();
+
+  // 2. Memory that start() did not see.
+  ckpt::Checkpoint fresh;
+  ckpt::Differ fresh_diff(fresh, ts);
+  std::vector<uint8_t> cur(kPageSize);
+  auto& seen = window.fresh_pages();
+  for (auto [s, e] : now.minus(spans_of(window.at_start()))) {
+    for (uint64_t page = page_down(s); page < e; page += kPageSize) {
+      if (st.tracee.read_bytes_fallible(page, cur) != kPageSize) continue;
+      uint64_t lo = std::max(page, s), hi = std::min(page + kPageSize, e);
+      std::span<const uint8_t> c(cur.data() + (lo - page), hi - lo);
+      auto it = seen.find(page);
+      if (it == seen.end()) {
+        fresh_diff.add_against_zero(lo, c);
+        if (side.keep_base) base_pages.try_emplace(page, kPageSize, uint8_t{0});  // new memory: zeros
+        seen.emplace(page, cur);
+      } else {
+        fresh_diff.add(lo, std::span<const uint8_t>(it->second).subspan(lo - page, hi - lo), c);
+        it->second = cur;
+      }
+    }
+  }
+  fresh_diff.finish();
+  ckpt::Checkpoint all;
+  append_merged(all, tracked, fresh);
+
+  // 3. Data sharing (002 Sect. 4.3).
+  ckpt::Checkpoint kept = clip_to(all, sharing.travels(areas_now, side.rank == 0));
+  ckpt::Checkpoint saved = sharing.saved_values(st.tracee, ts, side.rank);
+  ckpt::Checkpoint out;
+  out.kind = ckpt::Kind::delta;
+  out.timestamp = ts;
+  append_merged(out, kept, saved);
+  return out;
+}
+
+}  // namespace cape::monitor

@@ -1,0 +1,35 @@
+// create(): the checkpoint of what the program wrote since start() or the previous create()
+// (DICKPT, 003_45ed75503520c8f4.txt Sect. V; docs/monitor.md "create, inject, names"):
+//
+//   1. the pages the tracker says may have been written, diffed word by word against their
+//      originals (ckpt::Differ), cut to the tracked set now (the runtime's frames excluded);
+//   2. memory start() did not see (mapped or grown since): against zeros the first time,
+//      then against what the previous create() saw;
+//   3. the data-sharing table's policy (data_sharing.h): what travels, and the values saved
+//      whole (reductions, lastprivate, the master's copyin).
+//
+// Runs carry the region's timestamp (data_sharing.h). The caller names, stamps and keeps it.
+#pragma once
+
+#include <cstdint>
+
+#include "ckpt/checkpoint.h"
+#include "monitor/address_space.h"
+#include "monitor/data_sharing.h"
+#include "monitor/dirty_tracker.h"
+#include "monitor/window.h"
+
+namespace cape::monitor {
+
+struct CreateSide {
+  int rank = 0;
+  // The master of a job with slaves keeps DATA-0 of the pages it writes in the window
+  // (Window::base_pages: the base of wait_for()'s three-way merge).
+  bool keep_base = false;
+};
+
+// `boundary`: the runtime call's frame boundary (the stack below it is not captured).
+ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSpace& as,
+                        const DataSharing& sharing, CreateSide side, uint64_t boundary);
+
+}  // namespace cape::monitor

@@ -1,0 +1,48 @@
+#include "monitor/inject.h"
+
+#include "ckpt/ops.h"
+#include "injector/injector.h"
+#include "monitor/ckpt_ranges.h"
+
+namespace cape::monitor {
+
+namespace {
+void write(const StoppedThread& st, const ckpt::Checkpoint& c, Window& window) {
+  if (window.is_open())
+    for (const ckpt::Run& r : c.runs) window.tracker().before_write(st, r.address, r.end());
+  injector::write_checkpoint(st.tracee.pid(), c);
+}
+}  // namespace
+
+void inject(const StoppedThread& st, const ckpt::Checkpoint& c, const std::string& name, Window& window,
+            const AddressSpace& as, const DataSharing& sharing, uint64_t boundary) {
+  // Region numbers must agree between nodes (timestamps, 002 Def. 4.2); a master that runs
+  // extra regions of its own (a translator's copyin step, a serial start()/stop()) is ahead.
+  // A slave takes the region number from what it injects before its start(): the next
+  // start() gets the master's number.
+  uint64_t region = region_of_timestamp(c.timestamp);
+  if (!window.is_open() && region > window.region() + 1) window.set_region(region - 1);
+  std::vector<injector::Range> allowed;
+  for (auto [s, e] : spans_of(as.tracked(boundary))) allowed.push_back({s, e});
+  injector::check_inside(c, allowed, "inject(\"" + name + "\")");  // before writing anything
+  if (!sharing.applies_to(c.timestamp) || sharing.empty()) return write(st, c, window);
+  // A checkpoint of the region the table belongs to: private data is never overwritten
+  // (default(none): nothing but the registered shared variables and dynamic memory), and
+  // a reduction variable gets original op merged partial results (restored first).
+  ckpt::Checkpoint w = clip_to(c, IntervalSet::everything().minus(sharing.private_ranges(as, boundary)));
+  ckpt::Checkpoint resolved;
+  resolved.kind = w.kind;
+  for (const ckpt::Run& r : w.runs) {
+    const Var* var = r.reduction.active() ? sharing.reduction_var(r) : nullptr;
+    if (!var) {
+      resolved.append_from(w, r);
+      continue;
+    }
+    std::vector<uint8_t> value = var->saved;
+    ckpt::reduce(r.reduction, value, w.data(r));
+    resolved.append(r.address, value, r.timestamp);
+  }
+  write(st, resolved, window);
+}
+
+}  // namespace cape::monitor

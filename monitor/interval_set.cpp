@@ -1,0 +1,76 @@
+#include "monitor/interval_set.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace cape::monitor {
+
+namespace {
+// The first interval starting after `x`.
+auto starting_after(const std::vector<IntervalSet::Interval>& v, uint64_t x) {
+  return std::upper_bound(v.begin(), v.end(), x,
+                          [](uint64_t a, const IntervalSet::Interval& iv) { return a < iv.first; });
+}
+}  // namespace
+
+IntervalSet IntervalSet::of(std::vector<Interval> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  IntervalSet out;
+  for (auto [s, e] : intervals) {
+    if (s >= e) continue;
+    if (!out.v_.empty() && s <= out.v_.back().second)
+      out.v_.back().second = std::max(out.v_.back().second, e);
+    else
+      out.v_.emplace_back(s, e);
+  }
+  return out;
+}
+
+IntervalSet IntervalSet::everything() {
+  IntervalSet out;
+  out.v_.emplace_back(0, std::numeric_limits<uint64_t>::max());
+  return out;
+}
+
+IntervalSet IntervalSet::unite(const IntervalSet& other) const {
+  std::vector<Interval> v = v_;
+  v.insert(v.end(), other.v_.begin(), other.v_.end());
+  return of(std::move(v));
+}
+
+IntervalSet IntervalSet::minus(const IntervalSet& b) const {
+  IntervalSet out;
+  size_t j = 0;
+  for (auto [s, e] : v_) {
+    while (j < b.v_.size() && b.v_[j].second <= s) j++;
+    uint64_t cur = s;
+    for (size_t k = j; k < b.v_.size() && b.v_[k].first < e; k++) {
+      if (b.v_[k].first > cur) out.v_.emplace_back(cur, b.v_[k].first);
+      cur = std::max(cur, b.v_[k].second);
+    }
+    if (cur < e) out.v_.emplace_back(cur, e);
+  }
+  return out;
+}
+
+bool IntervalSet::overlaps(uint64_t start, uint64_t end) const {
+  auto it = starting_after(v_, start);
+  if (it != v_.begin() && std::prev(it)->second > start) return true;
+  return it != v_.end() && it->first < end;
+}
+
+IntervalSet::Interval IntervalSet::clip(uint64_t start, uint64_t end) const {
+  auto it = starting_after(v_, end - 1);
+  if (it == v_.begin()) return {0, 0};
+  --it;
+  uint64_t lo = std::max(start, it->first), hi = std::min(end, it->second);
+  return lo < hi ? Interval{lo, hi} : Interval{0, 0};
+}
+
+std::vector<IntervalSet::Interval>::const_iterator IntervalSet::first_ending_after(uint64_t a) const {
+  auto it = starting_after(v_, a);
+  if (it != v_.begin() && std::prev(it)->second > a) --it;
+  return it;
+}
+
+}  // namespace cape::monitor

@@ -1,0 +1,309 @@
+#include "monitor/supervisor.h"
+
+#include <sched.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "ckpt/checkpoint.h"
+#include "monitor/crash_report.h"
+#include "monitor/remote_syscall.h"
+#include "protocol.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace cape::monitor {
+
+using util::write_stderr;
+
+void KillSwitch::kill(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!killed_.exchange(true)) reason_ = reason;
+  if (pid_ > 0) ::kill(pid_, SIGKILL);
+}
+std::string KillSwitch::reason() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reason_;
+}
+void KillSwitch::attach(pid_t pid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pid_ = pid;
+  if (killed_) ::kill(pid_, SIGKILL);
+}
+void KillSwitch::detach() {
+  std::lock_guard<std::mutex> lock(mu_);
+  pid_ = 0;
+}
+
+namespace {
+
+bool default_is_fatal(int sig) {
+  switch (sig) {
+    case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+    case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+      return false;
+    default:
+      return true;
+  }
+}
+
+uint64_t status_mask(pid_t tid, const char* key) {
+  std::ifstream in("/proc/" + std::to_string(tid) + "/status");
+  std::string line;
+  size_t klen = std::strlen(key);
+  while (std::getline(in, line))
+    if (line.compare(0, klen, key) == 0) return std::stoull(line.substr(klen + 1), nullptr, 16);
+  return 0;
+}
+
+// Will delivering `sig` to `tid` end the process? (Then the crash report is due now,
+// while the threads can still be unwound.)
+bool delivery_is_fatal(pid_t tid, const siginfo_t& si) {
+  int sig = si.si_signo;
+  if (!default_is_fatal(sig)) return false;
+  uint64_t bit = uint64_t{1} << (sig - 1);
+  // A kernel-raised fault that is blocked or ignored is forced to its default action.
+  bool forced = (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) && si.si_code > 0;
+  if (status_mask(tid, "SigCgt:") & bit) return forced && (status_mask(tid, "SigBlk:") & bit);
+  if (status_mask(tid, "SigIgn:") & bit) return forced;
+  return true;
+}
+
+}  // namespace
+
+void Supervisor::launch() {
+  std::vector<char*> argv;
+  for (const std::string& a : opt_.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  if (opt_.tracker == TrackerKind::mprotect && opt_.pin_for_sync_tracker) {
+    int cpu = sched_getcpu();
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu < 0 ? 0 : cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) fail_errno("sched_setaffinity");
+  }
+  pid_t pid = ::fork();
+  if (pid < 0) fail_errno("fork");
+  if (pid == 0) {
+    // The child: only async-signal-safe calls until exec.
+    if (opt_.stdin_fd >= 0) ::dup2(opt_.stdin_fd, 0);
+    if (opt_.stdout_fd >= 0) ::dup2(opt_.stdout_fd, 1);
+    if (opt_.stderr_fd >= 0) ::dup2(opt_.stderr_fd, 2);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::personality(ADDR_NO_RANDOMIZE);     // the same addresses on every node
+    ::prctl(PR_SET_DUMPABLE, 1);          // launchers may have cleared it (KERNEL-FACTS.md)
+    if (::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(126);
+    ::raise(SIGSTOP);
+    ::execvp(argv[0], argv.data());
+    int e = errno;
+    const char* msg = std::strerror(e);
+    const char* parts[] = {"cape: cannot run ", argv[0], ": ", msg, "\n"};
+    for (const char* p : parts)
+      if (::write(2, p, std::strlen(p)) < 0) break;
+    _exit(127);
+  }
+  pid_ = pid;
+  if (opt_.kill_switch) opt_.kill_switch->attach(pid);
+  int raw = 0;
+  while (::waitpid(pid, &raw, __WALL) < 0)
+    if (errno != EINTR) fail_errno("waitpid (starting the program)");
+  WaitStatus ws{raw};
+  if (killed())  // pulled before the start: say why
+    throw UserError(opt_.kill_switch->reason());
+  if (ws.kind() != WaitStatus::signal_stop || ws.signal() != SIGSTOP)
+    throw UserError("the program did not start: " + ws.describe());
+  long options = PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC;
+  if (::ptrace(PTRACE_SETOPTIONS, pid, nullptr, options) != 0) fail_errno("PTRACE_SETOPTIONS");
+  threads_.insert(pid);
+  tracee_ = std::make_unique<Tracee>(pid);
+  server_.new_image(pid);
+  resume(pid, 0);
+}
+
+void Supervisor::resume(pid_t tid, int sig) {
+  if (::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<long>(sig))) != 0) {
+    if (errno == ESRCH) return;  // killed meanwhile (SIGKILL): its exit status comes next
+    fail_errno("PTRACE_CONT");
+  }
+}
+
+int Supervisor::run() {
+  try {
+    launch();
+    int status = loop();
+    if (opt_.kill_switch) opt_.kill_switch->detach();
+    if (killed()) {
+      write_stderr("cape: " + opt_.kill_switch->reason() + "\n");
+      return 1;
+    }
+    return status;
+  } catch (const std::exception& e) {
+    kill_and_reap();
+    return fail(e);
+  }
+}
+
+// docs/errors.md. What the user can act on (UserError, a bad checkpoint: ckpt::Error) is
+// said as it is. Anything else went wrong in the monitor's own work in the program: the
+// program dying under it (TraceeDied: SIGKILL from outside), or a ptrace call or remote
+// syscall failing; if the kill switch was pulled, that is the cause, so its reason is said.
+int Supervisor::fail(const std::exception& e) {
+  const auto* user = dynamic_cast<const UserError*>(&e);
+  bool for_the_user = user || dynamic_cast<const ckpt::Error*>(&e);
+  if (!for_the_user && killed()) {
+    write_stderr("cape: " + opt_.kill_switch->reason() + "\n");
+    return 1;
+  }
+  bool internal = !for_the_user && !dynamic_cast<const TraceeDied*>(&e);
+  write_stderr(std::string("cape: ") + (internal ? "monitor error: " : "") + e.what() + "\n");
+  return user && user->status ? user->status : 1;
+}
+
+void Supervisor::kill_and_reap() {
+  if (opt_.kill_switch) opt_.kill_switch->detach();
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  for (;;) {
+    int raw = 0;
+    pid_t got = ::waitpid(-1, &raw, __WALL);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      break;  // ECHILD: nothing left
+    }
+    WaitStatus ws{raw};
+    if (got == pid_ && (ws.kind() == WaitStatus::exited || ws.kind() == WaitStatus::signaled)) break;
+  }
+  pid_ = 0;
+}
+
+int Supervisor::finish(const WaitStatus& ws) {
+  server_.exited(ws);
+  pid_ = 0;
+  if (ws.kind() == WaitStatus::exited) return ws.exit_code();
+  if (!reported_ && !killed())
+    write_stderr("cape: the program was " + ws.describe() + "\n");
+  return ws.shell_code();
+}
+
+int Supervisor::loop() {
+  for (;;) {
+    int raw = 0;
+    pid_t tid = ::waitpid(-1, &raw, __WALL);
+    if (tid < 0) {
+      if (errno == EINTR) continue;
+      fail_errno("waitpid");
+    }
+    WaitStatus ws{raw};
+    switch (ws.kind()) {
+      case WaitStatus::exited:
+      case WaitStatus::signaled:
+        threads_.erase(tid);
+        awaiting_first_stop_.erase(tid);
+        if (tid == pid_) return finish(ws);
+        break;
+      case WaitStatus::event_stop:
+        on_event_stop(tid, ws.event());
+        break;
+      case WaitStatus::signal_stop:
+        on_signal_stop(tid, ws.signal());
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+void Supervisor::on_event_stop(pid_t tid, int event) {
+  if (event == PTRACE_EVENT_CLONE) {
+    unsigned long child = 0;
+    if (::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &child) != 0) fail_errno("PTRACE_GETEVENTMSG");
+    pid_t c = static_cast<pid_t>(child);
+    if (!threads_.count(c)) {
+      threads_.insert(c);
+      awaiting_first_stop_.insert(c);
+    }
+    CAPE_LOG_AT(debug, "monitor") << "thread " << c << " started";
+  } else if (event == PTRACE_EVENT_EXEC) {
+    // The program replaced itself: whatever was tracked belongs to a gone image.
+    tracee_ = std::make_unique<Tracee>(pid_);  // /proc/PID/mem of the old image writes nothing
+    server_.new_image(pid_);
+  }
+  resume(tid, 0);
+}
+
+void Supervisor::on_signal_stop(pid_t tid, int sig) {
+  siginfo_t si{};
+  if (::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) != 0) {
+    if (errno == EINVAL) {  // a group-stop (SIGSTOP/SIGTSTP to the process): let it go on
+      resume(tid, 0);
+      return;
+    }
+    if (errno == ESRCH) return;
+    fail_errno("PTRACE_GETSIGINFO");
+  }
+  if (sig == SIGSTOP) {
+    if (!threads_.count(tid)) {  // a new thread's first stop, before its parent's clone event
+      threads_.insert(tid);
+      resume(tid, 0);
+      return;
+    }
+    if (awaiting_first_stop_.erase(tid)) {
+      resume(tid, 0);
+      return;
+    }
+  }
+  threads_.insert(tid);
+  CAPE_LOG_AT(debug, "monitor") << "thread " << tid << " signal " << sig << " code " << si.si_code
+                                << " addr " << si.si_addr;
+  if (sig == SIGTRAP && si.si_code == SI_KERNEL) {
+    user_regs_struct regs = Tracee::get_regs(tid);
+    if ((regs.rax & CAPE_TRAP_MAGIC_MASK) == CAPE_TRAP_MAGIC) {
+      serve(tid, regs);
+      return;
+    }
+  }
+  StoppedThread st{*tracee_, tid, gadget_};
+  if (sig == SIGSEGV && server_.tracking_fault(st, si)) {
+    resume(tid, 0);
+    return;
+  }
+  if (delivery_is_fatal(tid, si) && sig == SIGPIPE) {
+    // A reader that went away (`cape run ... | head`) is no crash: quiet, like a shell.
+    reported_ = true;
+    resume(tid, sig);
+    return;
+  }
+  if (delivery_is_fatal(tid, si)) {
+    // Stop the other threads so that every stack can be unwound, then let the signal kill.
+    std::vector<pid_t> others;
+    for (pid_t t : threads_) {
+      if (t == tid) continue;
+      if (::syscall(SYS_tgkill, pid_, t, SIGSTOP) != 0) continue;
+      int raw = 0;
+      if (::waitpid(t, &raw, __WALL) == t && WIFSTOPPED(raw)) others.push_back(t);
+    }
+    write_stderr(crash_report(pid_, tid, si, others));
+    reported_ = true;
+    resume(tid, sig);
+    return;
+  }
+  server_.before_handler(st);
+  resume(tid, sig);
+}
+
+void Supervisor::serve(pid_t tid, user_regs_struct regs) {
+  gadget_ = regs.rcx;
+  long result = server_.runtime_call(StoppedThread{*tracee_, tid, gadget_}, regs);
+  regs.rax = static_cast<unsigned long long>(result);
+  Tracee::set_regs(tid, regs);
+  resume(tid, 0);
+}
+
+}  // namespace cape::monitor

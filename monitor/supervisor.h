@@ -1,0 +1,71 @@
+// The supervisor: the program under ptrace from its launch to its end. It launches it (fork,
+// PTRACE_TRACEME, no address randomisation, the node's descriptors, 004's determinism
+// contract), runs the event loop over every thread's stops, applies the signal and crash
+// policy (a tracking fault goes to the tracker; a fatal signal gets a crash report while the
+// threads can still be unwound; SIGPIPE ends quietly, like a shell), follows exec, and is the
+// one way out when something fails (docs/errors.md). Everything else the program asks for
+// goes to a CallServer (the monitor proper, monitor.cpp).
+//
+//   Supervisor s(options, server);
+//   int status = s.run();   // monitor.h says what it returns
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/user.h>
+
+#include <memory>
+#include <set>
+
+#include "monitor/dirty_tracker.h"
+#include "monitor/monitor.h"
+#include "monitor/tracee.h"
+
+namespace cape::monitor {
+
+// What the supervisor hands on while the program runs.
+class CallServer {
+ public:
+  virtual ~CallServer() = default;
+  // The program was launched, or replaced itself (execve): a new image at `pid`.
+  virtual void new_image(pid_t pid) = 0;
+  // A runtime call (runtime/src/protocol.h: rax holds the operation, rdi and rsi the
+  // arguments, rdx the caller's frame boundary); returns the answer for rax. Every runtime
+  // call of the program passes here, with the program stopped.
+  virtual long runtime_call(const StoppedThread& st, const user_regs_struct& regs) = 0;
+  // A SIGSEGV signal-stop: true when it was a tracking fault, served (resumed without it).
+  virtual bool tracking_fault(const StoppedThread& st, const siginfo_t& info) = 0;
+  // A signal handler is about to run in st.tid: the kernel writes its frame below the
+  // stack pointer.
+  virtual void before_handler(const StoppedThread& st) = 0;
+  // The program ended (before its end is reported).
+  virtual void exited(const WaitStatus& ws) = 0;
+};
+
+class Supervisor {
+ public:
+  Supervisor(const MonitorOptions& options, CallServer& server) : opt_(options), server_(server) {}
+  int run();
+
+ private:
+  void launch();
+  int loop();
+  void on_signal_stop(pid_t tid, int sig);
+  void on_event_stop(pid_t tid, int event);
+  void serve(pid_t tid, user_regs_struct regs);
+  void resume(pid_t tid, int sig);
+  int finish(const WaitStatus& ws);
+  void kill_and_reap();
+  int fail(const std::exception& e);  // the way out: a message and the status
+  bool killed() const { return opt_.kill_switch && opt_.kill_switch->killed(); }
+
+  const MonitorOptions& opt_;
+  CallServer& server_;
+  pid_t pid_ = 0;
+  std::unique_ptr<Tracee> tracee_;
+  uint64_t gadget_ = 0;  // libcape's `syscall; int3`, from the last runtime call
+  std::set<pid_t> threads_, awaiting_first_stop_;
+  bool reported_ = false;  // the program's death has been explained already
+};
+
+}  // namespace cape::monitor

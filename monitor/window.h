@@ -1,0 +1,55 @@
+// The tracking window of a parallel region, from start() to stop() (003_45ed75503520c8f4.txt
+// Sect. V): the tracker follows the program's writes; between create() calls the window
+// keeps what the next one compares against.
+//
+//   window.open(st, areas);        // start(): region number + 1, the tracker starts
+//   create(st, window, ...);       // create.h
+//   window.close(st);              // stop()
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "monitor/dirty_tracker.h"
+#include "monitor/memory_map.h"
+
+namespace cape::monitor {
+
+class Window {
+ public:
+  // A new image (launched or exec'd): a new tracker; nothing is tracked.
+  void reset(std::unique_ptr<DirtyTracker> tracker);
+  // start(): tracks `areas` (the tracked set, as the model restricts it).
+  void open(const StoppedThread& st, std::vector<Area> areas);
+  // stop(): the program gets its protections back; every copy is dropped.
+  void close(const StoppedThread& st);
+
+  bool is_open() const { return open_; }
+  DirtyTracker& tracker() { return *tracker_; }
+  // The current region's number: start() calls so far. A slave may take the master's (inject.h).
+  uint64_t region() const { return region_; }
+  void set_region(uint64_t r) { region_ = r; }
+  const std::vector<Area>& at_start() const { return at_start_; }
+
+  // Pages outside start()'s areas (mapped or grown since), as the last create() saw them.
+  std::map<uint64_t, std::vector<uint8_t>>& fresh_pages() { return fresh_; }
+  // The master's DATA-0 of the pages it wrote in the region (their first original), the
+  // base of wait_for()'s three-way merge; other pages still hold DATA-0 in its memory.
+  std::map<uint64_t, std::vector<uint8_t>>& base_pages() { return base_; }
+  // DATA-0 at [address, address + out.size()): the kept base pages, else the program's
+  // memory (zeros where it is unmapped).
+  void read_base(const Tracee& t, uint64_t address, std::span<uint8_t> out) const;
+
+ private:
+  std::unique_ptr<DirtyTracker> tracker_;
+  bool open_ = false;
+  uint64_t region_ = 0;
+  std::vector<Area> at_start_;
+  std::map<uint64_t, std::vector<uint8_t>> fresh_;
+  std::map<uint64_t, std::vector<uint8_t>> base_;
+};
+
+}  // namespace cape::monitor

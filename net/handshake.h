@@ -1,0 +1,45 @@
+// The join handshake of net/auth.h on one connection, both ends: the master's challenge, the
+// slave's proof, the master's proof (or a refusal that says why). Every step is bounded by
+// `timeout` on a non-blocking socket. Apart from the Node so that it can run over a
+// socketpair (tests/net/handshake_test.cpp).
+//
+//   master:  std::optional<Joiner> j = accept_slave(fd, addr, secret, size, timeout, may_join);
+//   slave:   join_master(fd, addr, secret, {rank, size, label}, timeout);   // throws if refused
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "net/auth.h"
+
+namespace cape::net {
+
+// A slave that proved it holds the job secret, as it introduced itself.
+struct Joiner {
+  int rank = -1;
+  int pid = 0;
+  std::string host;
+};
+
+// The master's half, for a job of `size` nodes. `may_join(rank)` is "" when that rank may
+// join now, else why not (the slave is told). nullopt when the slave was refused or the
+// connection dropped: logged, naming `addr`; the master goes on waiting for others.
+std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret& secret, int size,
+                                   std::chrono::milliseconds timeout,
+                                   const std::function<std::string(int rank)>& may_join);
+
+struct SlaveId {
+  int rank = 0;
+  int size = 0;
+  std::string label;  // its host name, for the master's messages
+};
+
+// The slave's half. Throws cape::UserError naming `addr` when the master says nothing, does
+// not speak the protocol, refuses this rank (with its reason), or does not prove that it
+// holds the secret.
+void join_master(int fd, const std::string& addr, const Secret& secret, const SlaveId& me,
+                 std::chrono::milliseconds timeout);
+
+}  // namespace cape::net

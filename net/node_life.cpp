@@ -1,0 +1,110 @@
+// The job's life cycle on a node: the region it is in (for failure messages), its program's
+// end (the master waits for the slaves to finish), and its own failure (reported, not
+// looking as if the node had vanished).
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "net/node.h"
+#include "util/log.h"
+#include "util/wait_status.h"
+
+namespace cape::net {
+
+void Node::set_region(const std::string& where) {
+  {
+    std::lock_guard lk(mu_);
+    if (region_ == where) return;
+    region_ = where;
+  }
+  if (opt_.rank != 0) {
+    Peer& m = *peers_[0];
+    {
+      std::lock_guard lk(mu_);
+      if (!m.joined || m.closed) return;
+    }
+    PayloadWriter w;
+    w.str(where);
+    m.send_small(FrameType::region, w.buffer(), opt_.timeout);
+  }
+}
+
+void Node::program_exited(int wait_status) {
+  std::string region;
+  {
+    std::lock_guard lk(mu_);
+    program_done_ = true;
+    region = region_;
+  }
+  cv_.notify_all();
+  PayloadWriter w;
+  w.i32(wait_status);
+  w.str(region);
+  if (opt_.rank != 0) {
+    Peer& m = *peers_[0];
+    bool open;
+    {
+      std::lock_guard lk(mu_);
+      open = m.joined && !m.closed;
+    }
+    if (open) m.send_small(FrameType::exited, w.buffer(), opt_.timeout);
+    return;
+  }
+  if (!WaitStatus{wait_status}.ok()) {
+    std::string msg = "node 0 (the master at " + opt_.label + ", pid " + std::to_string(::getpid()) +
+                      "): program " + WaitStatus{wait_status}.describe() + " " +
+                      (region.empty() ? "outside any parallel region" : "in " + region);
+    fail(msg, true, WaitStatus{wait_status}.shell_code());
+    return;
+  }
+  for (auto& p : peers_) {
+    if (!p) continue;
+    bool open;
+    {
+      std::lock_guard lk(mu_);
+      open = p->joined && !p->closed;
+    }
+    if (open) p->send_small(FrameType::exited, w.buffer(), opt_.timeout);
+  }
+  // Slaves run the same sequential tail and end soon after; give them `timeout`.
+  std::unique_lock lk(mu_);
+  auto running = [](const std::unique_ptr<Peer>& p) { return p && p->joined && !p->closed && !p->exited; };
+  cv_.wait_for(lk, opt_.timeout, [&] { return std::none_of(peers_.begin(), peers_.end(), running); });
+  std::vector<Peer*> late;
+  for (auto& p : peers_)
+    if (running(p)) late.push_back(p.get());
+  lk.unlock();
+  for (Peer* p : late) {
+    CAPE_LOG_AT(warn, "net") << "node " << p->rank << " was still running " << seconds(opt_.timeout)
+                             << " after the master's program ended; stopping it";
+    p->send_small(FrameType::shutdown, {}, opt_.timeout);
+  }
+}
+
+void Node::node_failed(int exit_code, const std::string& why) {
+  if (exit_code < 1 || exit_code > 255) exit_code = 1;
+  std::string region;
+  {
+    std::lock_guard lk(mu_);
+    program_done_ = true;  // the master's EOF that may follow is no news
+    region = region_;
+  }
+  cv_.notify_all();
+  if (opt_.rank == 0) {
+    fail("node 0 (the master at " + opt_.label + ", pid " + std::to_string(::getpid()) + "): " + why +
+             " " + (region.empty() ? "outside any parallel region" : "in " + region),
+         true, exit_code);
+    return;
+  }
+  Peer& m = *peers_[0];
+  {
+    std::lock_guard lk(mu_);
+    if (!m.joined || m.closed || failure_) return;  // the job has already failed
+  }
+  PayloadWriter w;
+  w.i32(exit_code);
+  w.str(why);
+  m.send_small(FrameType::node_failed, w.buffer(), opt_.timeout);
+}
+
+}  // namespace cape::net

@@ -1,0 +1,165 @@
+// A node's incoming side: one reader thread per connection files checkpoints into the
+// mailboxes, keeps what each peer reports (its region, its program's end), and fails the job
+// when a peer vanishes, stops answering or breaks the protocol (docs/net.md).
+#include <mutex>
+
+#include "ckpt/format.h"
+#include "net/node.h"
+#include "util/log.h"
+#include "util/wait_status.h"
+
+namespace cape::net {
+
+std::string Node::region_of(const Peer& p) const {
+  const std::string& r = p.region.empty() ? region_ : p.region;
+  return r.empty() ? "outside any parallel region" : "in " + r;
+}
+
+void Node::reader_loop(Peer& p) {
+  for (;;) {
+    Frame f;
+    IoResult r = read_frame(p.fd.get(), f, opt_.max_payload, opt_.timeout);
+    std::unique_lock lk(mu_);
+    if (stopping_ || p.closed) break;
+    if (r.ok()) {
+      lk.unlock();
+      on_frame(p, f);
+      continue;
+    }
+    // A normal end: the peer reported its exit first, or our own program is done.
+    if (r.status == IoStatus::eof && (p.exited || program_done_)) break;
+    std::string w = p.who();
+    std::string where = region_of(p);
+    lk.unlock();
+    std::string msg;
+    if (r.status == IoStatus::eof)
+      msg = w + " vanished (connection closed without an exit report: the node or its host died) " +
+            where;
+    else if (r.status == IoStatus::timeout)
+      msg = w + " stopped answering (nothing for " + seconds(opt_.timeout) + ") " + where;
+    else
+      msg = w + ": " + r.describe() + " " + where;
+    // The master reports; when the master itself is lost, slave 1 reports for the job.
+    // Failed before marked closed, so no waiter sees "left the job" without the reason.
+    fail(msg, opt_.rank == 0 || opt_.rank == 1);
+    break;
+  }
+  {
+    std::lock_guard lk(mu_);
+    p.closed = true;
+  }
+  cv_.notify_all();
+}
+
+void Node::on_frame(Peer& p, Frame& f) {
+  switch (f.type) {
+    case FrameType::heartbeat:
+      return;
+    case FrameType::checkpoint: {
+      PayloadReader in(f.payload);
+      std::string name = in.str(ckpt::kMaxNameLength);
+      if (in.failed()) {
+        std::string msg;
+        {
+          std::lock_guard lk(mu_);
+          msg = p.who() + " sent a malformed checkpoint frame";
+        }
+        fail(msg, true);
+        return;
+      }
+      size_t offset = f.payload.size() - in.rest().size();
+      {
+        std::lock_guard lk(mu_);
+        CAPE_LOG_AT(debug, "net") << "checkpoint '" << name << "' from node " << p.rank << " ("
+                                  << f.payload.size() - offset << " bytes)";
+        mail_.put(name, Mail{p.rank, std::move(f.payload), offset});
+      }
+      cv_.notify_all();
+      return;
+    }
+    case FrameType::region: {
+      PayloadReader in(f.payload);
+      std::string r = in.str(4096);
+      std::lock_guard lk(mu_);
+      if (!in.failed()) p.region = r;
+      return;
+    }
+    case FrameType::exited: {
+      PayloadReader in(f.payload);
+      int status = in.i32();
+      std::string r = in.str(4096);
+      std::string msg;
+      {
+        std::lock_guard lk(mu_);
+        p.exit_status = status;
+        if (!r.empty()) p.region = r;
+        if (!WaitStatus{status}.ok())
+          msg = p.who() + ": program " + WaitStatus{status}.describe() + " " + region_of(p);
+      }
+      CAPE_LOG_AT(info, "net") << "node " << p.rank << " program " << WaitStatus{status}.describe();
+      // A slave ending with 0 is normal (001 Fig. 3, line 25); anything else ends the job.
+      // The master's failing program is reported by the master itself. The job fails before
+      // the peer is marked exited, so a waiter never reports "left the job" instead.
+      if (!msg.empty()) fail(msg, opt_.rank == 0, WaitStatus{status}.shell_code());
+      {
+        std::lock_guard lk(mu_);
+        p.exited = true;
+      }
+      cv_.notify_all();
+      return;
+    }
+    case FrameType::abort: {
+      PayloadReader in(f.payload);
+      std::string msg = in.str(1 << 16);
+      int code = in.i32();  // after the message (older masters sent none: 1)
+      if (in.failed() || code < 1 || code > 255) code = 1;
+      fail_as_is(msg, false, code);  // the master printed it
+      std::lock_guard lk(mu_);
+      p.closed = true;
+      return;
+    }
+    case FrameType::node_failed: {
+      PayloadReader in(f.payload);
+      int code = in.i32();
+      std::string why = in.str(4096);
+      if (in.failed() || code < 1 || code > 255) code = 1;
+      std::string msg;
+      {
+        std::lock_guard lk(mu_);
+        msg = p.who() + ": " + why + " " + region_of(p);
+      }
+      fail(msg, opt_.rank == 0, code);
+      {
+        std::lock_guard lk(mu_);
+        p.exited = true;  // its EOF that follows is explained
+      }
+      cv_.notify_all();
+      return;
+    }
+    case FrameType::shutdown: {
+      CAPE_LOG_AT(info, "net") << "the master ended the job";
+      {
+        std::lock_guard lk(mu_);
+        p.exited = true;  // the master's EOF that follows is normal
+        p.closed = true;
+      }
+      cv_.notify_all();
+      if (opt_.on_shutdown) opt_.on_shutdown();
+      return;
+    }
+    case FrameType::challenge:
+    case FrameType::auth:
+    case FrameType::auth_ok:
+    case FrameType::refused: {
+      std::string msg;
+      {
+        std::lock_guard lk(mu_);
+        msg = p.who() + " sent a " + to_string(f.type) + " frame after the handshake";
+      }
+      fail(msg, true);
+      return;
+    }
+  }
+}
+
+}  // namespace cape::net

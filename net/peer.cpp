@@ -1,0 +1,54 @@
+#include "net/peer.h"
+
+#include <cstdio>
+
+#include "util/log.h"
+
+namespace cape::net {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string seconds(std::chrono::milliseconds ms) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f s", static_cast<double>(ms.count()) / 1000.0);
+  return b;
+}
+
+IoResult Peer::send(FrameType type, std::span<const iovec> parts, std::chrono::milliseconds stall) {
+  std::unique_lock sl(send_mu);
+  IoResult r = write_frame(fd.get(), type, parts, stall);
+  last_send_ns = now_ns();
+  return r;
+}
+
+void Peer::send_small(FrameType type, const std::vector<uint8_t>& payload, std::chrono::milliseconds stall) {
+  iovec v = iov_of(payload.data(), payload.size());
+  IoResult r = send(type, {&v, 1}, stall);
+  if (!r.ok()) {
+    CAPE_LOG_AT(info, "net") << "sending " << to_string(type) << " to node " << rank << ": " << r.describe();
+  }
+}
+
+void Peer::heartbeat(std::chrono::milliseconds stall) {
+  std::unique_lock sl(send_mu, std::try_to_lock);
+  if (!sl.owns_lock()) return;
+  IoResult r = write_frame(fd.get(), FrameType::heartbeat, {}, stall);
+  last_send_ns = now_ns();
+  if (!r.ok()) {
+    CAPE_LOG_AT(debug, "net") << "heartbeat to node " << rank << ": " << r.describe();
+  }
+}
+
+std::string Peer::who() const {
+  std::string s = "node " + std::to_string(rank);
+  if (rank == 0) s += " (the master";
+  else s += " (";
+  if (!host.empty()) s += (rank == 0 ? " at " : "") + host;
+  if (pid) s += ", pid " + std::to_string(pid);
+  return s + ")";
+}
+
+}  // namespace cape::net

@@ -1,0 +1,53 @@
+// One connection of a node: to a slave (on the master) or to the master (on a slave), and
+// how it is written (internal to net/; node.h).
+//
+// Locking: one writer at a time holds send_mu for a whole frame (checkpoints, small frames,
+// heartbeats, the abort); the connection's reader thread is its only reader. Everything
+// else about the peer (joined, exited, closed, region, ...) is guarded by the Node's mutex.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "net/frame.h"
+#include "util/scoped_fd.h"
+
+namespace cape::net {
+
+int64_t now_ns();  // steady clock
+// "1.5 s", for messages.
+std::string seconds(std::chrono::milliseconds ms);
+inline iovec iov_of(const void* p, size_t n) { return {const_cast<void*>(p), n}; }
+
+struct Peer {
+  int rank = -1;
+  util::ScopedFd fd;
+  std::string address;  // ip:port of the far end
+  std::string host;     // the host name it announced
+  int pid = 0;          // its cape node's pid
+  std::string region;   // last region it reported
+  bool joined = false;
+  bool exited = false;  // sent its exit report
+  int exit_status = 0;
+  bool closed = false;  // reader finished
+  std::timed_mutex send_mu;
+  std::atomic<int64_t> last_send_ns{0};
+  std::thread reader;
+
+  // One frame, whole, under send_mu; a write counts as a sign of life (heartbeats).
+  IoResult send(FrameType type, std::span<const iovec> parts, std::chrono::milliseconds stall);
+  // A small control frame; a failure is only logged (the reader notices a dead peer).
+  void send_small(FrameType type, const std::vector<uint8_t>& payload, std::chrono::milliseconds stall);
+  // A heartbeat unless a writer holds send_mu (its bytes already prove we are alive).
+  void heartbeat(std::chrono::milliseconds stall);
+  // "node 2 (host, pid 123)", "node 0 (the master at host)"; the Node's mutex held.
+  std::string who() const;
+};
+
+}  // namespace cape::net
