@@ -20,6 +20,7 @@
 #include "cli/command.h"
 #include "monitor/monitor.h"
 #include "net/node.h"
+#include "net/program_io.h"
 #include "net/socket.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -85,13 +86,17 @@ class NetExchange : public monitor::Exchange {
     mark("wait_for('" + name + "')");
     n_.wait_for(name, on_part);
   }
-  void program_exited(int wait_status) override {
+  void program_exited(int wait_status, bool in_window) override {
     {
       std::lock_guard lk(mu_);
       status_ = wait_status;
     }
-    n_.program_exited(wait_status);
+    n_.program_exited(wait_status, in_window);
   }
+  void program_streams(bool was_in_window, bool now_in_window) override {
+    for (net::OutputPump* p : pumps_) p->at_call(was_in_window, now_in_window);
+  }
+  void set_pumps(std::vector<net::OutputPump*> pumps) { pumps_ = std::move(pumps); }
   // The monitor names the region when it starts ("parallel region 2 (start() at prog.c:12)");
   // the exchange call the node is in is added to it ("..., in wait_for('after')"). A new
   // region starts with no call. Until the monitor names regions, the last exchange call
@@ -139,72 +144,12 @@ class NetExchange : public monitor::Exchange {
  private:
   net::Node& n_;
   int status_fd_;
+  std::vector<net::OutputPump*> pumps_;  // the program's stdout and stderr
   mutable std::mutex mu_;
   std::optional<int> status_;
   bool monitor_sets_region_ = false;
   std::string region_;  // as the monitor named it
   std::string call_;    // the exchange call in progress or last made
-};
-
-// Copies a program's output pipe to its destination, line-tagged like mpirun when asked.
-// When the destination's reader is gone (EPIPE: `cape run ... | head -1` after head exits),
-// the relay stops and closes its end of the program's pipe, so the program's own next write
-// fails as it would with no cape in between: SIGPIPE (its default) or EPIPE if it catches or
-// ignores the signal. The node itself never dies of SIGPIPE (net::catch_sigpipe).
-class Relay {
- public:
-  Relay(int from, int to, std::string tag) : from_(from), to_(to), tag_(std::move(tag)) {
-    t_ = std::thread([this] { run(); });
-  }
-  ~Relay() {
-    if (t_.joinable()) t_.join();
-  }
-
- private:
-  // False when the destination's reader is gone.
-  bool put(const char* p, size_t n) {
-    while (n > 0) {
-      ssize_t w = ::write(to_, p, n);
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        if (errno == EPIPE) return false;
-        return true;  // destination broken otherwise (closed terminal): drop, as a shell would
-      }
-      p += w;
-      n -= static_cast<size_t>(w);
-    }
-    return true;
-  }
-  void run() {
-    char buf[65536];
-    bool at_line_start = true;
-    for (;;) {
-      ssize_t r = ::read(from_.get(), buf, sizeof buf);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) break;  // EOF: every writer (the program and its children) is gone
-      bool open = true;
-      if (tag_.empty()) {
-        open = put(buf, static_cast<size_t>(r));
-      } else {
-        std::string out;
-        for (ssize_t i = 0; i < r; ++i) {
-          if (at_line_start) out += tag_;
-          out += buf[i];
-          at_line_start = buf[i] == '\n';
-        }
-        open = put(out.data(), out.size());
-      }
-      if (!open) {
-        CAPE_LOG_AT(info, "net") << "the output's reader is gone (EPIPE); no longer relaying";
-        from_.reset();  // the program's next write gets EPIPE/SIGPIPE on its own pipe
-        return;
-      }
-    }
-  }
-  util::ScopedFd from_;
-  int to_;
-  std::string tag_;
-  std::thread t_;
 };
 
 int run_node(const NodeArgs& a) {
@@ -273,6 +218,25 @@ int run_node(const NodeArgs& a) {
   o.on_failure = [kill_switch](const std::string& msg, bool) { kill_switch->kill(msg); };
   o.on_shutdown = [kill_switch] { kill_switch->kill("the master ended the job"); };
 
+  // The program's streams (net/program_io.h): pipes on every node (the determinism
+  // contract: the same kind of stdout and stdin everywhere). The master's terminal is its
+  // own stdout/stderr, where the slaves' region lines arrive too; a slave's is its log.
+  // stdin: the master's own, streamed to every slave.
+  int po[2], pe[2], pi[2];
+  if (::pipe2(po, O_CLOEXEC) != 0 || ::pipe2(pe, O_CLOEXEC) != 0 || ::pipe2(pi, O_CLOEXEC) != 0)
+    throw UserError(errno_message("pipe2"));
+  util::ScopedFd po_r(po[0]), po_w(po[1]), pe_r(pe[0]), pe_w(pe[1]), pi_r(pi[0]), pi_w(pi[1]);
+  net::Terminal terminal(out_fd, err_fd, a.tag_output);
+  std::unique_ptr<net::InputPump> input;
+  if (rank != 0) {
+    input = std::make_unique<net::InputPump>(std::move(pi_w));
+    o.on_input = [in = input.get()](std::string_view chunk, bool eof) { in->push(chunk, eof); };
+  } else {
+    o.on_output = [&terminal](int from, net::Stream s, std::string_view bytes) { terminal.write(from, s, bytes); };
+  }
+  // Every node's program gets the same AT_RANDOM bytes: the same stack canaries everywhere.
+  net::Mac at_random = net::job_value(o.secret, "AT_RANDOM");
+
   if (a.watch_stdin) {
     // Started over ssh: stdin is the launcher's channel. Its end means the launcher is gone
     // (or ended the job): stop the program. Detached: it may block in read until exit.
@@ -290,19 +254,19 @@ int run_node(const NodeArgs& a) {
   net::Node node(std::move(o));
   node.start();
   NetExchange exchange(node, a.status_fd);
+  if (rank == 0)
+    input = std::make_unique<net::InputPump>(STDIN_FILENO, std::move(pi_w), [&node](std::string_view chunk, bool eof) {
+      node.broadcast_input(chunk, eof);
+    });
 
-  // Pipes for the program's output on every node (the determinism contract: same kind of
-  // stdout everywhere); stdin is /dev/null everywhere.
-  int po[2], pe[2];
-  if (::pipe2(po, O_CLOEXEC) != 0 || ::pipe2(pe, O_CLOEXEC) != 0) throw UserError(errno_message("pipe2"));
-  util::ScopedFd po_w(po[1]), pe_w(pe[1]);
-  util::ScopedFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  if (!devnull.valid()) throw UserError(errno_message("open /dev/null"));
-  std::string tag = a.tag_output ? "[" + std::to_string(rank) + "]" : "";
   int status;
   {
-    Relay out(po[0], out_fd, tag.empty() ? "" : tag + "<stdout>: ");
-    Relay err(pe[0], err_fd, tag.empty() ? "" : tag + "<stderr>: ");
+    auto forward = [&node](net::Stream s, std::string_view bytes) { node.send_output(s, bytes); };
+    net::OutputPump out(std::move(po_r), {net::Stream::out, rank, &terminal, rank == 0,
+                                          rank == 0 ? nullptr : std::function(forward)});
+    net::OutputPump err(std::move(pe_r), {net::Stream::err, rank, &terminal, rank == 0,
+                                          rank == 0 ? nullptr : std::function(forward)});
+    exchange.set_pumps({&out, &err});
     monitor::MonitorOptions mo;
     mo.tracker = monitor::parse_tracker_kind(a.tracker);
     mo.keep_checkpoints_dir = a.keep;
@@ -310,12 +274,16 @@ int run_node(const NodeArgs& a) {
     mo.check_races = a.check_races || cli::env_switch("CAPE_CHECK_RACES");
     mo.argv = a.argv;
     mo.node_rank = rank;
-    mo.stdin_fd = devnull.get();
+    mo.stdin_fd = pi_r.get();
     mo.stdout_fd = po_w.get();
     mo.stderr_fd = pe_w.get();
     mo.kill_switch = kill_switch.get();
+    mo.at_random.emplace();
+    std::copy_n(at_random.begin(), 16, mo.at_random->begin());
     status = monitor::run_monitor(mo, &exchange);
-    po_w.reset();  // the relays end when the program's copies close too
+    exchange.set_pumps({});
+    input->stop();
+    po_w.reset();  // the pumps end when the program's copies close too
     pe_w.reset();
   }
   // The monitor ended without the program ending on its own and without the job failing or

@@ -50,7 +50,11 @@ void AddressSpace::find_tls_low(const Tracee& t) {
 }
 
 std::vector<Area> AddressSpace::tracked(uint64_t stack_boundary) const {
-  return tracked_set(read_maps(pid_), exe_, stack_boundary, tls_, tls_low_);
+  return tracked(read_maps(pid_), stack_boundary);
+}
+
+std::vector<Area> AddressSpace::tracked(const std::vector<Mapping>& maps, uint64_t stack_boundary) const {
+  return tracked_set(maps, exe_, stack_boundary, tls_, tls_low_);
 }
 
 uint64_t AddressSpace::load_base() const { return monitor::load_base(read_maps(pid_), exe_); }

@@ -33,6 +33,8 @@ class AddressSpace {
   const std::string& exe() const { return exe_; }  // "" before the first runtime call
   // The tracked set now, the main stack cut at `stack_boundary` (0 = the whole stack).
   std::vector<Area> tracked(uint64_t stack_boundary) const;
+  // The same from maps already read (read_maps(pid())).
+  std::vector<Area> tracked(const std::vector<Mapping>& maps, uint64_t stack_boundary) const;
   uint64_t load_base() const;  // where the executable is mapped
 
  private:

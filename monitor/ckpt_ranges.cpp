@@ -11,6 +11,7 @@ ckpt::Checkpoint clip_to(const ckpt::Checkpoint& c, const IntervalSet& keep) {
   out.load_base = c.load_base;
   out.name = c.name;
   out.registers = c.registers;
+  out.mappings = c.mappings;
   for (const ckpt::Run& r : c.runs)
     for (auto it = keep.first_ending_after(r.address); it != keep.end() && it->first < r.end(); ++it)
       out.append_from(c, r, it->first, it->second);

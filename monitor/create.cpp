@@ -5,6 +5,7 @@
 #include "ckpt/format.h"
 #include "ckpt/ops.h"
 #include "monitor/ckpt_ranges.h"
+#include "monitor/map_changes.h"
 #include "util/log.h"
 
 namespace cape::monitor {
@@ -12,7 +13,12 @@ namespace cape::monitor {
 ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSpace& as,
                         const DataSharing& sharing, CreateSide side, uint64_t boundary) {
   // What may be captured now: the tracked set with the runtime's frames cut off.
-  std::vector<Area> areas_now = as.tracked(boundary);
+  const std::vector<Mapping> maps = read_maps(as.pid());
+  std::vector<Area> areas_now = as.tracked(maps, boundary);
+  // 0. Memory mapped, grown or unmapped since start() or the last create() (the heap grew
+  //    inside the region): said in the checkpoint, so a node that injects it maps it first.
+  std::vector<ckpt::MapChange> map_changed = map_changes(window.map_state(), anon_state(areas_now), maps);
+  window.map_state() = apply_changes(window.map_state(), map_changed);
   if (sharing.model() == CkptModel::tickpt) areas_now = restrict_areas(areas_now, sharing.tickpt_cover(areas_now));
   IntervalSet now = spans_of(areas_now);
   for (auto [s, e] : now)
@@ -63,6 +69,7 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
   ckpt::Checkpoint out;
   out.kind = ckpt::Kind::delta;
   out.timestamp = ts;
+  out.mappings = std::move(map_changed);
   append_merged(out, kept, saved);
   return out;
 }

@@ -1,6 +1,8 @@
 // create(): the checkpoint of what the program wrote since start() or the previous create()
 // (DICKPT, 003_45ed75503520c8f4.txt Sect. V; docs/monitor.md "create, inject, names"):
 //
+//   0. the mapping changes since then (map_changes.h), so that memory the program mapped or
+//      grew here exists on the nodes that inject the checkpoint before its bytes arrive;
 //   1. the pages the tracker says may have been written, diffed word by word against their
 //      originals (ckpt::Differ), cut to the tracked set now (the runtime's frames excluded);
 //   2. memory start() did not see (mapped or grown since): against zeros the first time,

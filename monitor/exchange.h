@@ -33,8 +33,14 @@ class Exchange {
   // `on_part` as it arrives (the monitor merges them, per 004's wait_for).
   virtual void wait_for(const std::string& name,
                         const std::function<void(ckpt::Checkpoint&& part, int from)>& on_part) = 0;
-  // The program ended with `status` (a wait status); tells the peers, so they stop too.
-  virtual void program_exited(int wait_status) = 0;
+  // The program ended with `status` (a wait status), inside a parallel region's window or
+  // not; tells the peers, so they stop too.
+  virtual void program_exited(int wait_status, bool in_window) = 0;
+  // The program is stopped at a runtime call, or has just ended (`now_in_window` false):
+  // what it printed so far was printed inside a region's window (`was_in_window`) or not,
+  // and from now on it is `now_in_window`. The node routes the program's output by it
+  // (net/program_io.h): libcape flushes stdout and stderr before every call.
+  virtual void program_streams(bool was_in_window, bool now_in_window) { (void)was_in_window, (void)now_in_window; }
   // What the node is doing now, for failure messages ("parallel region at prog.c:12").
   virtual void set_region(const std::string& where) = 0;
 };

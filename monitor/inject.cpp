@@ -3,6 +3,8 @@
 #include "ckpt/ops.h"
 #include "injector/injector.h"
 #include "monitor/ckpt_ranges.h"
+#include "monitor/map_changes.h"
+#include "monitor/remote_syscall.h"
 
 namespace cape::monitor {
 
@@ -22,9 +24,19 @@ void inject(const StoppedThread& st, const ckpt::Checkpoint& c, const std::strin
   // start() gets the master's number.
   uint64_t region = region_of_timestamp(c.timestamp);
   if (!window.is_open() && region > window.region() + 1) window.set_region(region - 1);
+  // Memory another node mapped or grew (its heap, inside the region) exists here first.
+  std::string what = "inject(\"" + name + "\")";
+  if (!c.mappings.empty()) {
+    std::vector<MapOp> ops = plan_replay(c.mappings, read_maps(as.pid()), what);
+    if (!ops.empty()) {
+      AutoRemoteSyscalls remote(as.pid(), st.tid, st.gadget);
+      run_replay(remote, ops, what);
+      remote.restore();
+    }
+  }
   std::vector<injector::Range> allowed;
   for (auto [s, e] : spans_of(as.tracked(boundary))) allowed.push_back({s, e});
-  injector::check_inside(c, allowed, "inject(\"" + name + "\")");  // before writing anything
+  injector::check_inside(c, allowed, what);  // before writing anything
   if (!sharing.applies_to(c.timestamp) || sharing.empty()) return write(st, c, window);
   // A checkpoint of the region the table belongs to: private data is never overwritten
   // (default(none): nothing but the registered shared variables and dynamic memory), and

@@ -1,5 +1,6 @@
 // inject(): writes a checkpoint into the stopped program (docs/monitor.md "create, inject,
-// names"; the writing itself is injector/). Every run must lie inside the tracked set (with
+// names"; the writing itself is injector/). Its mapping changes are replayed first
+// (map_changes.h: memory another node mapped or grew). Every run must lie inside the tracked set (with
 // the call's frame boundary), or nothing is written. A checkpoint of the region the
 // data-sharing table belongs to never overwrites private data, and a reduction variable
 // gets its original value combined with the merged partial results (OpenMP's result on

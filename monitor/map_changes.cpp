@@ -80,15 +80,14 @@ std::vector<MapChange> map_changes(const std::vector<MapChange>& before, const s
     }
     if (cur < a.end) all.push_back({cur, a.end, a.what, a.prot});
   }
-  // Left: the parts of `before` that `after` does not hold at all, as the maps say they are.
+  // Left: the parts of `before` that `after` does not hold at all and that are no longer
+  // private anonymous memory. (Still mapped but not writable: the mprotect tracker's
+  // protection, or the program's own, which is not replayed: docs/monitor.md.)
   for (const MapChange& b : before) {
     uint64_t cur = b.start;
     auto gone = [&](uint64_t s, uint64_t e) {
       pieces(maps_now, s, e, [&](uint64_t lo, uint64_t hi, const Mapping* m) {
-        if (m && private_anon(*m))
-          all.push_back({lo, hi, m->path == "[heap]" ? MapChange::What::heap : MapChange::What::anon, prot_of(*m)});
-        else
-          all.push_back({lo, hi, MapChange::What::unmapped, 0});
+        if (!m || !private_anon(*m)) all.push_back({lo, hi, MapChange::What::unmapped, 0});
       });
     };
     for (const MapChange& a : after) {
@@ -102,6 +101,13 @@ std::vector<MapChange> map_changes(const std::vector<MapChange>& before, const s
   std::sort(all.begin(), all.end(), [](const MapChange& x, const MapChange& y) { return x.start < y.start; });
   std::vector<MapChange> out;
   for (const MapChange& x : all) push_joined(out, x);
+  return out;
+}
+
+std::vector<MapChange> apply_changes(const std::vector<MapChange>& state, const std::vector<MapChange>& changes) {
+  std::vector<MapChange> out;
+  for (const MapChange& x : ckpt::overlay_mappings(state, changes))
+    if (x.what != MapChange::What::unmapped) out.push_back(x);
   return out;
 }
 

@@ -27,11 +27,16 @@ class AutoRemoteSyscalls;
 std::vector<ckpt::MapChange> anon_state(const std::vector<Area>& tracked);
 
 // What changed from `before` to `after` (two anon_state()s): ranges that appeared or changed
-// protection get their state in `after`; ranges that left it get what `maps_now` says they
-// are now (private anonymous memory with its protection, or unmapped).
+// protection get their state in `after`; ranges that left it and are no longer private
+// anonymous memory in `maps_now` are unmapped. (A range that left it but is still mapped
+// has lost its write permission: the mprotect tracker's doing while it tracks, or the
+// program's own mprotect, which is not replayed.)
 std::vector<ckpt::MapChange> map_changes(const std::vector<ckpt::MapChange>& before,
                                          const std::vector<ckpt::MapChange>& after,
                                          const std::vector<Mapping>& maps_now);
+// The state after `changes`: `state` with them laid over, unmapped ranges dropped.
+std::vector<ckpt::MapChange> apply_changes(const std::vector<ckpt::MapChange>& state,
+                                           const std::vector<ckpt::MapChange>& changes);
 
 // One system call of a replay.
 struct MapOp {

@@ -19,6 +19,7 @@
 #include "monitor/create.h"
 #include "monitor/data_sharing.h"
 #include "monitor/inject.h"
+#include "monitor/map_changes.h"
 #include "monitor/places.h"
 #include "monitor/races.h"
 #include "monitor/supervisor.h"
@@ -48,7 +49,10 @@ class Monitor final : public CallServer {
   bool tracking_fault(const StoppedThread& st, const siginfo_t& info) override;
   void before_handler(const StoppedThread& st) override;
   void exited(const WaitStatus& ws) override {
-    if (ex_) ex_->program_exited(ws.raw);
+    if (!ex_) return;
+    // Its last words first (a slave's go to the master before its exit report).
+    ex_->program_streams(window_.is_open(), false);
+    ex_->program_exited(ws.raw, window_.is_open());
   }
 
  private:
@@ -88,7 +92,13 @@ void Monitor::new_image(pid_t pid) {
 long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs) {
   int op = static_cast<int>(regs.rax & 0xff);
   space_.at_runtime_call(st.tracee, st.tid, regs.fs_base);
-  return dispatch(st, op, regs.rdi, regs.rsi, regs.rdx);
+  // What the program printed before this call, in the phase it printed it (before anything
+  // the call sends: a slave's region lines reach the master before its checkpoint does).
+  bool was_open = window_.is_open();
+  if (ex_) ex_->program_streams(was_open, was_open);
+  long answer = dispatch(st, op, regs.rdi, regs.rsi, regs.rdx);
+  if (ex_ && window_.is_open() != was_open) ex_->program_streams(was_open, window_.is_open());
+  return answer;
 }
 
 bool Monitor::tracking_fault(const StoppedThread& st, const siginfo_t& info) {
@@ -143,9 +153,10 @@ long Monitor::start(const StoppedThread& st, uint64_t boundary) {
   sharing_.begin(window_.region() + 1, st.tracee);
   places_.at_start(st.tracee, boundary);
   std::vector<Area> areas = space_.tracked(0);
+  std::vector<ckpt::MapChange> map_state = anon_state(areas);
   // TICKPT: DATA-0 is a copy of the shared data only (002 Sect. 4.3).
   if (sharing_.model() == CkptModel::tickpt) areas = restrict_areas(areas, sharing_.tickpt_cover(areas));
-  window_.open(st, std::move(areas));
+  window_.open(st, std::move(areas), std::move(map_state));
   // Names the region in the job's failure messages (docs/net.md).
   if (ex_)
     ex_->set_region("parallel region " + std::to_string(window_.region()) + " (start() at " +

@@ -15,7 +15,9 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <atomic>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -61,6 +63,11 @@ struct MonitorOptions {
   // Bernstein check (docs/tickpt.md): the master reports two nodes writing different values
   // to one shared word without a reduction, naming the variable and the region.
   bool check_races = false;
+  // The 16 random bytes the kernel gives a new program (AT_RANDOM), which seed its stack
+  // canaries and pointer guard: a job gives every node the same ones (derived from the job's
+  // secret), so that the stack holds the same values on every node (docs/monitor.md,
+  // "What every node must agree on"). Unset: the kernel's.
+  std::optional<std::array<uint8_t, 16>> at_random;
 };
 
 // Runs the program to its end; see the top of this file for the returned status.

@@ -1,6 +1,7 @@
 #include "monitor/supervisor.h"
 
 #include <sched.h>
+#include <elf.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -127,6 +128,16 @@ void Supervisor::launch() {
   resume(pid, 0);
 }
 
+// Before the new image's first instruction (ld.so reads AT_RANDOM for the stack canary and
+// the pointer guard): the auxiliary vector says where the kernel put the 16 bytes.
+void Supervisor::set_at_random(const std::array<uint8_t, 16>& bytes) {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/auxv", std::ios::binary);
+  uint64_t kv[2];
+  while (in.read(reinterpret_cast<char*>(kv), sizeof kv) && kv[0] != AT_NULL)
+    if (kv[0] == AT_RANDOM) return tracee_->write_bytes(kv[1], bytes);
+  throw UserError("the program's auxiliary vector has no AT_RANDOM");
+}
+
 void Supervisor::resume(pid_t tid, int sig) {
   if (::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<long>(sig))) != 0) {
     if (errno == ESRCH) return;  // killed meanwhile (SIGKILL): its exit status comes next
@@ -234,6 +245,7 @@ void Supervisor::on_event_stop(pid_t tid, int event) {
     // The program replaced itself: whatever was tracked belongs to a gone image.
     tracee_ = std::make_unique<Tracee>(pid_);  // /proc/PID/mem of the old image writes nothing
     server_.new_image(pid_);
+    if (opt_.at_random) set_at_random(*opt_.at_random);
   }
   resume(tid, 0);
 }

@@ -54,6 +54,7 @@ class Supervisor {
   void on_event_stop(pid_t tid, int event);
   void serve(pid_t tid, user_regs_struct regs);
   void resume(pid_t tid, int sig);
+  void set_at_random(const std::array<uint8_t, 16>& bytes);
   int finish(const WaitStatus& ws);
   void kill_and_reap();
   int fail(const std::exception& e);  // the way out: a message and the status

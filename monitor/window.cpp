@@ -10,8 +10,9 @@ void Window::reset(std::unique_ptr<DirtyTracker> tracker) {
   open_ = false;
 }
 
-void Window::open(const StoppedThread& st, std::vector<Area> areas) {
+void Window::open(const StoppedThread& st, std::vector<Area> areas, std::vector<ckpt::MapChange> map_state) {
   at_start_ = std::move(areas);
+  map_state_ = std::move(map_state);
   tracker_->start(st, at_start_);
   open_ = true;
   ++region_;
@@ -25,6 +26,7 @@ void Window::close(const StoppedThread& st) {
   open_ = false;
   fresh_.clear();
   at_start_.clear();
+  map_state_.clear();
 }
 
 void Window::read_base(const Tracee& t, uint64_t address, std::span<uint8_t> out) const {

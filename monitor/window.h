@@ -13,6 +13,7 @@
 #include <span>
 #include <vector>
 
+#include "ckpt/checkpoint.h"
 #include "monitor/dirty_tracker.h"
 #include "monitor/memory_map.h"
 
@@ -22,8 +23,9 @@ class Window {
  public:
   // A new image (launched or exec'd): a new tracker; nothing is tracked.
   void reset(std::unique_ptr<DirtyTracker> tracker);
-  // start(): tracks `areas` (the tracked set, as the model restricts it).
-  void open(const StoppedThread& st, std::vector<Area> areas);
+  // start(): tracks `areas` (the tracked set, as the model restricts it); `map_state` is the
+  // tracked anonymous memory and brk heap now (map_changes.h: anon_state).
+  void open(const StoppedThread& st, std::vector<Area> areas, std::vector<ckpt::MapChange> map_state);
   // stop(): the program gets its protections back; every copy is dropped.
   void close(const StoppedThread& st);
 
@@ -33,6 +35,9 @@ class Window {
   uint64_t region() const { return region_; }
   void set_region(uint64_t r) { region_ = r; }
   const std::vector<Area>& at_start() const { return at_start_; }
+  // The anonymous memory and brk heap at start() or the last create(): its mapping changes
+  // since go into the next create()'s checkpoint (docs/dickpt-format.md, "Mapping changes").
+  std::vector<ckpt::MapChange>& map_state() { return map_state_; }
 
   // Pages outside start()'s areas (mapped or grown since), as the last create() saw them.
   std::map<uint64_t, std::vector<uint8_t>>& fresh_pages() { return fresh_; }
@@ -48,6 +53,7 @@ class Window {
   bool open_ = false;
   uint64_t region_ = 0;
   std::vector<Area> at_start_;
+  std::vector<ckpt::MapChange> map_state_;
   std::map<uint64_t, std::vector<uint8_t>> fresh_;
   std::map<uint64_t, std::vector<uint8_t>> base_;
 };

@@ -140,6 +140,11 @@ Mac slave_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int
   return hmac(s, msg);
 }
 
+Mac job_value(const Secret& s, const std::string& label) {
+  std::string msg = "cape " + label;
+  return hmac(s, {reinterpret_cast<const uint8_t*>(msg.data()), msg.size()});
+}
+
 Mac master_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank) {
   std::vector<uint8_t> msg{'c', 'a', 'p', 'e', '-', 'm', 'a', 's', 't', 'e', 'r'};
   msg.insert(msg.end(), nonce_m.begin(), nonce_m.end());

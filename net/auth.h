@@ -50,5 +50,8 @@ Nonce random_nonce();
 Mac slave_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank, int size);
 Mac master_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank);
 bool macs_equal(std::span<const uint8_t> a, std::span<const uint8_t> b);  // constant time
+// A value every node of the job derives alike and nobody without the secret can guess:
+// HMAC(k, "cape " + label). (The programs' AT_RANDOM bytes: docs/monitor.md.)
+Mac job_value(const Secret& s, const std::string& label);
 
 }  // namespace cape::net

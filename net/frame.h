@@ -56,6 +56,8 @@ enum class FrameType : uint8_t {
   abort = 9,      // master -> slaves: the job failed: the one message + the job exit status
   shutdown = 10,  // master -> slaves: the job is over, stop your program
   node_failed = 11,  // slave -> master: its cape node failed (not its program): status + why
+  output = 12,    // slave -> master: what its program printed in a region: stream u8 + bytes
+  input = 13,     // master -> slaves: the job's stdin: eof u8 + bytes (program_io.h)
 };
 const char* to_string(FrameType t);
 

@@ -209,8 +209,18 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
                     ": slaves talk only to the master (star topology)");
   Peer& p = *peers_[node];
   {
-    std::lock_guard lk(mu_);
+    std::unique_lock lk(mu_);
     if (failure_) throw UserError(*failure_);
+    if (p.exited && !WaitStatus{p.exit_status}.ok()) {
+      // Its program ended outside a region (program_exited): now the job needs it.
+      std::string msg = "send '" + ck.name + "' to " + p.who() + ": its program " +
+                        WaitStatus{p.exit_status}.describe() + " " + region_of(p) +
+                        ", and this node's did not (their sequential parts differ)";
+      int code = WaitStatus{p.exit_status}.shell_code();
+      lk.unlock();
+      fail(msg, true, code);
+      throw_failure();
+    }
     if (p.closed) throw UserError("send '" + ck.name + "' to " + p.who() + ": it has left the job");
   }
   std::vector<uint8_t> head = name_header(ck.name);

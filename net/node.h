@@ -38,6 +38,7 @@
 #include "net/frame.h"
 #include "net/mailboxes.h"
 #include "net/peer.h"
+#include "net/program_io.h"
 #include "net/socket.h"
 #include "util/scoped_fd.h"
 
@@ -59,6 +60,12 @@ struct NodeOptions {
   std::function<void(const std::string& message, bool report)> on_failure;
   // Slaves: the master ended the job while this node's program was still running.
   std::function<void()> on_shutdown;
+  // Master: what slave `from`'s program printed inside a parallel region, whole lines
+  // (program_io.h). Runs on the connection's reader thread, before anything that slave
+  // sends later (its checkpoint of the region) is filed.
+  std::function<void(int from, Stream stream, std::string_view bytes)> on_output;
+  // Slaves: the next chunk of the job's stdin (`eof`: it has ended).
+  std::function<void(std::string_view chunk, bool eof)> on_input;
 };
 
 class Node {
@@ -81,9 +88,17 @@ class Node {
   void broadcast(const ckpt::Checkpoint& ck);
   void wait_for(const std::string& name,
                 const std::function<void(ckpt::Checkpoint&& part, int from)>& on_part);
+  // Slave: what its program printed inside a region (whole lines), to the master's
+  // terminal. Master: the job's stdin, to every slave (program_io.h).
+  void send_output(Stream stream, std::string_view bytes);
+  void broadcast_input(std::string_view chunk, bool eof);
   // Master: tells the slaves, waits up to `timeout` for those still running to finish,
   // then shuts the rest down. A failing status fails the job. Slave: reports and leaves.
-  void program_exited(int wait_status);
+  // `in_window`: the program ended inside a parallel region's window. A slave whose program
+  // ends outside one with a failing status does not fail the job at once: the master runs
+  // the same sequential code and ends the same way, printing what it printed first (the
+  // job fails when the master needs that slave, or ends differently).
+  void program_exited(int wait_status, bool in_window = true);
   // This node failed itself (its monitor stopped with an error, not the program's end):
   // the job fails with `why`, named after this node and its region, and `exit_code`.
   // Slave: reported to the master (which then ends the job), instead of looking as if the

@@ -29,7 +29,35 @@ void Node::set_region(const std::string& where) {
   }
 }
 
-void Node::program_exited(int wait_status) {
+void Node::send_output(Stream stream, std::string_view bytes) {
+  if (opt_.rank == 0 || bytes.empty()) return;
+  Peer& m = *peers_[0];
+  {
+    std::lock_guard lk(mu_);
+    if (!m.joined || m.closed) return;
+  }
+  uint8_t s = static_cast<uint8_t>(stream);
+  iovec v[2] = {iov_of(&s, 1), iov_of(bytes.data(), bytes.size())};
+  IoResult r = m.send(FrameType::output, v, opt_.timeout);
+  if (!r.ok()) CAPE_LOG_AT(info, "net") << "sending output to the master: " << r.describe();
+}
+
+void Node::broadcast_input(std::string_view chunk, bool eof) {
+  if (opt_.rank != 0) return;
+  uint8_t e = eof ? 1 : 0;
+  iovec v[2] = {iov_of(&e, 1), iov_of(chunk.data(), chunk.size())};
+  for (auto& p : peers_) {
+    if (!p) continue;
+    {
+      std::lock_guard lk(mu_);
+      if (!p->joined || p->closed || p->exited) continue;
+    }
+    IoResult r = p->send(FrameType::input, v, opt_.timeout);
+    if (!r.ok()) CAPE_LOG_AT(info, "net") << "sending input to node " << p->rank << ": " << r.describe();
+  }
+}
+
+void Node::program_exited(int wait_status, bool in_window) {
   std::string region;
   {
     std::lock_guard lk(mu_);
@@ -40,6 +68,7 @@ void Node::program_exited(int wait_status) {
   PayloadWriter w;
   w.i32(wait_status);
   w.str(region);
+  w.u8(in_window ? 1 : 0);
   if (opt_.rank != 0) {
     Peer& m = *peers_[0];
     bool open;
@@ -56,6 +85,20 @@ void Node::program_exited(int wait_status) {
                       (region.empty() ? "outside any parallel region" : "in " + region);
     fail(msg, true, WaitStatus{wait_status}.shell_code());
     return;
+  }
+  // A slave whose program ended badly outside a region, while the master's ended well: the
+  // nodes did not run the same sequential code (node_reader.cpp kept it for now).
+  {
+    std::unique_lock lk(mu_);
+    for (auto& p : peers_)
+      if (p && p->exited && !WaitStatus{p->exit_status}.ok()) {
+        std::string msg = p->who() + ": program " + WaitStatus{p->exit_status}.describe() + " " + region_of(*p) +
+                          ", and the master's exited with status 0 (their sequential parts differ)";
+        int code = WaitStatus{p->exit_status}.shell_code();
+        lk.unlock();
+        fail(msg, true, code);
+        return;
+      }
   }
   for (auto& p : peers_) {
     if (!p) continue;

@@ -88,6 +88,7 @@ void Node::on_frame(Peer& p, Frame& f) {
       PayloadReader in(f.payload);
       int status = in.i32();
       std::string r = in.str(4096);
+      bool in_window = in.at_end() || in.u8() != 0;  // (older nodes did not say: as if inside)
       std::string msg;
       {
         std::lock_guard lk(mu_);
@@ -96,11 +97,15 @@ void Node::on_frame(Peer& p, Frame& f) {
         if (!WaitStatus{status}.ok())
           msg = p.who() + ": program " + WaitStatus{status}.describe() + " " + region_of(p);
       }
-      CAPE_LOG_AT(info, "net") << "node " << p.rank << " program " << WaitStatus{status}.describe();
-      // A slave ending with 0 is normal (001 Fig. 3, line 25); anything else ends the job.
-      // The master's failing program is reported by the master itself. The job fails before
-      // the peer is marked exited, so a waiter never reports "left the job" instead.
-      if (!msg.empty()) fail(msg, opt_.rank == 0, WaitStatus{status}.shell_code());
+      CAPE_LOG_AT(info, "net") << "node " << p.rank << " program " << WaitStatus{status}.describe()
+                               << (in_window ? " inside a region" : " outside any region");
+      // A slave ending with 0 is normal (001 Fig. 3, line 25); anything else inside a region
+      // ends the job. Outside one, the master runs the same sequential code and ends the
+      // same way, after printing what it prints first (program_exited): the job fails only
+      // when the master needs that slave or ends differently. The master's failing program
+      // is reported by the master itself. The job fails before the peer is marked exited,
+      // so a waiter never reports "left the job" instead.
+      if (!msg.empty() && (in_window || opt_.rank != 0)) fail(msg, opt_.rank == 0, WaitStatus{status}.shell_code());
       {
         std::lock_guard lk(mu_);
         p.exited = true;
@@ -134,6 +139,41 @@ void Node::on_frame(Peer& p, Frame& f) {
         p.exited = true;  // its EOF that follows is explained
       }
       cv_.notify_all();
+      return;
+    }
+    case FrameType::output: {
+      PayloadReader in(f.payload);
+      uint8_t s = in.u8();
+      std::span<const uint8_t> bytes = in.rest();
+      if (in.failed() || (s != static_cast<uint8_t>(Stream::out) && s != static_cast<uint8_t>(Stream::err))) {
+        std::string msg;
+        {
+          std::lock_guard lk(mu_);
+          msg = p.who() + " sent a malformed output frame";
+        }
+        fail(msg, true);
+        return;
+      }
+      if (opt_.on_output)
+        opt_.on_output(p.rank, static_cast<Stream>(s),
+                       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+      return;
+    }
+    case FrameType::input: {
+      PayloadReader in(f.payload);
+      bool eof = in.u8() != 0;
+      std::span<const uint8_t> bytes = in.rest();
+      if (in.failed()) {
+        std::string msg;
+        {
+          std::lock_guard lk(mu_);
+          msg = p.who() + " sent a malformed input frame";
+        }
+        fail(msg, true);
+        return;
+      }
+      if (opt_.on_input)
+        opt_.on_input(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), eof);
       return;
     }
     case FrameType::shutdown: {

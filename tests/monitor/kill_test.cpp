@@ -48,7 +48,7 @@ class FakeExchange : public cape::monitor::Exchange {
   }
   void wait_for(const std::string&,
                 const std::function<void(cape::ckpt::Checkpoint&&, int)>&) override {}
-  void program_exited(int) override { ++exits; }
+  void program_exited(int, bool) override { ++exits; }
   void set_region(const std::string&) override {}
   std::atomic<int> exits{0};
 
