@@ -4,7 +4,11 @@
  * allocate, grow and free them in different places (sequential part, `single`, `master`,
  * loop bodies) and check them on every node; everything they check is printed, so a node
  * that sees other bytes, or a block another node's allocator handed out again, shows as a
- * diff with gcc -fopenmp. */
+ * diff with gcc -fopenmp.
+ *
+ * The shared state is defined by the including file, before it includes this header
+ * (see heap_seq.c): cape-cc does not preprocess, so under --ckpt=tickpt it
+ * registers the file-scope variables it sees in the .c file only. */
 #ifndef CAPE_CONTRACT_HEAP_H
 #define CAPE_CONTRACT_HEAP_H
 
@@ -19,13 +23,6 @@ enum { K_MALLOC, K_CALLOC, K_REALLOC, K_MEMALIGN, K_ALIGNED, K_MMAP, K_BIG, NKIN
 static const char *const kind_name[NKIND] = {"malloc", "calloc", "realloc", "posix_memalign",
                                              "aligned_alloc", "mmap", "big malloc"};
 
-#define NB 14
-static unsigned char *block[NB];
-static size_t size[NB];
-static unsigned seed[NB];
-static int kind[NB];
-static size_t zero_wrong[NB];   /* calloc'd bytes that were not zero */
-static size_t kept_wrong[NB];   /* bytes a realloc did not keep */
 
 static inline void die(const char *what, size_t n) {
   printf("%s of %zu bytes failed\n", what, n);
@@ -107,7 +104,6 @@ struct item {
   int v;
   char text[];
 };
-static struct item *list;
 
 static inline void list_add(int from, int count) {
   for (int v = from; v < from + count; v++) {

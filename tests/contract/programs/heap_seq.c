@@ -3,6 +3,17 @@
  * blocks through the pointers in shared arrays, every node taking its share (rotated, so each
  * node reads blocks another node rewrote), and the sequential part checks them after each
  * region. */
+#include <stddef.h>
+
+/* The blocks' shared state, used by heap.h. */
+#define NB 14
+static unsigned char *block[NB];
+static size_t size[NB];
+static unsigned seed[NB];
+static int kind[NB];
+static size_t zero_wrong[NB];   /* calloc'd or mmap'd bytes that were not zero */
+static size_t kept_wrong[NB];   /* bytes a resize did not keep */
+static struct item *list;
 #include "heap.h"
 
 static unsigned long seen[NB], list_seen[8];

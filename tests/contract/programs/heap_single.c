@@ -5,6 +5,17 @@
  * allocator's state differed between nodes, those blocks would overlap ones made in `single`,
  * and the next region's checks would show it. A last region walks everything on every
  * node. */
+#include <stddef.h>
+
+/* The blocks' shared state, used by heap.h. */
+#define NB 14
+static unsigned char *block[NB];
+static size_t size[NB];
+static unsigned seed[NB];
+static int kind[NB];
+static size_t zero_wrong[NB];   /* calloc'd or mmap'd bytes that were not zero */
+static size_t kept_wrong[NB];   /* bytes a resize did not keep */
+static struct item *list;
 #include "heap.h"
 
 #define NX 6
