@@ -32,8 +32,8 @@ static inline void die(const char *what, size_t n) {
 static inline size_t size_of(int j, int round) {
   switch (j % NKIND) {
     case K_MMAP: return 70000 + (size_t)j * 4099 + (size_t)round * 8192;
-    case K_BIG: return (3u << 20) + (size_t)j + (size_t)round * 4096;
-    default: return 24 + (size_t)(j * j) * 2900 + (size_t)round * 1000;
+    case K_BIG: return (1u << 20) + (size_t)j + (size_t)round * 4096;
+    default: return 24 + (size_t)(j * j) * 1500 + (size_t)round * 1000;
   }
 }
 
