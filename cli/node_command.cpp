@@ -93,6 +93,8 @@ class NetExchange : public monitor::Exchange {
     }
     n_.program_exited(wait_status, in_window);
   }
+  void report_state(uint64_t begin, std::vector<uint8_t> digest) override { n_.report_state(begin, digest); }
+  std::vector<std::pair<int, std::vector<uint8_t>>> states(uint64_t begin) override { return n_.states(begin); }
   void program_streams(bool was_in_window, bool now_in_window) override {
     for (net::OutputPump* p : pumps_) p->at_call(was_in_window, now_in_window);
   }

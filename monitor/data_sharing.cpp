@@ -81,6 +81,12 @@ IntervalSet DataSharing::ranges(bool (*pred)(Attr)) const {
   return IntervalSet::of(std::move(v));
 }
 
+IntervalSet DataSharing::threadprivate_ranges() const {
+  std::vector<IntervalSet::Interval> v;
+  for (const Var& x : threadprivate_) v.emplace_back(x.addr, x.addr + x.size);
+  return IntervalSet::of(std::move(v));
+}
+
 IntervalSet DataSharing::registered() const {
   return ranges([](Attr a) { return !is_region_private(a); });
 }

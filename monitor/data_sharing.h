@@ -81,6 +81,7 @@ class DataSharing {
   // tracked set now, with the stack from `boundary` up).
   IntervalSet private_ranges(const AddressSpace& as, uint64_t boundary) const;
   IntervalSet registered() const;  // the registered variables that are not region-private
+  IntervalSet threadprivate_ranges() const;  // every node's own copies, program-wide
   // TICKPT compares only shared data (002 Sect. 4.3): the pages of the registered shared
   // and copyprivate variables and dynamic memory.
   IntervalSet tickpt_cover(const std::vector<Area>& areas) const;

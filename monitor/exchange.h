@@ -8,8 +8,11 @@
 // message names the node), which ends the job.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "ckpt/checkpoint.h"
 
@@ -43,6 +46,15 @@ class Exchange {
   virtual void program_streams(bool was_in_window, bool now_in_window) { (void)was_in_window, (void)now_in_window; }
   // What the node is doing now, for failure messages ("parallel region at prog.c:12").
   virtual void set_region(const std::string& where) = 0;
+  // The determinism check (determinism.h). Slave: sends the digest of its memory at the
+  // start of the `begin`-th region to the master. Master: the digests the slaves sent for
+  // it, by rank (call it once every slave's part of that region has arrived: each slave
+  // sends its digest before its part).
+  virtual void report_state(uint64_t begin, std::vector<uint8_t> digest) { (void)begin, (void)digest; }
+  virtual std::vector<std::pair<int, std::vector<uint8_t>>> states(uint64_t begin) {
+    (void)begin;
+    return {};
+  }
 };
 
 }  // namespace cape::monitor

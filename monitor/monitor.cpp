@@ -18,6 +18,7 @@
 #include "monitor/checkpoint_store.h"
 #include "monitor/create.h"
 #include "monitor/data_sharing.h"
+#include "monitor/determinism.h"
 #include "monitor/inject.h"
 #include "monitor/map_changes.h"
 #include "monitor/places.h"
@@ -58,6 +59,8 @@ class Monitor final : public CallServer {
  private:
   long dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2, uint64_t boundary);
   // The runtime calls (each returns the answer for the program, 0 unless it asks for one).
+  long region_begin(const StoppedThread& st, uint64_t where, uint64_t boundary);
+  void check_states();
   long start(const StoppedThread& st, uint64_t boundary);
   long stop(const StoppedThread& st);
   long declare(Attr a, uint64_t addr, uint64_t size, ckpt::Reduction red = {});
@@ -80,6 +83,8 @@ class Monitor final : public CallServer {
   DataSharing sharing_;
   CheckpointStore store_;
   Places places_;
+  uint64_t begins_ = 0;                 // cape_region_begin() calls so far
+  std::optional<StateDigest> unchecked_;  // the master's digest, until the slaves' are compared
 };
 
 void Monitor::new_image(pid_t pid) {
@@ -120,6 +125,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_MASTER: return rank_ == 0;
     case CAPE_OP_NODE_ID: return rank_;
     case CAPE_OP_NUM_NODES: return size_;
+    case CAPE_OP_REGION_BEGIN: return region_begin(st, a1, boundary);
     case CAPE_OP_LAST_PARALLEL: return 0;  // not knowable here; see docs/monitor.md
     case CAPE_OP_START: return start(st, boundary);
     case CAPE_OP_SET_SHARED: return declare(Attr::shared, a1, a2);
@@ -144,6 +150,38 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     default:
       throw UserError("unknown runtime call " + std::to_string(op) +
                       " (libcape and cape come from different versions?)");
+  }
+}
+
+// A parallel region begins (libcape_cc's fork): every node must hold the same memory here.
+long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t boundary) {
+  ++begins_;
+  std::string site = where ? st.tracee.read_c_string(where) : std::string();
+  places_.set_region_site(site);
+  if (ex_ && size_ > 1) {
+    // Not the stack: its unused bytes (a local not yet written, the slots of a call made on
+    // one node only) legitimately differ between nodes.
+    std::vector<Area> areas = space_.tracked(boundary);
+    std::erase_if(areas, [](const Area& a) { return a.kind == Area::stack; });
+    StateDigest d = digest_state(st.tracee, areas, sharing_.threadprivate_ranges());
+    d.begin = begins_;
+    d.where = site;
+    if (rank_ == 0)
+      unchecked_ = std::move(d);
+    else
+      ex_->report_state(begins_, encode_state(d));
+  }
+  return size_;
+}
+
+// The master, once every slave's part of the region has arrived (their digests came first).
+void Monitor::check_states() {
+  if (!unchecked_) return;
+  StateDigest mine = std::move(*unchecked_);
+  unchecked_.reset();
+  for (auto& [rank, blob] : ex_->states(mine.begin)) {
+    std::string why = compare_states(mine, decode_state(blob), rank, places_.symbols(space_));
+    if (!why.empty()) throw UserError(why);
   }
 }
 
@@ -276,6 +314,7 @@ long Monitor::wait_for(const StoppedThread& st, const std::string& name) {
       *have = std::move(m.merged);
     });
   }
+  if (ex_ && size_ > 1) check_states();  // before the merged parts are injected anywhere
   if (!store_.find(name)) store_.put(name, ckpt::Checkpoint{});
   stamp_and_keep(*store_.find(name), name);
   return 0;

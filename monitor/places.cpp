@@ -46,6 +46,7 @@ const ckpt::SymbolTable& Places::symbols(const AddressSpace& as) {
 }
 
 std::string Places::start_site(const AddressSpace& as) {
+  if (!region_site_.empty()) return region_site_;
   if (!start_pc_) return "?";
   auto it = sites_.find(start_pc_);
   if (it != sites_.end()) return it->second;

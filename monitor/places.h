@@ -18,12 +18,17 @@ class Places {
  public:
   // start(): the call's return address, just below its frame `boundary` (0 if unreadable).
   void at_start(const Tracee& t, uint64_t boundary);
-  // "file:line" of the current region's start() call (once per call site), "?" if unknown.
+  // cape_region_begin("file:line"): the region's site as the translator named it, for this
+  // region's start() calls ("" = none: they are looked up).
+  void set_region_site(std::string where) { region_site_ = std::move(where); }
+  // "file:line" of the current region: as the program named it, else of its start() call
+  // (once per call site), "?" if unknown.
   std::string start_site(const AddressSpace& as);
   // The executable's symbols (loaded once; empty if it cannot be read).
   const ckpt::SymbolTable& symbols(const AddressSpace& as);
 
  private:
+  std::string region_site_;
   uint64_t start_pc_ = 0;                  // return address of the region's start() call
   std::unique_ptr<ckpt::SymbolTable> symbols_;
   std::map<uint64_t, std::string> sites_;  // start() return address -> "file:line"

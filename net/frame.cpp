@@ -96,6 +96,7 @@ const char* to_string(FrameType t) {
     case FrameType::node_failed: return "node_failed";
     case FrameType::output: return "output";
     case FrameType::input: return "input";
+    case FrameType::state: return "state";
   }
   return "unknown";
 }
@@ -130,7 +131,7 @@ std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_paylo
   if (in[6] != 0 || in[7] != 0) return "reserved header bytes are not zero";
   uint8_t t = in[5];
   if (t < static_cast<uint8_t>(FrameType::challenge) ||
-      t > static_cast<uint8_t>(FrameType::input))
+      t > static_cast<uint8_t>(FrameType::state))
     return "unknown frame type " + std::to_string(t);
   uint64_t len = get_u64(in + 8);
   if (len > max_payload)

@@ -58,6 +58,7 @@ enum class FrameType : uint8_t {
   node_failed = 11,  // slave -> master: its cape node failed (not its program): status + why
   output = 12,    // slave -> master: what its program printed in a region: stream u8 + bytes
   input = 13,     // master -> slaves: the job's stdin: eof u8 + bytes (program_io.h)
+  state = 14,     // slave -> master: the digest of its memory as a region begins: u64 + bytes
 };
 const char* to_string(FrameType t);
 

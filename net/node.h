@@ -26,6 +26,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -92,6 +93,11 @@ class Node {
   // terminal. Master: the job's stdin, to every slave (program_io.h).
   void send_output(Stream stream, std::string_view bytes);
   void broadcast_input(std::string_view chunk, bool eof);
+  // The determinism check (monitor/determinism.h). Slave: the digest of its memory as its
+  // `begin`-th region begins, to the master. Master: the digests the slaves sent for it,
+  // by rank (older ones are dropped).
+  void report_state(uint64_t begin, const std::vector<uint8_t>& digest);
+  std::vector<std::pair<int, std::vector<uint8_t>>> states(uint64_t begin);
   // Master: tells the slaves, waits up to `timeout` for those still running to finish,
   // then shuts the rest down. A failing status fails the job. Slave: reports and leaves.
   // `in_window`: the program ended inside a parallel region's window. A slave whose program
@@ -150,6 +156,7 @@ class Node {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   Mailboxes mail_;  // guarded by mu_
+  std::map<uint64_t, std::vector<std::pair<int, std::vector<uint8_t>>>> states_;  // guarded by mu_
   std::optional<std::string> failure_;
   int failure_exit_code_ = 1;
   std::string region_;

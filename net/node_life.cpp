@@ -57,6 +57,29 @@ void Node::broadcast_input(std::string_view chunk, bool eof) {
   }
 }
 
+void Node::report_state(uint64_t begin, const std::vector<uint8_t>& digest) {
+  if (opt_.rank == 0) return;
+  Peer& m = *peers_[0];
+  {
+    std::lock_guard lk(mu_);
+    if (!m.joined || m.closed) return;
+  }
+  PayloadWriter w;
+  w.u64(begin);
+  w.bytes(digest);
+  IoResult r = m.send(FrameType::state, {std::array<iovec, 1>{iov_of(w.buffer().data(), w.buffer().size())}}, opt_.timeout);
+  if (!r.ok()) CAPE_LOG_AT(info, "net") << "sending the memory digest to the master: " << r.describe();
+}
+
+std::vector<std::pair<int, std::vector<uint8_t>>> Node::states(uint64_t begin) {
+  std::lock_guard lk(mu_);
+  std::vector<std::pair<int, std::vector<uint8_t>>> out;
+  auto it = states_.find(begin);
+  if (it != states_.end()) out = std::move(it->second);
+  states_.erase(states_.begin(), states_.upper_bound(begin));
+  return out;
+}
+
 void Node::program_exited(int wait_status, bool in_window) {
   std::string region;
   {

@@ -176,6 +176,23 @@ void Node::on_frame(Peer& p, Frame& f) {
         opt_.on_input(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), eof);
       return;
     }
+    case FrameType::state: {
+      PayloadReader in(f.payload);
+      uint64_t begin = in.u64();
+      std::span<const uint8_t> digest = in.rest();
+      if (in.failed()) {
+        std::string msg;
+        {
+          std::lock_guard lk(mu_);
+          msg = p.who() + " sent a malformed state frame";
+        }
+        fail(msg, true);
+        return;
+      }
+      std::lock_guard lk(mu_);
+      states_[begin].emplace_back(p.rank, std::vector<uint8_t>(digest.begin(), digest.end()));
+      return;
+    }
     case FrameType::shutdown: {
       CAPE_LOG_AT(info, "net") << "the master ended the job";
       {

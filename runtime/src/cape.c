@@ -191,6 +191,9 @@ void cape_broadcast(const char* ck) { trap(__func__, CAPE_OP_BROADCAST, (long)ck
 int cape_last_parallel(void) { return (int)trap(__func__, CAPE_OP_LAST_PARALLEL, 0, 0, BOUNDARY); }
 int cape_node_id(void) { return (int)trap(__func__, CAPE_OP_NODE_ID, 0, 0, BOUNDARY); }
 int cape_num_nodes(void) { return (int)trap(__func__, CAPE_OP_NUM_NODES, 0, 0, BOUNDARY); }
+int cape_region_begin(const char* where) {
+  return (int)trap(__func__, CAPE_OP_REGION_BEGIN, (long)where, 0, BOUNDARY);
+}
 
 /* Data sharing: the monitor keeps the attribute table; nothing is stored here. */
 #define ATTR(fn, OP) \

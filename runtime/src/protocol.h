@@ -59,6 +59,9 @@ enum cape_op {
   CAPE_OP_REDUCTION,
   CAPE_OP_SET_CKPT_MODEL, /* rdi = model */
   CAPE_OP_SET_ORDER,      /* rdi = order */
+  /* rdi = "file:line" of the region (or 0); answers the number of nodes. Every node's
+   * memory must be the same here: the monitor digests it (the determinism check). */
+  CAPE_OP_REGION_BEGIN,
   CAPE_OP_COUNT
 };
 

@@ -41,7 +41,7 @@ static int max_threads(int nodes, int master_idle) {
 #define MAX_LEVELS 64
 static struct team saved[MAX_LEVELS];
 
-int cape_cc_fork(int num_threads, int cond, int flags) {
+int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   int master_idle = (flags & CAPE_CC_MASTER_IDLE) != 0;
   if (level >= MAX_LEVELS) {
     fprintf(stderr, "cape: parallel regions nested deeper than %d\n", MAX_LEVELS);
@@ -54,7 +54,8 @@ int cape_cc_fork(int num_threads, int cond, int flags) {
     cur = (struct team){0, 1, 0, 0};
     return 0;
   }
-  int nodes = cape_num_nodes();
+  /* Every node is here with the same memory (the determinism check: cape.h). */
+  int nodes = cape_region_begin(where);
   if (nodes > CAPE_CC_MAX_NODES) {
     fprintf(stderr, "cape: %d nodes, translated code supports at most %d\n", nodes,
             CAPE_CC_MAX_NODES);

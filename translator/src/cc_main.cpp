@@ -232,7 +232,13 @@ int main(int argc, char** argv) {
     for (auto& i : res.includes) cmd.push_back("-I" + i);
     cmd.push_back("-D_OPENMP=201107");
     cmd.insert(cmd.end(), gcc_args.begin(), gcc_args.end());
-    if (link) cmd.insert(cmd.end(), res.libs.begin(), res.libs.end());
+    if (link) {
+      cmd.insert(cmd.end(), res.libs.begin(), res.libs.end());
+      // Symbols bound at start-up, not at their first call: a lazy binding writes the GOT
+      // (tracked memory) on the node that calls the function first, so nodes would differ
+      // (and carry GOT words in their checkpoints) for nothing.
+      cmd.push_back("-Wl,-z,now");
+    }
     status = run(cmd, verbose);
   }
   std::error_code ec;

@@ -64,6 +64,15 @@ void TranslationContext::gen_begin(Construct* c, const std::string& what) {
          (what.empty() ? "" : ", " + what) + " */\n");
 }
 
+std::string TranslationContext::where(const Construct* c) const {
+  std::string s = d.filename() + ":" + std::to_string(t[c->dir.first_tok].line), lit = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') lit += '\\';
+    lit += ch;
+  }
+  return lit + "\"";
+}
+
 void TranslationContext::unsupported(Construct* c, const std::string& reason) {
   d.error_at(name_tok(c->dir), "'omp " + c->dir.name + "' is not supported by CAPE: " + reason);
 }

@@ -64,6 +64,8 @@ class TranslationContext {
   void unsupported(Construct* c, const std::string& reason);
   // The flags of cape_cc_fork() for a parallel for or parallel sections.
   std::string fork_flags() const { return opt.master_idle ? "CAPE_CC_MASTER_IDLE" : "0"; }
+  // "file:line" of construct c as a C string literal: the region's name in cape's messages.
+  std::string where(const Construct* c) const;
   // last_parallel() of construct c: "1" or "0".
   std::string last_of(const Construct* c) const { return last.count(c->id) ? "1" : "0"; }
 

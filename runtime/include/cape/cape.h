@@ -27,6 +27,11 @@ void cape_broadcast(const char *ck);           /* master: send `ck` to every sla
 int cape_last_parallel(void);   /* 1 when the current parallel region is the program's last */
 int cape_node_id(void);         /* this node's rank, 0 .. cape_num_nodes()-1 */
 int cape_num_nodes(void);       /* number of nodes in the job */
+/* A parallel region at `where` ("file:line", or NULL) is about to begin: every node's memory
+ * must be the same here, and the monitor checks that it is (a sequential part that read the
+ * clock or a random seed is reported, not left to give wrong results). Returns the number
+ * of nodes. The messages about the region name `where`. */
+int cape_region_begin(const char *where);
 
 /* Data sharing and reductions (002_2c61c2cb27f62a9a.txt Table 2, Fig. 6-7): the clause
  * calls come before the region's cape_start() and hold until its cape_stop(). `size` is

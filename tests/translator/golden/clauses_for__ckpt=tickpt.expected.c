@@ -28,7 +28,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   static __thread cape_share_t cape_sh_1;
   static __thread unsigned long long cape_b_1, cape_k_1;
   static __thread int cape_s_1;
-  if (cape_cc_fork(0, 1, 0)) {
+  if (cape_cc_fork(0, 1, 0, "clauses_for.c:7")) {
     if (cape_master()) {                    /* Fig. 3 line 1 */
       cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
       cape_set_default_none();
@@ -69,6 +69,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
       cape_set_lastprivate((void *)&i, sizeof(i));
       cape_set_lastprivate((void *)&last, sizeof(last));
       cape_reduction((void *)&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
+      cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */
       cape_set_order((long)cape_cc_order(cape_n_1, 0));
       cape_start();                         /* line 16 */
       cape_sh_1 = cape_desc[cape_node_id()];

@@ -17,7 +17,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   static __thread cape_share_t cape_sh_1;
   static __thread unsigned long long cape_b_1, cape_k_1;
   static __thread int cape_s_1;
-  if (cape_cc_fork(0, 1, CAPE_CC_MASTER_IDLE)) {
+  if (cape_cc_fork(0, 1, CAPE_CC_MASTER_IDLE, "parallel_for.c:6")) {
     if (cape_master()) {                    /* Fig. 3 line 1 */
       cape_start();                         /* line 2 */
       for (cape_s_1 = 1; cape_s_1 < cape_num_nodes(); ++cape_s_1) { /* line 3: a chunk per slave */

@@ -16,7 +16,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   CAPE_CC_SAVE(cape_pv_7_x, x);
   static __thread __typeof__(x) cape_pt_7_x __attribute__((unused)); /* for barriers */
   static __thread __typeof__(sum) cape_ri_7_sum __attribute__((unused)), cape_rp_7_sum __attribute__((unused)); /* the identity, the partial result */
-  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM)) {
+  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM, "region_clauses.c:9")) {
     /* copyin: the master's threadprivate values, to every node */
     static __thread __typeof__(counter) cape_ci_7_counter;
     if (cape_master()) {

@@ -23,12 +23,13 @@ typedef struct cape_share {
   unsigned long long lo, hi, stride, chunk;
 } cape_share_t;
 
-/* Begins a parallel region, before cape_start(). num_threads: the num_threads clause or 0;
+/* Begins a parallel region, before cape_start(). `where`: the construct's "file:line", the
+ * region's name in cape's messages (cape_region_begin). num_threads: the num_threads clause or 0;
  * cond: the if clause (1 without one); flags: CAPE_CC_MASTER_IDLE for cape-cc --master-idle (the master takes
  * no share, exact 001_3036025dc34c4021.txt Fig. 3). Returns 1 when the region runs on the
  * nodes, 0 when it runs serially on every node (nested region, if(0), one node or one
  * thread); in both cases the omp_ calls answer for the new team. */
-int cape_cc_fork(int num_threads, int cond, int flags);
+int cape_cc_fork(int num_threads, int cond, int flags, const char *where);
 #define CAPE_CC_MASTER_IDLE 1
 #define CAPE_CC_WHOLE_TEAM 2 /* a `parallel` region: one thread per node, whatever is asked */
 /* This node's thread number in the current team, -1 when it has no share. */

@@ -21,7 +21,7 @@ namespace {
 constexpr std::string_view kFork = R"c(  static __thread cape_share_t $sh;
   static __thread unsigned long long $b, $k;
   static __thread int $s;
-  if (cape_cc_fork($num_threads, $cond, $flags)) {
+  if (cape_cc_fork($num_threads, $cond, $flags, $where)) {
 $copyin
     if (cape_master()) {                    /* Fig. 3 line 1 */
 $master_calls
@@ -69,12 +69,14 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
     else priv.insert(priv.begin(), L.var);
   }
   Holes h = loop_holes(id);
-  h.set("chunk", cl.chunk).set("num_threads", cl.num_threads).set("cond", cl.cond).set("flags", cx.fork_flags());
+  h.set("chunk", cl.chunk).set("num_threads", cl.num_threads).set("cond", cl.cond).set("flags", cx.fork_flags()).set("where", cx.where(c));
   // The implicit (TICKPT) registrations first: the monitor keeps the later call on a variable.
   std::string calls = tickpt_shared(cx, c, cl, L.var, "      ") + clause_calls(cx, cl, c->dir.first_tok, "      ");
-  std::string master_calls = calls;
+  // The `before` shares travel (the master's writes) and their clearing too (every node's
+  // inject of the master's `after` must take it, or the nodes' cape_desc would differ).
   if (cx.opt.tickpt || cl.default_none)
-    master_calls += "      cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */\n";
+    calls += "      cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */\n";
+  std::string master_calls = calls;
   if (!cl.lastpriv.empty()) {  // Def. 4.2: the later share's value wins
     std::string order = h.fill("      cape_set_order((long)cape_cc_order($n, $chunk));\n");
     calls += order;

@@ -28,6 +28,7 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
     identities += r.fill("    CAPE_CC_SAVE($ri, $x); /* start() gave it the identity */\n");
   }
   Holes h{{"cond", cl.cond},
+          {"where", cx.where(c)},
           {"copyin", copyin_code(cl, id)},
           {"calls", shared + clause_calls(cx, cl, c->dir.first_tok, "    ")},
           {"identities", identities}};
@@ -38,7 +39,7 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
   cx.gen(save_privates(priv, id, false));
   cx.gen(pt);
   cx.gen(ri);
-  cx.gen(h.fill(R"c(  if (cape_cc_fork(0, $cond, CAPE_CC_WHOLE_TEAM)) {
+  cx.gen(h.fill(R"c(  if (cape_cc_fork(0, $cond, CAPE_CC_WHOLE_TEAM, $where)) {
 $copyin
 $calls
     cape_start();

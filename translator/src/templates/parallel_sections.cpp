@@ -20,6 +20,7 @@ void parallel_sections(TranslationContext& cx, Construct* c, const Enclosing& en
   Holes h{{"num_threads", cl.num_threads},
           {"cond", cl.cond},
           {"flags", cx.fork_flags()},
+          {"where", cx.where(c)},
           {"copyin", copyin_code(cl, id)},
           {"calls", tickpt_shared(cx, c, cl, "", "    ") + clause_calls(cx, cl, c->dir.first_tok, "    ")},
           {"sections", std::to_string(secs.size())},
@@ -32,7 +33,7 @@ void parallel_sections(TranslationContext& cx, Construct* c, const Enclosing& en
   cx.gen(in_memory(cx, c, cl, ""));
   cx.gen(save_privates(priv, id, false));
   cx.gen(save_privates(cl.lastpriv, id, false));
-  cx.gen(h.fill(R"c(  if (cape_cc_fork($num_threads, $cond, $flags)) {
+  cx.gen(h.fill(R"c(  if (cape_cc_fork($num_threads, $cond, $flags, $where)) {
 $copyin
 $calls
 $order

@@ -1,0 +1,177 @@
+#include "monitor/determinism.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ckpt/checkpoint.h"
+#include "ckpt/hash.h"
+#include "util/error.h"
+
+namespace cape::monitor {
+
+namespace {
+
+constexpr size_t kChunks = 64;            // hashes per area at most
+constexpr size_t kReadPiece = 1 << 20;    // bytes read at a time
+
+void put64(std::vector<uint8_t>& out, uint64_t v) {
+  uint8_t b[8];
+  std::memcpy(b, &v, 8);
+  out.insert(out.end(), b, b + 8);
+}
+
+struct Reader {
+  std::span<const uint8_t> in;
+  size_t at = 0;
+  uint64_t u64() {
+    if (in.size() - at < 8) throw UserError("a malformed memory digest from another node");
+    uint64_t v;
+    std::memcpy(&v, in.data() + at, 8);
+    at += 8;
+    return v;
+  }
+};
+
+std::string where_is(const StateDigest::Part& p) {
+  switch (p.kind) {
+    case Area::data: return "the executable's data";
+    case Area::bss: return "the executable's .bss";
+    case Area::heap: return "the brk heap";
+    case Area::stack: return "the stack";
+    case Area::anon: return "anonymous memory (the heap: malloc, mmap)";
+  }
+  return "memory";
+}
+
+}  // namespace
+
+StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, const IntervalSet& zeroed) {
+  // The same memory may be cut into mappings differently on two nodes (a range mapped in
+  // two steps here, in one there): neighbours of one kind are one part.
+  std::vector<Area> joined;
+  for (const Area& a : tracked) {
+    if (!joined.empty() && joined.back().end == a.start && joined.back().kind == a.kind)
+      joined.back().end = a.end;
+    else
+      joined.push_back(a);
+  }
+  StateDigest d;
+  std::vector<uint8_t> buf(kReadPiece);
+  for (const Area& a : joined) {
+    StateDigest::Part p;
+    p.start = a.start;
+    p.end = a.end;
+    p.kind = a.kind;
+    uint64_t size = a.size();
+    p.chunk = std::max<uint64_t>(kPageSize, (size + kChunks - 1) / kChunks);
+    p.chunk = (p.chunk + kPageSize - 1) & ~(kPageSize - 1);
+    for (uint64_t c = a.start; c < a.end; c += p.chunk) {
+      uint64_t ce = std::min(a.end, c + p.chunk);
+      ckpt::Hasher h;
+      for (uint64_t s = c; s < ce; s += kReadPiece) {
+        size_t n = std::min<uint64_t>(kReadPiece, ce - s);
+        std::span<uint8_t> piece(buf.data(), n);
+        size_t got = t.read_bytes_fallible(s, piece);
+        std::fill(piece.begin() + static_cast<std::ptrdiff_t>(got), piece.end(), uint8_t{0});  // unmapped meanwhile
+        for (auto it = zeroed.first_ending_after(s); it != zeroed.end() && it->first < s + n; ++it) {
+          uint64_t lo = std::max(s, it->first), hi = std::min(s + n, it->second);
+          std::memset(buf.data() + (lo - s), 0, hi - lo);
+        }
+        h.update(buf.data(), n);
+      }
+      p.hashes.push_back(h.digest());
+    }
+    d.parts.push_back(std::move(p));
+  }
+  return d;
+}
+
+std::vector<uint8_t> encode_state(const StateDigest& d) {
+  std::vector<uint8_t> out;
+  put64(out, d.begin);
+  put64(out, d.where.size());
+  out.insert(out.end(), d.where.begin(), d.where.end());
+  put64(out, d.parts.size());
+  for (const StateDigest::Part& p : d.parts) {
+    put64(out, p.start);
+    put64(out, p.end);
+    put64(out, p.chunk);
+    put64(out, static_cast<uint64_t>(p.kind));
+    put64(out, p.hashes.size());
+    for (uint64_t h : p.hashes) put64(out, h);
+  }
+  return out;
+}
+
+StateDigest decode_state(std::span<const uint8_t> bytes) {
+  Reader r{bytes};
+  StateDigest d;
+  d.begin = r.u64();
+  uint64_t n = r.u64();
+  if (n > bytes.size() - r.at) throw UserError("a malformed memory digest from another node");
+  d.where.assign(reinterpret_cast<const char*>(bytes.data() + r.at), n);
+  r.at += n;
+  uint64_t parts = r.u64();
+  if (parts > bytes.size() / 40) throw UserError("a malformed memory digest from another node");
+  for (uint64_t i = 0; i < parts; ++i) {
+    StateDigest::Part p;
+    p.start = r.u64();
+    p.end = r.u64();
+    p.chunk = r.u64();
+    uint64_t kind = r.u64();
+    uint64_t hashes = r.u64();
+    if (kind > Area::anon || hashes > kChunks || p.end < p.start)
+      throw UserError("a malformed memory digest from another node");
+    p.kind = static_cast<Area::Kind>(kind);
+    for (uint64_t k = 0; k < hashes; ++k) p.hashes.push_back(r.u64());
+    d.parts.push_back(std::move(p));
+  }
+  if (r.at != bytes.size()) throw UserError("a malformed memory digest from another node");
+  return d;
+}
+
+std::string compare_states(const StateDigest& master, const StateDigest& slave, int slave_rank,
+                           const ckpt::SymbolTable& symbols) {
+  std::string region = "parallel region " + (master.where.empty() ? std::to_string(master.begin) : master.where);
+  std::string node = "node " + std::to_string(slave_rank);
+  const std::string why =
+      ": the sequential part before it did not compute the same values on every node (cape runs it on every "
+      "node: it must not depend on the clock, the pid, random seeds taken from them, uninitialised memory, or "
+      "files that differ between nodes; README, \"What every node must agree on\")";
+  if (slave.begin != master.begin || slave.where != master.where)
+    return node + " reached " + (slave.where.empty() ? "another region" : slave.where) + " where the master began " +
+           region + why;
+  // Areas by address: the first one that differs in place, size or contents.
+  size_t n = std::max(master.parts.size(), slave.parts.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (i >= master.parts.size() || i >= slave.parts.size() || master.parts[i].start != slave.parts[i].start ||
+        master.parts[i].end != slave.parts[i].end) {
+      const StateDigest::Part& p = i < master.parts.size() ? master.parts[i] : slave.parts[i];
+      return node + "'s memory map differs from the master's at the start of " + region + ", near " +
+             ckpt::hex_address(p.start) + " (" + where_is(p) + ")" + why;
+    }
+    const StateDigest::Part& m = master.parts[i];
+    const StateDigest::Part& s = slave.parts[i];
+    for (size_t k = 0; k < m.hashes.size() && k < s.hashes.size(); ++k) {
+      if (m.hashes[k] == s.hashes[k]) continue;
+      uint64_t lo = m.start + k * m.chunk, hi = std::min(m.end, lo + m.chunk);
+      std::string vars;
+      int named = 0;
+      for (uint64_t a = lo; a < hi && named < 4;) {
+        const ckpt::Symbol* sym = symbols.find(a);
+        if (!sym) {
+          a += 8;
+          continue;
+        }
+        vars += (named++ ? ", `" : "`") + sym->name + "`";
+        a = std::max(a + 1, sym->address + std::max<uint64_t>(sym->size, 1));
+      }
+      return node + "'s memory differs from the master's at the start of " + region + ": in " + where_is(m) +
+             " at " + ckpt::hex_address(lo) + "-" + ckpt::hex_address(hi) +
+             (vars.empty() ? std::string() : " (" + vars + (named == 4 ? ", ..." : "") + ")") + why;
+    }
+  }
+  return "";
+}
+
+}  // namespace cape::monitor
