@@ -1,11 +1,15 @@
 #include "monitor/determinism.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cstring>
 
 #include "ckpt/checkpoint.h"
 #include "ckpt/hash.h"
+#include "monitor/pagemap.h"
 #include "util/error.h"
+#include "util/scoped_fd.h"
 
 namespace cape::monitor {
 
@@ -57,6 +61,11 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
   }
   StateDigest d;
   std::vector<uint8_t> buf(kReadPiece);
+  static const std::vector<uint8_t> zeros(kReadPiece, 0);
+  // Only pages that hold data are read: most of a big .bss or heap is often never touched
+  // (zeros on every node), and reading it would cost as much as copying it.
+  util::ScopedFd pagemap(::open(("/proc/" + std::to_string(t.pid()) + "/pagemap").c_str(), O_RDONLY | O_CLOEXEC));
+  std::vector<std::pair<uint64_t, uint64_t>> populated;
   for (const Area& a : joined) {
     StateDigest::Part p;
     p.start = a.start;
@@ -65,11 +74,22 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
     uint64_t size = a.size();
     p.chunk = std::max<uint64_t>(kPageSize, (size + kChunks - 1) / kChunks);
     p.chunk = (p.chunk + kPageSize - 1) & ~(kPageSize - 1);
+    if (!pagemap.valid() || !populated_ranges(pagemap.get(), page_down(a.start), a.end, populated))
+      populated = {{a.start, a.end}};
+    auto next = populated.begin();
     for (uint64_t c = a.start; c < a.end; c += p.chunk) {
       uint64_t ce = std::min(a.end, c + p.chunk);
       ckpt::Hasher h;
-      for (uint64_t s = c; s < ce; s += kReadPiece) {
-        size_t n = std::min<uint64_t>(kReadPiece, ce - s);
+      for (uint64_t s = c; s < ce;) {
+        while (next != populated.end() && next->second <= s) ++next;
+        bool data = next != populated.end() && next->first <= s;
+        uint64_t e = std::min(ce, data ? next->second : (next != populated.end() ? next->first : ce));
+        size_t n = std::min<uint64_t>(kReadPiece, e - s);
+        if (!data) {
+          h.update(zeros.data(), n);
+          s += n;
+          continue;
+        }
         std::span<uint8_t> piece(buf.data(), n);
         size_t got = t.read_bytes_fallible(s, piece);
         std::fill(piece.begin() + static_cast<std::ptrdiff_t>(got), piece.end(), uint8_t{0});  // unmapped meanwhile
@@ -78,6 +98,7 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
           std::memset(buf.data() + (lo - s), 0, hi - lo);
         }
         h.update(buf.data(), n);
+        s += n;
       }
       p.hashes.push_back(h.digest());
     }

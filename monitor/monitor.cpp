@@ -12,6 +12,8 @@
 //   exchange.h        send, receive, broadcast, wait_for: the network (net/, through cli/)
 #include "monitor/monitor.h"
 
+#include <chrono>
+
 #include "ckpt/format.h"
 #include "ckpt/ops.h"
 #include "monitor/address_space.h"
@@ -163,7 +165,13 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
     // one node only) legitimately differ between nodes.
     std::vector<Area> areas = space_.tracked(boundary);
     std::erase_if(areas, [](const Area& a) { return a.kind == Area::stack; });
+    auto t0 = std::chrono::steady_clock::now();
     StateDigest d = digest_state(st.tracee, areas, sharing_.threadprivate_ranges());
+    uint64_t bytes = 0;
+    for (const Area& a : areas) bytes += a.size();
+    CAPE_LOG_AT(debug, "monitor") << "region_begin(" << site << "): digest of " << bytes / 1024 << " KiB in "
+                                  << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()
+                                  << " ms";
     d.begin = begins_;
     d.where = site;
     if (rank_ == 0)

@@ -185,11 +185,9 @@ TEST_P(HeapStress, OneNodeUnderTheMonitorAsOpenMP) {
 }
 
 // On several nodes the node arenas grow inside regions (blocks up to 8 MiB), and the other
-// nodes must replay that growth (mprotect) before injecting: the monitor's side, not done
-// yet (docs/monitor.md "What a window's checkpoint may now contain"). Today the job stops
-// with `inject("after"): the run at 0x2810... is outside the program's tracked writable
-// memory`. Enable when the monitor replays arena growth.
-TEST_P(HeapStress, DISABLED_ThreeNodesAsOpenMP) {
+// nodes replay that growth (the checkpoints' mapping changes, monitor/map_changes.h) before
+// injecting.
+TEST_P(HeapStress, ThreeNodesAsOpenMP) {
   TempDir d;
   ASSERT_NO_FATAL_FAILURE(build(d, "heap_stress", {GetParam()}));
   Result want = run(d, {d.path + "/native"}, {"OMP_NUM_THREADS=3"});
