@@ -158,8 +158,11 @@ int run_job(const RunArgs& a) {
     throw;
   }
 
-  // Wait for the master. A slave that ends badly first gives the master `timeout` to notice
-  // (it then prints the job's one message); after that the launcher ends the job itself.
+  // Wait for the master. A slave node killed by a signal gives the master `timeout` to notice
+  // (it then prints the job's one message); after that the launcher ends the job itself. A
+  // slave node that exited with a status is the master node's to judge: its program may have
+  // ended in the sequential part, which the master's runs too (docs/net.md, "Output and
+  // input"), and the master node knows when it needs that slave.
   const auto grace = std::chrono::milliseconds(static_cast<long>(a.timeout * 1000) + 2000);
   std::optional<Clock::time_point> slave_failed_at;
   std::string slave_failure;
@@ -168,7 +171,7 @@ int run_job(const RunArgs& a) {
   auto note = [&](const net::NodeEnd& e) {
     if (e.rank == 0) {
       master_status = e.wait_status;
-    } else if (!e.ok && !slave_failed_at) {
+    } else if (!e.ok && !slave_failed_at && (!e.local || WaitStatus{e.wait_status}.kind() == WaitStatus::signaled)) {
       slave_failed_at = Clock::now();
       slave_failure = e.what;
       if (e.local) slave_failure += "; see " + a.output_dir + "/node." + std::to_string(e.rank) + ".log";
