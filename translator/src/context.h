@@ -55,6 +55,9 @@ class TranslationContext {
   void emit_stmt(Stmt* s, const Enclosing& enc) { emit_range(s->all.b, s->all.e, s->all.cs, enc, true); }
   // Opens a construct's generated block, attributed to the pragma's line.
   void gen_begin(Construct* c, const std::string& what);
+  // The next output line is token tok's line in its user file (or line `line` of that file).
+  void line_at(int tok) { em.line(d.file_of(tok), t[tok].line); }
+  void line_at(int tok, int line) { em.line(d.file_of(tok), line); }
   // Generated code, from the start of a line.
   void gen(const std::string& s) {
     em.newline();

@@ -135,7 +135,7 @@ std::string translate(Driver& drv, const Options& options) {
       cx.em.raw("/* The `before` checkpoints of 001_3036025dc34c4021.txt Fig. 3 carry these. */\n"
                 "static cape_share_t cape_desc[CAPE_CC_MAX_NODES] __attribute__((unused));\n");
   }
-  cx.em.line(1);
+  cx.em.line(drv.filename(), 1);
   if (!ast.unit.empty()) cx.emit_range(ast.unit.b, ast.unit.e, ast.unit.cs, Enclosing{}, true, /*exact=*/true);
   // Trailing trivia after the last token lives on the End token.
   if (cx.t.size() > 0 && cx.t[cx.t.size() - 1].kind == TokKind::End) cx.em.raw(cx.t[cx.t.size() - 1].trivia);

@@ -85,10 +85,10 @@ std::string reduction_calls(const Clauses& cl, const std::string& ind) {
 
 void reduction_checks(TranslationContext& cx, const Clauses& cl) {
   for (auto& rd : cl.red) {
-    const Token& t = cx.t[rd.tok];
+    int col = cx.d.user_col(rd.tok);  // gcc's error then points at the variable in the pragma
     bool bitwise = rd.op == "&" || rd.op == "|" || rd.op == "^";
-    cx.em.line(t.line);
-    cx.em.raw(Holes{{"indent", std::string(t.col > 1 ? t.col - 1 : 0, ' ')},
+    cx.line_at(rd.tok);
+    cx.em.raw(Holes{{"indent", std::string(col > 1 ? col - 1 : 0, ' ')},
                     {"test", bitwise ? "CAPE_CC_IS_INTEGER" : "CAPE_CC_TYPE"},
                     {"op", rd.op},
                     {"x", rd.var},

@@ -123,7 +123,7 @@ std::string reduction_window(const TranslationContext& cx, Construct* c, const E
 void barrier(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   read_clauses(cx.d, cx.t, c->dir, {});
   if (enc.in_ws) cx.d.error_at(name_tok(c->dir), "'omp barrier' may not be closely nested in a worksharing construct");
-  cx.em.line(cx.t[c->dir.first_tok].line);
+  cx.line_at(c->dir.first_tok);
   cx.em.raw(barrier_code(cx, enc, c->all.b));
 }
 
