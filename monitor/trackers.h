@@ -70,7 +70,8 @@ class BufferPool {
 
 // userfaultfd write-protection, asynchronous (WP_ASYNC): the kernel marks written pages
 // itself with no stop at all; PAGEMAP_SCAN lists them and protects them again. The
-// original content comes from a copy of the tracked set made at start().
+// original content comes from a copy of the tracked set, kept from one window to the next:
+// start() copies again only what was written, mapped or lost its protection since.
 class UffdTracker final : public DirtyTracker {
  public:
   UffdTracker(pid_t pid, const TrackerOptions& options);
@@ -79,24 +80,50 @@ class UffdTracker final : public DirtyTracker {
   void collect(const StoppedThread& t, const PageVisitor& visit) override;
   void stop(const StoppedThread& t) override;
 
+  // Counters for the bench and the debug log: start()'s work.
+  uint64_t start_bytes_read = 0;     // read from the program (new, written or unprotected)
+  uint64_t start_bytes_kept = 0;     // whose copy was still good
+  uint64_t start_areas_armed = 0;    // areas registered and protected whole
+
  private:
+  struct Copy {
+    Area area;
+    PageBuffer buf;   // the copy is at buf.data() + off, area.size() bytes of room
+    size_t off = 0;
+    size_t size = 0;  // bytes copied from area.start (whole pages: the area may end unmapped)
+    bool registered = false;
+    uint8_t* data() const { return buf.data() + off; }
+  };
+  struct Span {
+    uint64_t start, end;
+  };
   void open_uffd(const StoppedThread& t);
+  void start_whole(const StoppedThread& t, const std::vector<Area>& areas);
+  void start_kept(const StoppedThread& t, const std::vector<Area>& areas);
+  // Written pages of [start, end) (made clean again), or with `holes` the pages that have no
+  // page table entry at all, appended to `out`. False when part of the range is not
+  // registered with WP_ASYNC (a mapping made or replaced since), nothing reliable said.
+  bool scan(uint64_t start, uint64_t end, bool holes, std::vector<Span>& out);
+  void arm(uint64_t start, uint64_t end, bool do_register);
+  // Reads [c->area.start + off, + len) of each run into its copy, copy_threads_ at once;
+  // a copy whose area ends unmapped is cut at its first hole.
+  struct Run {
+    Copy* c;
+    uint64_t off, len, got = 0;
+  };
+  void read_runs(const StoppedThread& t, std::vector<Run>& runs);
+
   pid_t pid_;
   unsigned copy_threads_;  // start()'s copy (TrackerOptions::uffd_copy_threads)
   bool use_copy_gadget_;   // TrackerOptions::uffd_copy
+  bool keep_;              // TrackerOptions::uffd_keep
   BufferPool pool_;
   // collect() has the program copy its written pages here with libcape's copy gadget
   // (faster than process_vm_readv); without it (older libcape) they are read.
   bool scratch_tried_ = false;
   std::unique_ptr<Scratch> scratch_;
   util::ScopedFd uffd_, pagemap_;
-  struct Copy {
-    Area area;
-    PageBuffer buf;   // at least area.size() bytes; reused by later start() calls
-    size_t size = 0;  // bytes copied (whole pages: the area may end unmapped)
-    bool registered = false;
-  };
-  std::vector<Copy> copies_;
+  std::vector<Copy> copies_;  // sorted by address
 };
 
 
