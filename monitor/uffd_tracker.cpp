@@ -39,6 +39,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -134,10 +135,18 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
       scratch_ = Scratch::map(t, t.gadget + CAPE_COPY_TAG_OFFSET, 2 * kHalfBytes, true, &why);
     if (!scratch_) CAPE_LOG_AT(info, "monitor") << "uffd tracker: reading written pages (" << why << ")";
   }
+  auto t0 = std::chrono::steady_clock::now();
   if (keep_)
     start_kept(t, areas);
   else
     start_whole(t, areas);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  start_ms += ms;
+  CAPE_LOG_AT(debug, "monitor") << "uffd start(): " << areas.size() << " areas, " << segs_.size()
+                                << " copies, " << ms << " ms (" << start_ms << " so far); so far "
+                                << start_bytes_read << " bytes read (" << start_bytes_fresh << " into fresh memory), "
+                                << start_bytes_zeroed << " zeros, " << start_bytes_kept << " kept, "
+                                << start_areas_armed << " areas armed";
 }
 
 void UffdTracker::arm(uint64_t start, uint64_t end, bool do_register) {
@@ -153,7 +162,7 @@ void UffdTracker::arm(uint64_t start, uint64_t end, bool do_register) {
   if (::ioctl(uffd_.get(), UFFDIO_WRITEPROTECT, &wp) != 0) fail_errno("UFFDIO_WRITEPROTECT");
 }
 
-bool UffdTracker::scan(uint64_t start, uint64_t end, bool holes, std::vector<Span>& out) {
+bool UffdTracker::scan(uint64_t start, uint64_t end, Scan what, std::vector<Span>& out) {
   constexpr size_t kVec = 512;
   page_region_v1 vec[kVec];
   for (uint64_t from = start; from < end;) {
@@ -163,13 +172,22 @@ bool UffdTracker::scan(uint64_t start, uint64_t end, bool holes, std::vector<Spa
     arg.end = end;
     arg.vec = reinterpret_cast<uint64_t>(vec);
     arg.vec_len = kVec;
-    if (holes) {  // neither present nor swapped nor a marker
-      arg.flags = kScanCheckWpAsync;
-      arg.category_inverted = arg.category_mask = kPageIsPresent | kPageIsSwapped;
-      arg.return_mask = kPageIsPresent;
-    } else {  // written, and protect them again
-      arg.flags = kScanWpMatching | kScanCheckWpAsync;
-      arg.category_mask = arg.return_mask = kPageIsWritten;
+    switch (what) {
+      case Scan::written:  // and protect them again
+        arg.flags = kScanWpMatching | kScanCheckWpAsync;
+        arg.category_mask = arg.return_mask = kPageIsWritten;
+        break;
+      case Scan::holes:  // neither present nor swapped nor a marker
+        arg.flags = kScanCheckWpAsync;
+        arg.category_inverted = arg.category_mask = kPageIsPresent | kPageIsSwapped;
+        arg.return_mask = kPageIsPresent;
+        break;
+      case Scan::populated:
+        arg.category_anyof_mask = arg.return_mask = kPageIsPresent | kPageIsSwapped;
+        break;
+      case Scan::present:
+        arg.category_mask = arg.return_mask = kPageIsPresent;
+        break;
     }
     long n = ::ioctl(pagemap_.get(), kPagemapScan, &arg);
     // EPERM: not registered (PM_SCAN_CHECK_WPASYNC). ENOENT, EINVAL: unmapped meanwhile.
@@ -190,15 +208,37 @@ bool UffdTracker::scan(uint64_t start, uint64_t end, bool holes, std::vector<Spa
   return true;
 }
 
-void UffdTracker::read_runs(const StoppedThread& t, std::vector<Run>& runs) {
-  // In pieces of at most 4 MiB (and 256 runs), shared by copy_threads_ threads: the program
-  // is stopped, its vCPUs are free. One process_vm_readv per piece.
+void UffdTracker::fill(const StoppedThread& t, const IntervalSet& read, const IntervalSet& zero) {
+  auto first_seg = [&](uint64_t a) {  // the first segment that may hold `a` or what follows
+    auto it = segs_.upper_bound(a);
+    return it == segs_.begin() ? it : std::prev(it);
+  };
+  // Zeros: only where the buffer may hold something (fresh memory reads as zeros already).
+  for (auto [s, e] : zero) {
+    for (auto it = first_seg(s); it != segs_.end() && it->second.start < e; ++it) {
+      Seg& g = it->second;
+      uint64_t lo = std::max(s, g.start), hi = std::min(e, g.end);
+      if (lo >= hi) continue;
+      size_t b0 = g.off + (lo - g.start), b1 = std::min<size_t>(g.off + (hi - g.start), g.touched);
+      if (b0 < b1) std::memset(g.buf.data() + b0, 0, b1 - b0);
+      start_bytes_zeroed += hi - lo;
+    }
+  }
+  // Reads: in pieces of at most 4 MiB (and 256 runs), shared by copy_threads_ threads: the
+  // program is stopped, its vCPUs are free. One process_vm_readv per piece.
+  struct Run {
+    Seg* g;
+    uint64_t addr, len, got = 0;
+  };
   constexpr uint64_t kPiece = 4 << 20;
   constexpr size_t kPieceRuns = 256;
-  std::vector<Run> split;
-  for (const Run& r : runs)
-    for (uint64_t o = 0; o < r.len; o += kPiece) split.push_back({r.c, r.off + o, std::min(kPiece, r.len - o)});
-  runs.swap(split);
+  std::vector<Run> runs;
+  for (auto [s, e] : read)
+    for (auto it = first_seg(s); it != segs_.end() && it->second.start < e; ++it) {
+      Seg& g = it->second;
+      uint64_t lo = std::max(s, g.start), hi = std::min(e, g.end);
+      for (uint64_t a = lo; a < hi; a += kPiece) runs.push_back({&g, a, std::min(kPiece, hi - a)});
+    }
   std::vector<std::pair<size_t, size_t>> pieces;  // [first run, last run)
   for (size_t i = 0; i < runs.size();) {
     size_t j = i;
@@ -216,10 +256,9 @@ void UffdTracker::read_runs(const StoppedThread& t, std::vector<Run>& runs) {
       remote.clear();
       uint64_t want = 0;
       for (size_t k = i; k < j; k++) {
-        Run& r = runs[k];
-        local.push_back({r.c->data() + r.off, r.len});
-        remote.push_back({reinterpret_cast<void*>(r.c->area.start + r.off), r.len});
-        want += r.len;
+        local.push_back({runs[k].g->at(runs[k].addr), runs[k].len});
+        remote.push_back({reinterpret_cast<void*>(runs[k].addr), runs[k].len});
+        want += runs[k].len;
       }
       ssize_t got = ::process_vm_readv(t.tracee.pid(), local.data(), local.size(), remote.data(), remote.size(), 0);
       if (got == static_cast<ssize_t>(want)) {
@@ -227,112 +266,166 @@ void UffdTracker::read_runs(const StoppedThread& t, std::vector<Run>& runs) {
         continue;
       }
       for (size_t k = i; k < j; k++)  // memory ended somewhere: run by run
-        runs[k].got = t.tracee.read_bytes_fallible(runs[k].c->area.start + runs[k].off,
-                                                   {runs[k].c->data() + runs[k].off, runs[k].len});
+        runs[k].got = t.tracee.read_bytes_fallible(runs[k].addr, {runs[k].g->at(runs[k].addr), runs[k].len});
     }
   };
   std::vector<std::thread> helpers;
   for (unsigned k = 1; k < copy_threads_ && k < pieces.size(); k++) helpers.emplace_back(work);
   work();
   for (std::thread& h : helpers) h.join();
-  // An area that ends unmapped (since the maps were read) is kept up to its first hole.
   for (const Run& r : runs) {
     start_bytes_read += r.got;
-    if (r.got < r.len && r.off + r.got < r.c->size) r.c->size = (r.off + r.got) & ~(kPageSize - 1);
+    Seg& g = *r.g;
+    size_t b0 = g.off + (r.addr - g.start), b1 = b0 + r.len;
+    if (b1 > g.touched) start_bytes_fresh += b1 - std::max(b0, g.touched);
+    g.touched = std::max<size_t>(g.touched, b1);
+    // Memory that ends unmapped (since the maps were read): the copy ends at its first hole.
+    if (r.got < r.len) g.end = std::min(g.end, page_down(r.addr + r.got));
+  }
+  for (auto it = segs_.begin(); it != segs_.end();) {
+    if (it->second.end > it->second.start) {
+      ++it;
+      continue;
+    }
+    drop(it->second);
+    it = segs_.erase(it);
+  }
+}
+
+UffdTracker::Seg UffdTracker::make_seg(uint64_t start, uint64_t end) {
+  Seg g;
+  g.start = start;
+  g.end = end;
+  // The smallest spare buffer that is big enough (warm memory), else a new one.
+  auto best = spares_.end();
+  for (auto it = spares_.begin(); it != spares_.end(); ++it)
+    if (it->buf.size() >= end - start && (best == spares_.end() || it->buf.size() < best->buf.size())) best = it;
+  if (best == spares_.end()) {
+    g.buf = PageBuffer(end - start);
+  } else {
+    g.buf = std::move(best->buf);
+    g.touched = best->touched;
+    spares_.erase(best);
+  }
+  return g;
+}
+
+void UffdTracker::drop(Seg& g) {
+  if (g.buf.size()) spares_.push_back({std::move(g.buf), g.touched});
+}
+
+void UffdTracker::reshape(const IntervalSet& cover) {
+  std::map<uint64_t, Seg> out;
+  // 1. Cut each segment to the cover: it keeps its first piece (its buffer at an offset);
+  //    other pieces (the cover lost a middle part) are copied into buffers of their own.
+  for (auto& [key, g] : segs_) {
+    std::vector<IntervalSet::Interval> pieces;
+    for (auto it = cover.first_ending_after(g.start); it != cover.end() && it->first < g.end; ++it)
+      pieces.emplace_back(std::max(it->first, g.start), std::min(it->second, g.end));
+    for (size_t i = 1; i < pieces.size(); i++) {
+      Seg p = make_seg(pieces[i].first, pieces[i].second);
+      std::memcpy(p.at(p.start), g.at(p.start), p.end - p.start);
+      p.touched = std::max(p.touched, p.off + (p.end - p.start));
+      out.emplace(p.start, std::move(p));
+    }
+    if (pieces.empty()) {
+      drop(g);
+      continue;
+    }
+    g.off += pieces[0].first - g.start;
+    g.start = pieces[0].first;
+    g.end = pieces[0].second;
+    out.emplace(g.start, std::move(g));
+  }
+  segs_.swap(out);
+  // 2. What no segment covers: the segment that ends where it begins grows over it (mremap:
+  //    no bytes moved; a buffer whose segment shrank before may have the room already),
+  //    else a new segment.
+  std::vector<IntervalSet::Interval> have;
+  for (auto& [key, g] : segs_) have.emplace_back(g.start, g.end);
+  for (auto [s, e] : cover.minus(IntervalSet::of(std::move(have)))) {
+    auto it = segs_.lower_bound(s);
+    if (it != segs_.begin() && std::prev(it)->second.end == s) {
+      Seg& g = std::prev(it)->second;
+      g.buf.grow(g.off + (e - g.start));
+      g.end = e;
+      continue;
+    }
+    Seg g = make_seg(s, e);
+    segs_.emplace(s, std::move(g));
   }
 }
 
 // The old way: register, protect and copy everything (stop() unregisters).
 void UffdTracker::start_whole(const StoppedThread& t, const std::vector<Area>& areas) {
-  for (Copy& c : copies_) pool_.give(std::move(c.buf));
-  copies_.clear();
-  copies_.reserve(areas.size());
-  std::vector<Run> runs;
+  for (auto& [key, g] : segs_) drop(g);
+  segs_.clear();
   for (const Area& r : areas) {
-    Copy c{r, pool_.take(r.size()), 0, r.size(), false};
     arm(r.start, r.end, true);
-    c.registered = true;
     ++start_areas_armed;
-    copies_.push_back(std::move(c));
-    runs.push_back({&copies_.back(), 0, r.size()});
+    Seg g = make_seg(r.start, r.end);
+    g.registered = true;
+    segs_.emplace(r.start, std::move(g));
   }
   // Copy after protecting: a write from another thread in between is then marked.
-  read_runs(t, runs);
+  fill(t, spans_of(areas), {});
 }
 
 void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& areas) {
-  // The copies of the previous window, and where their bytes are now (a buffer taken over
-  // by a new copy keeps its address unless it has to grow: see below).
-  std::vector<Copy> old = std::move(copies_);
-  copies_.clear();
-  copies_.reserve(areas.size());  // the runs point into it
-  std::sort(old.begin(), old.end(), [](const Copy& a, const Copy& b) { return a.area.start < b.area.start; });
-  std::vector<const uint8_t*> old_data;
-  for (const Copy& o : old) old_data.push_back(o.data());
-  auto old_end = [&](size_t k) { return old[k].area.start + old[k].size; };  // what it holds
-
-  std::vector<Run> runs;
-  std::vector<Span> stale;  // pages of the area to read again
-  size_t first_old = 0;     // the first old copy that may meet the area
+  std::vector<IntervalSet::Interval> had;
+  for (auto& [key, g] : segs_) had.emplace_back(g.start, g.end);
+  const IntervalSet covered = IntervalSet::of(std::move(had));
+  std::vector<IntervalSet::Interval> read, zero;
+  std::vector<Span> spans, holes;
   for (const Area& a : areas) {
-    stale.clear();
-    // 1. What changed since the last scan (protected again by the scan itself). An area
-    //    with a part that is not registered gets everything: registered, protected, read.
-    bool whole = !scan(a.start, a.end, false, stale);
-    if (whole) {
-      arm(a.start, a.end, true);
-      ++start_areas_armed;
-    } else {
-      size_t written = stale.size();
-      if (!scan(a.start, a.end, true, stale)) fail_errno("PAGEMAP_SCAN (the area was registered a moment ago)");
-      for (size_t i = written; i < stale.size(); i++) arm(stale[i].start, stale[i].end, false);
-    }
-    // 2. Its copy: the buffer of the old copy in which the area starts (the same area, or one
-    //    that grew, shrank or lost its head), else a pooled one; what other old copies hold
-    //    of it is copied over (a stack grown down, areas merged).
-    while (first_old < old.size() && old_end(first_old) <= a.start) first_old++;
-    Copy c{a, {}, 0, a.size(), false};
-    std::vector<IntervalSet::Interval> good;
-    size_t host = old.size();
-    if (first_old < old.size() && old[first_old].area.start <= a.start && old[first_old].buf.size() > 0)
-      host = first_old;
-    if (host < old.size()) {
-      Copy& h = old[host];
-      c.off = h.off + (a.start - h.area.start);
-      c.buf = std::move(h.buf);
-      // Growing moves the buffer; it only has to grow when the area goes past all the old copy
-      // holds, so no later area needs old_data[host] (cleared all the same).
-      const uint8_t* was = c.buf.data();
-      c.buf.grow(c.off + a.size());
-      if (c.buf.data() != was) old_data[host] = nullptr;
-      if (!whole) good.emplace_back(a.start, std::min(a.end, old_end(host)));
-    } else {
-      c.buf = pool_.take(a.size());
-    }
-    if (!whole)
-      for (size_t k = first_old; k < old.size() && old[k].area.start < a.end; k++) {
-        uint64_t s = std::max(a.start, old[k].area.start), e = std::min(a.end, old_end(k));
-        if (k == host || s >= e || !old_data[k]) continue;
-        std::memcpy(c.data() + (s - a.start), old_data[k] + (s - old[k].area.start), e - s);
-        good.emplace_back(s, e);
+    // 1. What changed since the last scan (protected again by the scan itself): the pages
+    //    written, and those with no page table entry (dropped: MADV_DONTNEED). An area with
+    //    a part that is not registered (mapped or replaced since) is registered, protected
+    //    and filled whole: its populated pages read, the others zeros (anonymous memory
+    //    that is not populated; a file's, the executable's data, is read).
+    spans.clear();
+    holes.clear();
+    if (scan(a.start, a.end, Scan::written, spans) && scan(a.start, a.end, Scan::holes, holes)) {
+      for (const Span& x : spans) read.emplace_back(x.start, x.end);
+      for (const Span& x : holes) {
+        arm(x.start, x.end, false);
+        (a.kind == Area::data ? read : zero).emplace_back(x.start, x.end);
       }
-    IntervalSet kept = IntervalSet::of(std::move(good));
-    std::vector<IntervalSet::Interval> st;
-    for (const Span& x : stale) st.emplace_back(x.start, x.end);
-    IntervalSet read = IntervalSet::of({{a.start, a.end}}).minus(kept).unite(IntervalSet::of(std::move(st)));
-    for (auto [s, e] : kept) start_bytes_kept += e - s;
-    copies_.push_back(std::move(c));
-    for (auto [s, e] : read) {
-      s = std::max(s, a.start), e = std::min(e, a.end);
-      if (s < e) runs.push_back({&copies_.back(), s - a.start, e - s});
+    } else {
+      spans.clear();
+      bool populated = a.kind != Area::data && scan(a.start, a.end, Scan::populated, spans);
+      arm(a.start, a.end, true);  // after that scan: protecting puts markers where no page is
+      ++start_areas_armed;
+      // With what another thread made present meanwhile (the program should be quiescent).
+      if (!populated || !scan(a.start, a.end, Scan::present, spans)) spans.assign(1, Span{a.start, a.end});
+      std::vector<IntervalSet::Interval> pop;
+      for (const Span& x : spans) pop.emplace_back(x.start, x.end);
+      IntervalSet p = IntervalSet::of(std::move(pop));
+      for (auto [s, e] : p) read.emplace_back(s, e);
+      for (auto [s, e] : IntervalSet::of({{a.start, a.end}}).minus(p)) zero.emplace_back(s, e);
     }
+    // 2. What has no copy yet (not tracked by the previous windows) is read.
+    for (auto [s, e] : IntervalSet::of({{a.start, a.end}}).minus(covered)) read.emplace_back(s, e);
   }
-  // 3. Read after protecting: a write from another thread in between is then marked.
-  read_runs(t, runs);
-  for (Copy& o : old) pool_.give(std::move(o.buf));
-  CAPE_LOG_AT(debug, "monitor") << "uffd start(): " << areas.size() << " areas, " << runs.size() << " runs read, "
-                                << start_bytes_read << " bytes read and " << start_bytes_kept
-                                << " kept so far, " << start_areas_armed << " areas armed";
+  // 3. The copies follow the tracked set (cut, grown, new), then the pages found above are
+  //    read (after protecting: a write from another thread in between is then marked).
+  const IntervalSet cover = spans_of(areas);
+  reshape(cover);
+  IntervalSet r = IntervalSet::of(std::move(read));
+  IntervalSet z = IntervalSet::of(std::move(zero)).minus(r);
+  uint64_t before = start_bytes_read + start_bytes_zeroed;
+  fill(t, r, z);
+  for (auto [s, e] : cover) start_bytes_kept += e - s;
+  start_bytes_kept -= start_bytes_read + start_bytes_zeroed - before;
+  // Spare buffers beyond the size of the tracked set are given back (the biggest first).
+  uint64_t tracked = 0, spare = 0;
+  for (auto [s, e] : cover) tracked += e - s;
+  for (const Spare& x : spares_) spare += x.buf.size();
+  std::sort(spares_.begin(), spares_.end(), [](const Spare& a, const Spare& b) { return a.buf.size() < b.buf.size(); });
+  while (!spares_.empty() && spare > tracked) {
+    spare -= spares_.back().buf.size();
+    spares_.pop_back();
+  }
 }
 
 void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
@@ -343,7 +436,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
   // one half of the scratch (one remote call) while the monitor diffs the previous batch,
   // straight from the other half.
   struct Pending {
-    Copy* c;
+    Seg* g;
     uint64_t start, len;
   };
   std::vector<Pending> batch, copying;  // being filled; being copied by the program
@@ -354,7 +447,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
     const uint8_t* data = scratch_->local() + h * kHalfBytes + kListArea;
     for (const Pending& p : done) {
       for (uint64_t off = 0; off < p.len; off += kPageSize) {
-        uint8_t* orig = p.c->data() + (p.start + off - p.c->area.start);
+        uint8_t* orig = p.g->at(p.start + off);
         ++pages_visited;
         visit(p.start + off, {orig, kPageSize}, {data + off, kPageSize});
         std::memcpy(orig, data + off, kPageSize);
@@ -390,20 +483,19 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
   };
 
   std::vector<Span> written;
-  for (Copy& c : copies_) {
-    const uint64_t end = c.area.start + c.size;
+  for (auto& [key, g] : segs_) {
     written.clear();
-    // Part of the area not registered any more (the program mapped something over it in
-    // the window): every page of it may have changed. Those are read (not copied by the
-    // program: some may be unmapped now).
-    const bool whole = !scan(c.area.start, end, false, written);
-    if (whole) written.assign(1, Span{c.area.start, end});
+    // Part of it not registered any more (the program mapped something over it in the
+    // window): every page may have changed. Those are read (not copied by the program:
+    // some may be unmapped now).
+    const bool whole = !scan(g.start, g.end, Scan::written, written);
+    if (whole) written.assign(1, Span{g.start, g.end});
     for (Span w : written) {
       uint64_t s = w.start, e = w.end;
       if (scratch_ && !whole) {
         while (s < e) {
           uint64_t len = std::min<uint64_t>(e - s, kCopyBytes - batch_bytes);
-          batch.push_back({&c, s, len});
+          batch.push_back({&g, s, len});
           batch_bytes += len;
           s += len;
           if (batch_bytes == kCopyBytes || batch.size() == kListPairs) flush();
@@ -416,7 +508,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
         cur.resize(len);
         size_t got = t.tracee.read_bytes_fallible(s, cur) & ~(kPageSize - 1);
         for (size_t off = 0; off < got; off += kPageSize) {
-          uint8_t* orig = c.data() + (s + off - c.area.start);
+          uint8_t* orig = g.at(s + off);
           ++pages_visited;
           visit(s + off, {orig, kPageSize}, {cur.data() + off, kPageSize});
           std::memcpy(orig, cur.data() + off, kPageSize);
@@ -432,18 +524,18 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
 void UffdTracker::stop(const StoppedThread& t) {
   if (keep_) return;  // armed until the next start(), which copies what changed meanwhile
   std::vector<Mapping> maps = read_maps(t.tracee.pid());
-  for (Copy& c : copies_) {
-    if (!c.registered) continue;
+  for (auto& [key, g] : segs_) {
+    if (!g.registered) continue;
     for (const Mapping& m : maps) {
-      uint64_t s = std::max(c.area.start, m.start), e = std::min(c.area.end, m.end);
+      uint64_t s = std::max(g.start, m.start), e = std::min(g.end, m.end);
       if (s >= e) continue;
       uffdio_range range{s, e - s};
       if (::ioctl(uffd_.get(), UFFDIO_UNREGISTER, &range) != 0)
         CAPE_LOG_AT(warn, "monitor") << "UFFDIO_UNREGISTER: " << strerror(errno);
     }
   }
-  for (Copy& c : copies_) pool_.give(std::move(c.buf));
-  copies_.clear();
+  for (auto& [key, g] : segs_) drop(g);
+  segs_.clear();
 }
 
 }  // namespace cape::monitor
