@@ -80,6 +80,15 @@ void TranslationContext::emit_range(int b, int e, const std::vector<Construct*>&
   }
 }
 
+void TranslationContext::keep_trivia(int tok) {
+  const Token& p = t[tok];
+  if (p.trivia.find_first_not_of(" \t\r\n\f\v") == std::string::npos) return;
+  em.newline();
+  if (int l = trivia_line(p); l >= 0) line_at(tok, l);
+  em.raw(p.trivia);
+  em.newline();
+}
+
 void TranslationContext::gen_begin(Construct* c, const std::string& what) {
   line_at(c->dir.first_tok);
   em.raw("{ /* cape: #pragma omp " + c->dir.name + " (" + d.where(c->dir.first_tok) + ")" +

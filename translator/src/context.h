@@ -58,6 +58,9 @@ class TranslationContext {
   // The next output line is token tok's line in its user file (or line `line` of that file).
   void line_at(int tok) { em.line(d.file_of(tok), t[tok].line); }
   void line_at(int tok, int line) { em.line(d.file_of(tok), line); }
+  // The comments and preprocessor lines before token tok (an `#endif` closing the `#ifdef
+  // _OPENMP` around a pragma, a line marker), when a template replaces the token itself.
+  void keep_trivia(int tok);
   // Generated code, from the start of a line.
   void gen(const std::string& s) {
     em.newline();

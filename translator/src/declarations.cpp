@@ -83,7 +83,9 @@ Declarations::Declarations(const Tokens& t) : t_(t) {
         if (t.ident(x) && !types.count(t[x].text) && !t.punct(x + 1, "(")) name = x;
         else if (t.ident(x) && t.punct(x + 1, "(") && !types.count(t[x].text)) { name = -1; stop = true; }
       }
-      if (name >= 0 && !stop)
+      // A system header's declarations are not the program's data (and an `extern` one may
+      // name a variable of a library the program does not link).
+      if (name >= 0 && !stop && !t[name].system)
         decls_.push_back({t[name].text, name, scope_end, storage, params, incomplete, cond_depth[name] != 0});
       part = k + 1;
     }

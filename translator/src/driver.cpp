@@ -136,7 +136,7 @@ void Driver::directive(const char* text, int len) {
 }
 
 int Driver::push(TokKind kind, const char* text, int len) {
-  Token t{kind, std::string(text, len), std::move(trivia_), tok_line_, tok_col_, cur_file_};
+  Token t{kind, std::string(text, len), std::move(trivia_), tok_line_, tok_col_, cur_file_, files_[cur_file_].system};
   trivia_.clear();
   tokens_.push_back(std::move(t));
   return static_cast<int>(tokens_.size()) - 1;

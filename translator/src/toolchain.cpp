@@ -12,6 +12,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "emitter.h"  // parse_line_marker, escape
 #include "cc_paths.h"  // generated: CAPE_BUILD_INCLUDES, CAPE_BUILD_LIBS, CAPE_INSTALL_LIBDIR, CAPE_VERSION
 
 namespace fs = std::filesystem;
@@ -115,6 +116,7 @@ int run_command(const std::vector<std::string>& argv, bool verbose, bool show_on
     std::cerr << "cape-cc:" << line << '\n';
   }
   if (g_signal) return 128 + g_signal;
+  std::cout.flush();  // what was printed before comes before the child's output
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -161,7 +163,12 @@ std::vector<std::string> preprocess_command(const Resources& res, const std::vec
                                             const std::string& src, const std::string& out) {
   std::vector<std::string> cmd = c_compiler();
   cmd.push_back("-E");
-  for (auto& i : res.includes) cmd.push_back("-I" + i);
+  // cape's omp.h before gcc's own; as system headers, their declarations (omp_init_lock...)
+  // are not taken for the user's.
+  for (auto& i : res.includes) {
+    cmd.push_back("-isystem");
+    cmd.push_back(i);
+  }
   cmd.push_back("-fopenmp");
   cmd.insert(cmd.end(), pp_flags.begin(), pp_flags.end());
   cmd.push_back(src);
@@ -195,6 +202,37 @@ bool preprocessing_only_option(const std::string& a) {
                                    "-trigraphs", "-traditional-cpp", "-isysroot"};
   for (auto* p : prefixes)
     if (starts(a, p)) return true;
+  return false;
+}
+
+void markers_to_line_directives(std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool changed = false;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t eol = text.find('\n', pos);
+    size_t end = eol == std::string::npos ? text.size() : eol;
+    std::string_view l(text.data() + pos, end - pos);
+    long n;
+    std::string file;
+    bool named, system;
+    if (!l.empty() && l[0] == '#' && l.size() > 1 && l[1] == ' ' && parse_line_marker(l, n, file, named, system)) {
+      changed = true;
+      // `#line 0` is out of range: the marker only names the file before the next one.
+      if (n > 0) out += "#line " + std::to_string(n) + (named ? " \"" + escape(file) + "\"" : "");
+    } else {
+      out += l;
+    }
+    if (eol == std::string::npos) break;
+    out += '\n';
+    pos = eol + 1;
+  }
+  if (changed) text = std::move(out);
+}
+
+bool pedantic(const std::vector<std::string>& flags) {
+  for (auto& f : flags)
+    if (f == "-pedantic" || f == "-Wpedantic" || f == "-pedantic-errors" || f == "-Werror=pedantic") return true;
   return false;
 }
 

@@ -50,6 +50,13 @@ bool preprocessor_option(const std::string& a, bool& takes_value);
 // where the macros are already expanded and the headers already read.
 bool preprocessing_only_option(const std::string& a);
 
+// gcc's line markers (`# 12 "prog.c" 2`) become `#line 12 "prog.c"`: under -pedantic gcc warns
+// at every marker of a file it preprocesses (the translation is such a file). What is lost:
+// the system-header flag, so warnings gcc keeps quiet in system headers may show.
+void markers_to_line_directives(std::string& text);
+// -pedantic, -Wpedantic or -pedantic-errors among the flags.
+bool pedantic(const std::vector<std::string>& flags);
+
 // Reads a whole file; false with errno set when it cannot.
 bool read_file(const std::string& path, std::string& out);
 

@@ -74,7 +74,7 @@ void check_locks(TranslationContext& cx) {
                               "omp_destroy_lock", "omp_init_nest_lock", "omp_set_nest_lock",
                               "omp_unset_nest_lock", "omp_test_nest_lock", "omp_destroy_nest_lock"};
   for (int i = 0; i < cx.t.size(); ++i)
-    if (cx.t.ident(i) && locks.count(cx.t[i].text))
+    if (cx.t.ident(i) && !cx.t[i].system && locks.count(cx.t[i].text))
       cx.d.error_at(i, "'" + cx.t[i].text +
                            "' is not supported by CAPE: locks need shared memory; nodes exchange "
                            "their writes only at barriers and at the end of a region");

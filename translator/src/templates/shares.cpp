@@ -17,6 +17,7 @@ void loop_setup(TranslationContext& cx, const Loop& L, const Holes& h) {
   l.set("count", trip_count(L, l.fill("$lb"), l.fill("$ub"), l.fill("$st")));
   // `for (type var = ...)`: the variable is declared here, outside the chunk loop.
   l.set("declare", L.type.empty() ? "" : l.fill("  $type $var = $lb;\n"));
+  cx.keep_trivia(L.for_tok);
   cx.line_at(L.for_tok);
   cx.em.raw(l.fill(R"c(  $type $lb = ($lower), $ub = ($upper);
   long long $st = $step;
