@@ -42,6 +42,7 @@ class Reader {
     r.ok = false;
   }
   void note(int tok, const std::string& m) { d_.note_at(tok, m); }
+  void note_once(const std::string& key, int tok, const std::string& m) { d_.note_once(key, tok, m); }
   const std::string& text(int k) const { return t_[k].text; }
   std::string text(const std::vector<int>& toks) const { return t_.text(toks); }
 
@@ -86,7 +87,10 @@ class Reader {
     }
     std::set<std::string> pair = {it->second, cl.name};
     if (pair == std::set<std::string>{"firstprivate", "lastprivate"}) return;
-    error(tok, "variable '" + name + "' appears in both '" + it->second + "' and '" + cl.name + "' clauses");
+    if (!reported_.insert(name).second) return;  // once per variable
+    error(tok, it->second == cl.name
+                   ? "variable '" + name + "' appears twice in '" + cl.name + "' clauses"
+                   : "variable '" + name + "' appears in both '" + it->second + "' and '" + cl.name + "' clauses");
   }
 
   bool whole_team() const { return whole_team_; }
@@ -96,6 +100,7 @@ class Reader {
   const Tokens& t_;
   bool whole_team_;
   std::map<std::string, std::string> seen_;  // variable -> the first clause naming it
+  std::set<std::string> reported_;           // variables already reported
 };
 
 // private, shared, firstprivate, lastprivate, copyin, copyprivate: a list of variables.
@@ -164,7 +169,7 @@ void schedule(Reader& R, const Clause& cl) {
   if ((kind == "static" || kind == "dynamic" || kind == "guided") && !chunk.empty())
     R.r.chunk = "(" + R.text(chunk) + ")";
   if (kind != "static")
-    R.note(cl.tok, "schedule(" + kind + ") is run as schedule(static" +
+    R.note_once("schedule", cl.tok, "schedule(" + kind + ") is run as schedule(static" +
                        (chunk.empty() || kind == "auto" || kind == "runtime" ? std::string("")
                                                                              : ", " + R.text(chunk)) +
                        "): CAPE distributes every chunk before the loop starts");
@@ -217,9 +222,29 @@ const std::map<std::string, Rule, std::less<>> kRules = {
 Clauses read_clauses(Driver& d, const Tokens& t, const Directive& dir, const Names& allowed,
                      bool whole_team) {
   Reader R(d, t, whole_team);
+  // One error per problem: a clause repeated (or invalid) many times is reported once, at
+  // its first place, with the count.
+  static const Names once = {"if", "num_threads", "default", "schedule", "collapse", "ordered",
+                             "nowait", "proc_bind", "safelen", "simdlen", "order"};
+  std::map<std::string, int> count;
+  for (auto& cl : dir.clauses) ++count[cl.name];
+  std::map<std::string, int> first;
   for (auto& cl : dir.clauses) {
+    bool repeat = !first.emplace(cl.name, cl.tok).second;
     if (!allowed.count(cl.name)) {
-      R.error(cl.tok, "clause '" + cl.name + "' is not valid on 'omp " + dir.name + "'");
+      if (!repeat)
+        R.error(cl.tok, "clause '" + cl.name + "' is not valid on 'omp " + dir.name + "'" +
+                            (count[cl.name] > 1 ? " (given " + std::to_string(count[cl.name]) + " times)" : ""));
+      continue;
+    }
+    if (repeat && once.count(cl.name)) {
+      if (count[cl.name] > 0) {
+        int tok = first[cl.name];
+        R.error(cl.tok, "clause '" + cl.name + "' may appear once on 'omp " + dir.name + "', given " +
+                            std::to_string(count[cl.name]) + " times (first at column " +
+                            std::to_string(d.user_col(tok)) + ")");
+        count[cl.name] = 0;  // reported
+      }
       continue;
     }
     auto rule = kRules.find(cl.name);

@@ -83,30 +83,56 @@ void Driver::report(Diagnostic d) {
 }
 
 void Driver::at(Diagnostic::Level level, int tok, std::string msg) {
-  if (tok < 0 || tok >= static_cast<int>(tokens_.size())) return report({level, cur_file_, line_, col_, std::move(msg)});
+  if (tok < 0 || tok >= static_cast<int>(tokens_.size())) return report({level, cur_file_, line_, col_, std::move(msg), {}});
   if (level == Diagnostic::Error && errors_ >= kMaxErrors) {  // no column to look up
     ++errors_;
     ++dropped_;
     return;
   }
   const Token& t = tokens_[tok];
-  report({level, t.file, t.line, user_col(tok), std::move(msg)});
+  report({level, t.file, t.line, user_col(tok), std::move(msg), {}});
+}
+
+void Driver::note_once(const std::string& key, int tok, std::string msg) {
+  if (once_[key]++ > 0) return note_at(tok, std::move(msg));
+  size_t before = diags_.size();
+  note_at(tok, std::move(msg));
+  if (diags_.size() > before) diags_.back().once = key;
 }
 
 void Driver::syntax_error(const std::string& msg) {
   if (tokens_.empty()) return error(line_, col_, msg);
   if (tokens_.back().kind == TokKind::End) {
-    std::vector<int> open;
+    std::vector<int> open, match(tokens_.size(), -1);
     for (int i = 0; i < static_cast<int>(tokens_.size()); ++i) {
       if (tokens_[i].kind != TokKind::Punct) continue;
       const auto& x = tokens_[i].text;
-      if (x == "(" || x == "[" || x == "{" || x == "<%" || x == "<:") open.push_back(i);
-      else if ((x == ")" || x == "]" || x == "}" || x == "%>" || x == ":>") && !open.empty()) open.pop_back();
+      if (x == "(" || x == "[" || x == "{" || x == "<%" || x == "<:") {
+        open.push_back(i);
+      } else if ((x == ")" || x == "]" || x == "}" || x == "%>" || x == ":>") && !open.empty()) {
+        match[open.back()] = i;
+        open.pop_back();
+      }
     }
     if (!open.empty()) {
-      const std::string& b = tokens_[open.back()].text;
+      int culprit = open.back();
+      // A '{' missing its '}' makes the braces after it pair by count, not as written: the
+      // last '{' whose '}' (by count) is indented left of the line that opened it is the
+      // likelier culprit than the outermost brace left open at the end.
+      std::vector<int> fol(tokens_.size(), 0);  // the first token of each token's line
+      for (size_t k = 1; k < tokens_.size(); ++k)
+        fol[k] = tokens_[k - 1].file == tokens_[k].file && tokens_[k - 1].line == tokens_[k].line ? fol[k - 1]
+                                                                                                   : static_cast<int>(k);
+      auto first_on_line = [&](int k) { return fol[k]; };
+      for (int i = 0; i < static_cast<int>(tokens_.size()); ++i) {
+        int m = match[i];
+        if (m < 0 || tokens_[i].text != "{" || tokens_[m].line == tokens_[i].line) continue;
+        if (first_on_line(m) != m) continue;
+        if (user_col(m) < user_col(first_on_line(i))) culprit = i;
+      }
+      const std::string& b = tokens_[culprit].text;
       std::string close = b == "(" ? ")" : b == "[" || b == "<:" ? "]" : "}";
-      return error_at(open.back(), "'" + b + "' is never closed: the file ends before its '" + close + "'");
+      return error_at(culprit, "'" + b + "' is never closed: the file ends before its '" + close + "'");
     }
   }
   error_at(static_cast<int>(tokens_.size()) - 1, msg);
@@ -226,8 +252,17 @@ std::string Driver::format(const Diagnostic& d) const {
 }
 
 void Driver::print(std::ostream& out, bool notes) const {
-  for (const auto& d : diags_)
-    if (d.level != Diagnostic::Note || notes) out << format(d);
+  for (const auto& d : diags_) {
+    if (d.level != Diagnostic::Note || notes) {
+      out << format(d);
+    } else if (!d.once.empty()) {
+      std::string f = format(d);
+      out << f.substr(0, f.find('\n'));
+      int more = once_.at(d.once) - 1;
+      if (more > 0) out << " (and " << more << " more like it: -v shows them)";
+      out << '\n';
+    }
+  }
   if (dropped_ > 0)
     out << filename() << ": " << dropped_ << " more diagnostic" << (dropped_ > 1 ? "s" : "")
         << " not shown (" << errors_ << " error" << (errors_ > 1 ? "s" : "") << " in all)\n";

@@ -22,6 +22,7 @@ struct Diagnostic {
   int line = 0;
   int col = 0;
   std::string message;
+  std::string once;  // a note_once key: a note shown without -v too, on one line
 };
 
 // A file named by the unit: the input itself, or one that a line marker names.
@@ -55,10 +56,13 @@ class Driver {
   static constexpr int kMaxErrors = 50;
   static constexpr size_t kMaxMessage = 400;
   void report(Diagnostic d);
-  void error(int line, int col, std::string msg) { report({Diagnostic::Error, cur_file_, line, col, std::move(msg)}); }
+  void error(int line, int col, std::string msg) { report({Diagnostic::Error, cur_file_, line, col, std::move(msg), {}}); }
   void error_at(int tok, std::string msg) { at(Diagnostic::Error, tok, std::move(msg)); }
   void warning_at(int tok, std::string msg) { at(Diagnostic::Warning, tok, std::move(msg)); }
   void note_at(int tok, std::string msg) { at(Diagnostic::Note, tok, std::move(msg)); }
+  // A note the user sees without -v, once per unit and `key` (one line; the others of the
+  // same key are ordinary notes, shown under -v).
+  void note_once(const std::string& key, int tok, std::string msg);
   // The parser's error, at the token it could not take; at the end of the file, at the
   // bracket that is still open (where it opened, not where the file ends).
   void syntax_error(const std::string& msg);
@@ -100,6 +104,7 @@ class Driver {
   Ast ast_;
   std::vector<Diagnostic> diags_;
   int errors_ = 0, dropped_ = 0;
+  std::map<std::string, int> once_;  // note_once keys -> how many
   int line_ = 1, col_ = 1;
   int tok_line_ = 1, tok_col_ = 1;
   int cur_file_ = 0;
