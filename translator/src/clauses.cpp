@@ -18,6 +18,9 @@ const Names kForClauses = {"private", "firstprivate", "lastprivate", "reduction"
                            "schedule", "collapse", "ordered", "nowait"};
 const Names kSectionsClauses = {"private", "firstprivate", "lastprivate", "reduction", "nowait"};
 const Names kSingleClauses = {"private", "firstprivate", "copyprivate", "nowait"};
+// OpenMP 5's `loop` (bound to the parallel region: a `for`); order(concurrent) holds for
+// any distribution.
+const Names kLoopClauses = {"bind", "collapse", "order", "private", "lastprivate", "reduction"};
 const Names kSimdClauses = {"safelen", "simdlen", "linear", "aligned", "private", "lastprivate",
                             "reduction", "collapse", "nontemporal", "order", "if"};
 
@@ -210,6 +213,19 @@ const std::map<std::string, Rule, std::less<>> kRules = {
     {"ordered", {false, [](Reader& R, const Clause& cl) {
        R.error(cl.tok, "clause 'ordered' is not supported by CAPE: ordered execution would serialise "
                        "the nodes iteration by iteration");
+     }}},
+    {"bind", {true, [](Reader& R, const Clause& cl) {
+       std::string b = R.text(cl.args);
+       if (b == "teams")
+         R.error(cl.tok, "clause 'bind(teams)' is not supported by CAPE: there are no teams, only the nodes of one team");
+       else if (b != "parallel" && b != "thread")
+         R.error(cl.tok, "clause 'bind(" + b + ")': expected 'parallel', 'thread' or 'teams'");
+       else R.r.bind_thread = b == "thread";
+     }}},
+    {"order", {true, [](Reader& R, const Clause& cl) {
+       std::string o = R.text(cl.args);
+       if (o != "concurrent" && o != "reproducible : concurrent" && o != "unconstrained : concurrent")
+         R.error(cl.tok, "clause 'order(" + o + ")': expected 'concurrent'");
      }}},
     {"nowait", {false, [](Reader& R, const Clause&) { R.r.nowait = true; }}},
     {"proc_bind", {false, [](Reader& R, const Clause& cl) {

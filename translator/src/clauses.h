@@ -31,6 +31,7 @@ struct Clauses {
   std::string cond = "1";
   std::string chunk = "0";
   bool nowait = false;
+  bool bind_thread = false;  // loop bind(thread)
   bool ok = true;                       // no error was reported
 };
 
@@ -41,6 +42,7 @@ extern const Names kForClauses;
 extern const Names kSectionsClauses;
 extern const Names kSingleClauses;
 extern const Names kSimdClauses;
+extern const Names kLoopClauses;
 // a ∪ b, without `minus`.
 Names unite(const Names& a, const Names& b, std::string_view minus = "");
 

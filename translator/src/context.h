@@ -25,6 +25,7 @@ struct Enclosing {
   std::string calls;                    // its clause calls (Fig. 7), made again before every start()
   bool default_none = false;            // its default(none): unregistered data stays home
   std::vector<std::string> reductions;  // its reduction variables (kept across barriers)
+  bool alone = false;                   // one thread runs this alone: a master or single body, a section
 };
 
 // A `#pragma omp threadprivate(list)` variable and the tokens where it is visible.

@@ -38,6 +38,11 @@ const std::map<std::string, Template, std::less<>> kTemplates = {
     {"single", single},
     {"master", single},
     {"barrier", barrier},
+    {"flush", flush},
+    {"critical", exclusive},
+    {"atomic", exclusive},
+    {"loop", loop},
+    {"parallel loop", parallel_for},
     {"threadprivate", threadprivate},
 };
 
@@ -83,7 +88,7 @@ void check_locks(TranslationContext& cx) {
 // The file has a parallel for, whose `before` checkpoints carry the shares in cape_desc.
 bool uses_desc(const Ast& ast) {
   for (auto& c : ast.constructs)
-    if (c.dir.name == "parallel for" || c.dir.name == "parallel for simd") return true;
+    if (c.dir.name == "parallel for" || c.dir.name == "parallel for simd" || c.dir.name == "parallel loop") return true;
   return false;
 }
 

@@ -53,9 +53,10 @@ $calls
 }  // namespace
 
 void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
-  bool simd = c->dir.name != "parallel for";
-  Clauses cl = read_clauses(cx.d, cx.t, c->dir,
-                            unite(kParallelClauses, simd ? unite(kForClauses, kSimdClauses) : kForClauses, "nowait"));
+  bool simd = c->dir.name == "parallel for simd", loop = c->dir.name == "parallel loop";
+  Clauses cl = read_clauses(
+      cx.d, cx.t, c->dir,
+      unite(kParallelClauses, loop ? kLoopClauses : simd ? unite(kForClauses, kSimdClauses) : kForClauses, "nowait"));
   if (simd) cx.d.note_at(name_tok(c->dir), "'simd' dropped from 'omp " + c->dir.name + "'");
   Loop L;
   if (!check_not_nested(cx, c, enc) || !read_canonical_loop(cx.d, cx.t, *c, L) || !check_vars(cx, c, cl, L.var) ||

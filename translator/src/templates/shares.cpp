@@ -80,7 +80,9 @@ bool sections_of(TranslationContext& cx, Construct* c, std::vector<Stmt*>& secs)
 void emit_sections(TranslationContext& cx, const std::vector<Stmt*>& secs, const Enclosing& enc) {
   for (size_t j = 0; j < secs.size(); ++j) {
     cx.gen(Holes{{"j", std::to_string(j)}}.fill("  if (cape_cc_mine($j)) { /* section $j */\n"));
-    cx.emit_stmt(secs[j], enc);
+    Enclosing one = enc;
+    one.alone = true;
+    cx.emit_stmt(secs[j], one);
     cx.gen("  }\n");
   }
 }

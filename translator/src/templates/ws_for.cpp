@@ -13,8 +13,8 @@
 namespace cape::tr {
 
 void ws_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
-  bool simd = c->dir.name != "for";
-  Clauses cl = read_clauses(cx.d, cx.t, c->dir, simd ? unite(kForClauses, kSimdClauses) : kForClauses);
+  bool simd = c->dir.name == "for simd", loop = c->dir.name == "loop";
+  Clauses cl = read_clauses(cx.d, cx.t, c->dir, loop ? kLoopClauses : simd ? unite(kForClauses, kSimdClauses) : kForClauses);
   if (simd) cx.d.note_at(name_tok(c->dir), "'simd' dropped from 'omp for simd'");
   Loop L;
   if (!check_ws(cx, c, enc) || !read_canonical_loop(cx.d, cx.t, *c, L) || !check_vars(cx, c, cl, L.var) || !cl.ok)
