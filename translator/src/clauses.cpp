@@ -133,9 +133,51 @@ void reduction(Reader& R, const Clause& cl) {
     return R.error(colon ? a[0] : cl.tok,
                    "unknown reduction operator '" + op +
                        "' (one of + * - & | ^ && || min max; 'declare reduction' is not supported)");
-  for (auto& [name, tok] : R.var_list(cl, colon + 1)) {
-    R.r.red.push_back({op, name, tok});
-    R.note_var(cl, name, tok);
+  // The list: variables and array sections `v[lo:len]`, `v[:len]`, `v[lo:]` (one dimension).
+  size_t k = colon + 1;
+  if (k >= a.size()) return R.error(a.back(), "expected a variable name in clause 'reduction'");
+  while (k < a.size()) {
+    size_t end = k;
+    int depth = 0;
+    for (; end < a.size(); ++end) {
+      const std::string& s = R.text(a[end]);
+      if (s == "[" || s == "(") ++depth;
+      else if (s == "]" || s == ")") --depth;
+      else if (s == "," && depth == 0) break;
+    }
+    const std::string& name = R.text(a[k]);
+    if (!(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+      return R.error(a[k], "expected a variable name in clause 'reduction', found '" + name + "'");
+    Reduction rd;
+    rd.op = op, rd.var = name, rd.tok = a[k];
+    if (end > k + 1) {
+      // name [ lo : len ]
+      if (R.text(a[k + 1]) != "[" || R.text(a[end - 1]) != "]")
+        return R.error(a[k + 1], "expected ',' or an array section '" + name + "[lo:len]' in clause 'reduction', found '" +
+                                     R.text(a[k + 1]) + "'" +
+                                     (R.text(a[k + 1]) == "." || R.text(a[k + 1]) == "->" ? " (members are not supported)" : ""));
+      size_t c2 = k + 2;
+      int d2 = 0;
+      for (; c2 < end - 1; ++c2) {
+        const std::string& s = R.text(a[c2]);
+        if (s == "[" || s == "(") ++d2;
+        else if (s == "]" || s == ")") --d2;
+        else if (s == ":" && d2 == 0) break;
+      }
+      if (c2 >= end - 1)
+        return R.error(a[k + 1], "array section '" + name + "[...]' in clause 'reduction' needs a ':' (lo:len)");
+      for (size_t x = k + 2; x < end - 1; ++x)
+        if (R.text(a[x]) == "]" && x + 1 < end - 1 && R.text(a[x + 1]) == "[")
+          return R.error(a[x + 1], "array sections of more than one dimension are not supported yet in clause 'reduction'");
+      rd.section = true;
+      rd.lo = R.text(std::vector<int>(a.begin() + k + 2, a.begin() + c2));
+      rd.len = R.text(std::vector<int>(a.begin() + c2 + 1, a.begin() + end - 1));
+    }
+    R.r.red.push_back(rd);
+    R.note_var(cl, name, a[k]);
+    if (end < a.size() && end + 1 == a.size())
+      return R.error(a[end], "expected a variable name after ',' in clause 'reduction'");
+    k = end + 1;
   }
 }
 

@@ -14,8 +14,14 @@ class Driver;
 
 struct Reduction {
   std::string op;    // the OpenMP operator as written: + * - & | ^ && || min max
-  std::string var;
+  std::string var;   // the variable (an array section's base)
   int tok = -1;      // the variable's token, for diagnostics
+  bool section = false;     // var[lo:len]
+  std::string lo, len;      // as written ("" when left out)
+  // C expressions, set by resolve_reductions (templates/data_sharing.h): the bytes reduced
+  // and one element (for its type).
+  std::string addr, size, elem;
+  bool whole() const { return !section; }
 };
 
 struct Clauses {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "clauses.h"
 #include "declarations.h"
 #include "driver.h"
 #include "emitter.h"
@@ -24,7 +25,7 @@ struct Enclosing {
   int region_b = -1;                    // first token of the region's statement
   std::string calls;                    // its clause calls (Fig. 7), made again before every start()
   bool default_none = false;            // its default(none): unregistered data stays home
-  std::vector<std::string> reductions;  // its reduction variables (kept across barriers)
+  std::vector<Reduction> reductions;    // its reductions (kept across barriers)
   bool alone = false;                   // one thread runs this alone: a master or single body, a section
 };
 

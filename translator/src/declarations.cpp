@@ -182,6 +182,24 @@ std::vector<std::string> Declarations::implicitly_shared(int at, int b, int e,
   return r;
 }
 
+int Declarations::array_dims(const std::string& n, int at) const {
+  const VarDecl* found = nullptr;
+  for (auto& d : decls_)  // the innermost visible: the last one declared before `at` still in scope
+    if (d.name == n && d.tok < at && at < d.scope_end) found = &d;
+  if (!found) return -1;
+  if (found->param) return 0;
+  int dims = 0;
+  for (int k = found->tok + 1; t_.punct(k, "[") && t_.opens(k); k = t_.match(k) + 1) ++dims;
+  return dims;
+}
+
+bool Declarations::file_scope_var(const std::string& n, int at) const {
+  const VarDecl* found = nullptr;
+  for (auto& d : decls_)
+    if (d.name == n && d.tok < at && at < d.scope_end) found = &d;
+  return found && file_scope(*found);
+}
+
 bool Declarations::local_visible(const std::string& n, int at) const {
   for (auto& d : decls_)
     if (d.addressable() && d.name == n && !file_scope(d) && d.tok < at && at < d.scope_end) return true;

@@ -71,6 +71,12 @@ void cape_cc_exit(void) __attribute__((noreturn));
     __builtin_memcpy((void *)&(save), &(x), sizeof(x));         \
   } while (0)
 #define CAPE_CC_RESTORE(x, save) __builtin_memcpy((void *)&(x), &(save), sizeof(x))
+/* The same for `size` bytes at `addr` (an array section of a reduction) into `save`. */
+#define CAPE_CC_SAVE_BYTES(save, addr, size)                    \
+  do {                                                          \
+    __asm__ __volatile__("" : : "r"(addr) : "memory");          \
+    __builtin_memcpy((void *)&(save), (addr), (size));          \
+  } while (0)
 /* A local the region shares: its address escapes, so the compiler keeps it in memory across
  * the runtime calls (never only in a register that an injected checkpoint cannot reach). */
 #define CAPE_CC_IN_MEMORY(x) __asm__ __volatile__("" : : "r"(&(x)) : "memory")

@@ -88,8 +88,8 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   std::string keep_red, back_red;
   for (auto& rd : cl.red) {
     Holes r{{"x", rd.var}, {"rv", gen_name("rv", id, rd.var)}};
-    keep_red += r.fill("      static __thread __typeof__($x) $rv;\n      CAPE_CC_SAVE($rv, $x);\n");
-    back_red += r.fill("      CAPE_CC_RESTORE($x, $rv);\n");
+    keep_red += r.fill("      static __thread __typeof__($x) $rv;\n      ") + save_reduction(rd, r.fill("$rv")) + "\n";
+    back_red += "      " + restore_reduction(rd, r.fill("$rv")) + "\n";
   }
   h.set("copyin", copyin_code(cl, id)).set("master_calls", master_calls).set("calls", calls);
   h.set("keep_red", keep_red).set("back_red", back_red);

@@ -25,7 +25,7 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
     Holes r{{"x", rd.var}, {"ri", gen_name("ri", id, rd.var)}, {"rp", gen_name("rp", id, rd.var)}};
     ri += r.fill("  static __thread __typeof__($x) $ri __attribute__((unused)), $rp __attribute__((unused)); "
                  "/* the identity, the partial result */\n");
-    identities += r.fill("    CAPE_CC_SAVE($ri, $x); /* start() gave it the identity */\n");
+    identities += "    " + save_reduction(rd, r.fill("$ri")) + " /* start() gave it the identity */\n";
   }
   Holes h{{"cond", cl.cond},
           {"where", cx.where(c)},
@@ -52,7 +52,7 @@ $identities
   inner.region_b = c->stmt->all.b;
   inner.calls = shared + clause_calls(cx, cl, c->dir.first_tok, "    ", /*with_private=*/false);
   inner.default_none = cl.default_none;
-  for (auto& rd : cl.red) inner.reductions.push_back(rd.var);
+  inner.reductions = cl.red;
   cx.emit_stmt(c->stmt, inner);
   cx.gen(restore_privates(priv, id));
   cx.gen(end_code(cx, c));
