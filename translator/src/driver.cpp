@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <tuple>
@@ -176,7 +177,12 @@ std::string Driver::source_line(int file, int line) const {
       v = split_lines(source_);
     } else if (file >= 0 && file < static_cast<int>(files_.size()) && !files_[file].name.empty() &&
                files_[file].name[0] != '<') {
-      std::ifstream f(files_[file].name, std::ios::binary);
+      // A line marker may name anything (`#line 1 "/dev/zero"`): regular files of sane size only.
+      std::error_code ec;
+      auto size = std::filesystem::is_regular_file(files_[file].name, ec) ? std::filesystem::file_size(files_[file].name, ec)
+                                                                         : 0;
+      std::ifstream f;
+      if (!ec && size > 0 && size < (64u << 20)) f.open(files_[file].name, std::ios::binary);
       if (f) {
         std::stringstream ss;
         ss << f.rdbuf();
