@@ -221,9 +221,15 @@ void schedule(Reader& R, const Clause& cl) {
 }
 
 void collapse(Reader& R, const Clause& cl) {
-  if (R.text(cl.args) != "1")
-    R.error(cl.tok, "clause 'collapse(" + R.text(cl.args) +
-                        ")' is not supported yet: only the outermost loop is distributed");
+  std::string n = R.text(cl.args);
+  if (n.size() == 1 && n[0] >= '1' && n[0] <= '8') {
+    R.r.collapse = n[0] - '0';
+    return;
+  }
+  R.error(cl.tok, "clause 'collapse(" + n + ")': expected a constant from 1 to 8" +
+                      (n.find_first_not_of("0123456789") != std::string::npos
+                           ? std::string(" (cape-cc expands macros first; cape-translate does with -E)")
+                           : std::string("")));
 }
 
 struct Rule {

@@ -38,6 +38,7 @@ struct Clauses {
   std::string chunk = "0";
   bool nowait = false;
   bool bind_thread = false;  // loop bind(thread)
+  int collapse = 1;          // collapse(n)
   bool ok = true;                       // no error was reported
 };
 

@@ -59,7 +59,7 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
       unite(kParallelClauses, loop ? kLoopClauses : simd ? unite(kForClauses, kSimdClauses) : kForClauses, "nowait"));
   if (simd) cx.d.note_at(name_tok(c->dir), "'simd' dropped from 'omp " + c->dir.name + "'");
   Loop L;
-  if (!check_not_nested(cx, c, enc) || !read_canonical_loop(cx.d, cx.t, *c, L) || !check_vars(cx, c, cl, L.var) ||
+  if (!check_not_nested(cx, c, enc) || !read_canonical_loop(cx.d, cx.t, *c, L, cl.collapse) || !check_vars(cx, c, cl, L.var) ||
       !cl.ok)
     return cx.emit_stmt(c->stmt, enc);
   const int id = c->id;
@@ -69,6 +69,7 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
     if (L.type.empty()) priv = with(priv, L.var);
     else priv.insert(priv.begin(), L.var);
   }
+  if (!nest_privates(cx, c, L, cl, priv)) return cx.emit_stmt(c->stmt, enc);
   Holes h = loop_holes(id);
   h.set("chunk", cl.chunk).set("num_threads", cl.num_threads).set("cond", cl.cond).set("flags", cx.fork_flags()).set("where", cx.where(c));
   // The implicit (TICKPT) registrations first: the monitor keeps the later call on a variable.
