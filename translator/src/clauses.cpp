@@ -188,9 +188,6 @@ void default_(Reader& R, const Clause& cl) {
 }
 
 void num_threads(Reader& R, const Clause& cl) {
-  if (R.whole_team())
-    R.error(cl.tok, "clause 'num_threads' on 'omp parallel' is not supported yet: a parallel region's "
-                    "team is every node (use it on 'parallel for' or 'parallel sections')");
   R.r.num_threads = "(" + R.text(cl.args) + ")";
 }
 

@@ -54,8 +54,7 @@ extern const Names kLoopClauses;
 Names unite(const Names& a, const Names& b, std::string_view minus = "");
 
 // Reads the clauses of `dir`, each checked against `allowed`; errors and notes go to the
-// driver, and a clause in error leaves ok false. `whole_team`: a plain `parallel`, whose
-// team is every node (num_threads is refused there).
+// driver, and a clause in error leaves ok false. `whole_team`: a plain `parallel`.
 Clauses read_clauses(Driver& d, const Tokens& t, const Directive& dir, const Names& allowed,
                      bool whole_team = false);
 

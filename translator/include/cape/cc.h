@@ -31,7 +31,7 @@ typedef struct cape_share {
  * thread); in both cases the omp_ calls answer for the new team. */
 int cape_cc_fork(int num_threads, int cond, int flags, const char *where);
 #define CAPE_CC_MASTER_IDLE 1
-#define CAPE_CC_WHOLE_TEAM 2 /* a `parallel` region: one thread per node, whatever is asked */
+#define CAPE_CC_WHOLE_TEAM 2 /* a `parallel` region: one thread per node, or num_threads nodes when fewer */
 /* This node's thread number in the current team, -1 when it has no share. */
 int cape_cc_tid(void);
 /* Ends the region begun by cape_cc_fork (after cape_stop() when it returned 1). */
