@@ -86,6 +86,19 @@ grep -q '^g.c:4:[0-9]*: error: .missing' g.err || fail "gcc error not at g.c:4: 
 "$cc" -std=c99 -pedantic -Wall -Wextra -O1 -c repro.c -o p.o 2> ped.err
 [ ! -s ped.err ] || fail "-pedantic warnings: $(head -5 ped.err)"
 
+# TICKPT registers a region's parameters; one declared `T x[]` is a pointer, and the
+# registration must not make gcc warn (-Wsizeof-array-argument, issue 12: NPB CG).
+cat > arrparam.c <<'A'
+static void scale(double x[], int n, double f) {
+  int i;
+#pragma omp parallel for
+  for (i = 0; i < n; i++) x[i] *= f;
+}
+int main(void) { double a[4] = {1, 2, 3, 4}; scale(a, 4, 2.0); return (int)a[0]; }
+A
+"$cc" --ckpt=tickpt -Wall -Wextra -O1 -c arrparam.c 2> ap.err
+[ ! -s ap.err ] || fail "warnings: $(cat ap.err)"
+
 # cape-translate: the readable mode by default, -E as cape-cc does.
 "$tr" repro.c -o r.c
 grep -q '^#include <stdio.h>' r.c || fail "cape-translate is not readable by default"

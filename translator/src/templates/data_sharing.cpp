@@ -61,7 +61,8 @@ std::string clause_calls(const TranslationContext& cx, const Clauses& cl, int at
   Holes h{{"ind", ind}};
   auto set = [&](const char* fn, const std::vector<std::string>& v) {
     std::string r;
-    for (auto& x : v) r += h.with("fn", fn).with("x", x).fill("${ind}$fn((void *)&$x, sizeof($x));\n");
+    // sizeof of the type: a parameter declared `T x[]` is a pointer, and gcc warns at sizeof(x).
+    for (auto& x : v) r += h.with("fn", fn).with("x", x).fill("${ind}$fn((void *)&$x, sizeof(__typeof__($x)));\n");
     return r;
   };
   std::string r = set("cape_set_threadprivate", threadprivates_at(cx, at));
@@ -301,7 +302,7 @@ std::string tickpt_shared(const TranslationContext& cx, Construct* c, const Clau
   auto vars = cx.decls().implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false);
   Holes h{{"ind", ind}};
   return h.fill("${ind}cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */\n") +
-         each(vars, c->id, {}, "${ind}cape_set_shared((void *)&$x, sizeof($x)); /* implicitly shared (TICKPT) */\n", h);
+         each(vars, c->id, {}, "${ind}cape_set_shared((void *)&$x, sizeof(__typeof__($x))); /* implicitly shared (TICKPT) */\n", h);
 }
 
 // TICKPT: variables of static storage are shared (002 Sect. 3.1), and a region's functions

@@ -72,7 +72,7 @@ std::string barrier_code(const TranslationContext& cx, const Enclosing& enc, int
                          const std::string& calls, const std::vector<std::string>& unshare) {
   std::string region_calls = enc.calls;
   for (auto& x : unshare) {
-    std::string line = "cape_set_shared((void *)&" + x + ", sizeof(" + x + "));";
+    std::string line = "cape_set_shared((void *)&" + x + ", sizeof(__typeof__(" + x + ")));";
     std::string kept;
     for (size_t pos = 0; pos < region_calls.size();) {
       size_t eol = region_calls.find('\n', pos);
