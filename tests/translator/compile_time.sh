@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Compile time of cape-cc against gcc -fopenmp on a generated 50,000-line OpenMP file
 # (issue 12: within 1.5x). Prints the times and their ratio, measured in one run; asserts
-# nothing about time (a benchmark, not a test).
-#   compile_time.sh CAPE_CC [LINES] [OPT]
+# nothing about time (a benchmark, not a test). The two compilers run RUNS times each,
+# interleaved (the machine may be shared: a busy minute hits both), and the medians are
+# compared.
+#   compile_time.sh CAPE_CC [LINES] [OPT] [RUNS]
 set -euo pipefail
-cc=$1 lines=${2:-50000} opt=${3:--O1}
+cc=$1 lines=${2:-50000} opt=${3:--O1} runs=${4:-3}
 work=$(mktemp -d "${TMPDIR:-/tmp}/cape-compile-time.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -35,10 +37,15 @@ cp big.c "${KEEP_BIG:-/dev/null}" 2>/dev/null || true
 echo "big.c: $(wc -l < big.c) lines, $(grep -c '#pragma omp' big.c) directives"
 # Wall time and CPU time (user + system, the compilers' processes included): the machine
 # may be shared, and CPU time is what the other jobs do not change.
-/usr/bin/time -f '%e %U %S' -o native.time gcc "$opt" -fopenmp -c big.c -o native.o
-/usr/bin/time -f '%e %U %S' -o cape.time "$cc" "$opt" -fopenmp -c big.c -o cape.o 2> cc.err || { head -20 cc.err; exit 1; }
-read -r gw gu gs < native.time
-read -r kw ku ks < cape.time
-awk -v gw="$gw" -v gc="$(echo "$gu + $gs" | bc)" -v kw="$kw" -v kc="$(echo "$ku + $ks" | bc)" -v o="$opt" 'BEGIN {
-  printf "gcc -fopenmp %s: %.2f s wall, %.2f s CPU; cape-cc %s: %.2f s wall, %.2f s CPU; ratio %.2f (wall), %.2f (CPU)\n",
-         o, gw, gc, o, kw, kc, kw / gw, kc / gc }'
+for r in $(seq "$runs"); do
+  /usr/bin/time -f '%e %U %S' -a -o native.time gcc "$opt" -fopenmp -c big.c -o native.o
+  /usr/bin/time -f '%e %U %S' -a -o cape.time "$cc" "$opt" -fopenmp -c big.c -o cape.o 2> cc.err || { head -20 cc.err; exit 1; }
+  echo "run $r: gcc $(tail -1 native.time), cape-cc $(tail -1 cape.time) (wall user sys)"
+done
+# Medians of wall and of CPU (user + system).
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+gw=$(awk '{ print $1 }' native.time | median) gc=$(awk '{ print $2 + $3 }' native.time | median)
+kw=$(awk '{ print $1 }' cape.time | median) kc=$(awk '{ print $2 + $3 }' cape.time | median)
+awk -v gw="$gw" -v gc="$gc" -v kw="$kw" -v kc="$kc" -v o="$opt" -v n="$runs" 'BEGIN {
+  printf "medians of %d runs: gcc -fopenmp %s: %.2f s wall, %.2f s CPU; cape-cc %s: %.2f s wall, %.2f s CPU; ratio %.2f (wall), %.2f (CPU)\n",
+         n, o, gw, gc, o, kw, kc, kw / gw, kc / gc }'

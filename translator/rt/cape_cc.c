@@ -168,6 +168,63 @@ int cape_cc_mine(int j) {
 
 int cape_cc_distributed(void) { return cur.distributed && level == 1; }
 
+/* The exchanges (cc.h): each follows the cape_create() its construct made in the user's
+ * function; what they call captures nothing of the stack. */
+void cape_cc_end(int last) {
+  if (cape_cc_distributed()) {
+    if (cape_master()) {
+      cape_stop();                /* Fig. 3 line 7 */
+      cape_wait_for("after");     /* lines 8, 11: every slave's part merged into the master's */
+      cape_inject("after");       /* line 9 */
+      if (!last)                  /* line 10: !last_parallel() */
+        cape_broadcast("after");  /* line 12 */
+    } else {
+      cape_stop();                /* line 19 */
+      cape_send("after", 0);      /* line 20 */
+      if (last) cape_cc_exit();   /* lines 21, 25 */
+      cape_receive("after");      /* line 22 */
+      cape_inject("after");       /* line 23 */
+    }
+  }
+  cape_cc_join();
+}
+
+void cape_cc_barrier(void) {
+  cape_stop();
+  if (cape_master()) {
+    cape_wait_for("after");
+    cape_inject("after");
+    cape_broadcast("after");
+  } else {
+    cape_send("after", 0);
+    cape_receive("after");
+    cape_inject("after");
+  }
+}
+
+/* The slave cape_cc_deal() is at: TLS (never tracked), and 0 again once all are dealt. */
+static __thread int dealt;
+
+int cape_cc_deal(cape_share_t *desc, cape_share_t *own, unsigned long long n, unsigned long long chunk) {
+  if (++dealt < cape_num_nodes()) {
+    cape_cc_share(&desc[dealt], n, chunk, cape_cc_thread_of_node(dealt));
+    return 1;
+  }
+  dealt = 0;
+  for (int i = 0; i < CAPE_CC_MAX_NODES; i++) desc[i] = (cape_share_t){0, 0, 0, 0};
+  cape_cc_share(own, n, chunk, cape_cc_thread_of_node(0));
+  return 0;
+}
+
+void cape_cc_send_share(void) { cape_send("before", dealt); }
+
+void cape_cc_receive_share(void) {
+  cape_receive("before");  /* Fig. 3 line 14 */
+  cape_inject("before");   /* line 15 */
+}
+
+void cape_cc_my_share(cape_share_t *out, const cape_share_t *desc) { *out = desc[cape_node_id()]; }
+
 void cape_cc_exit(void) { exit(0); }
 
 /* The OpenMP runtime API, answered for the current team (docs/translator.md). */

@@ -16,25 +16,17 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   CAPE_CC_SAVE(cape_pv_1_i, i);
   static __thread cape_share_t cape_sh_1;
   static __thread unsigned long long cape_b_1, cape_k_1;
-  static __thread int cape_s_1;
   if (cape_cc_fork(0, 1, 0, "parallel_for.c:6")) {
     if (cape_master()) {                    /* Fig. 3 line 1 */
       cape_start();                         /* line 2 */
-      for (cape_s_1 = 1; cape_s_1 < cape_num_nodes(); ++cape_s_1) { /* line 3: a chunk per slave */
-        cape_cc_share(&cape_desc[cape_s_1], cape_n_1, (8), cape_cc_thread_of_node(cape_s_1));
+      while (cape_cc_deal(cape_desc, &cape_sh_1, cape_n_1, (8))) { /* line 3: a share per slave, then the master's */
         cape_create("before");             /* line 4 */
-        cape_send("before", cape_s_1);      /* line 5 */
+        cape_cc_send_share();               /* line 5 */
       }
-      cape_s_1 = 0;
-      /* The slaves have their shares: clear them, so that this node's `after` clears them
-         everywhere and every node holds the same memory again once the region is over. */
-      __builtin_memset(cape_desc, 0, sizeof cape_desc);
-      cape_cc_share(&cape_sh_1, cape_n_1, (8), cape_cc_thread_of_node(0)); /* the master's own share */
     } else {
-      cape_receive("before");              /* line 14 */
-      cape_inject("before");               /* line 15 */
+      cape_cc_receive_share();              /* lines 14-15 */
       cape_start();                         /* line 16 */
-      cape_sh_1 = cape_desc[cape_node_id()];
+      cape_cc_my_share(&cape_sh_1, cape_desc);
     }
   } else {
     cape_cc_share(&cape_sh_1, cape_n_1, 0, 0); /* serial: every iteration */
@@ -49,28 +41,9 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   CAPE_CC_RESTORE(i, cape_pv_1_i);
   cape_b_1 = cape_k_1 = 0;
   cape_sh_1 = (cape_share_t){0, 0, 0, 0};
-  if (cape_cc_distributed()) {
-    const int cape_last_1 = 1; /* last_parallel(), decided when translating (docs/translator.md) */
-    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      if (!cape_last_1)                         /* line 10: !last_parallel() */
-        cape_broadcast("after");          /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      if (!cape_last_1) {                       /* line 21 */
-        cape_receive("after");            /* line 22 */
-        cape_inject("after");             /* line 23 */
-      } else {
-        cape_cc_exit();                     /* line 25 */
-      }
-    }
-  }
-  cape_cc_join();
+  if (cape_cc_distributed())
+    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+  cape_cc_end(1); /* lines 7-12, 19-25; 1 = last_parallel(), decided when translating */
 }
 #line 8 "parallel_for.c"
 

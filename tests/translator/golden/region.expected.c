@@ -44,19 +44,8 @@ void f(int n) {
   }
   if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
     CAPE_CC_SAVE(cape_pt_5_n, n); CAPE_CC_RESTORE(n, cape_pv_5_n);
-    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      cape_broadcast("after");            /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      cape_receive("after");              /* line 22 */
-      cape_inject("after");               /* line 23 */
-    }
+    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(n, cape_pt_5_n);
     cape_start();
   }
@@ -71,47 +60,17 @@ void f(int n) {
 #line 13 "region.c"
   if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
     CAPE_CC_SAVE(cape_pt_5_n, n); CAPE_CC_RESTORE(n, cape_pv_5_n);
-    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      cape_broadcast("after");            /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      cape_receive("after");              /* line 22 */
-      cape_inject("after");               /* line 23 */
-    }
+    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(n, cape_pt_5_n);
     cape_start();
   }
 #line 14 "region.c"
   }
   CAPE_CC_RESTORE(n, cape_pv_5_n);
-  if (cape_cc_distributed()) {
-    const int cape_last_5 = 0; /* last_parallel(), decided when translating (docs/translator.md) */
-    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      if (!cape_last_5)                         /* line 10: !last_parallel() */
-        cape_broadcast("after");          /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      if (!cape_last_5) {                       /* line 21 */
-        cape_receive("after");            /* line 22 */
-        cape_inject("after");             /* line 23 */
-      } else {
-        cape_cc_exit();                     /* line 25 */
-      }
-    }
-  }
-  cape_cc_join();
+  if (cape_cc_distributed())
+    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+  cape_cc_end(0); /* lines 7-12, 19-25; 0 = last_parallel(), decided when translating */
 }
 #line 14 "region.c"
 

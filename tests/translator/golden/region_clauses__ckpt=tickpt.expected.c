@@ -52,19 +52,8 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     static __thread __typeof__(me) cape_lt_73_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_73_me, me); CAPE_CC_CLEAR(me);
-    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      cape_broadcast("after");            /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      cape_receive("after");              /* line 22 */
-      cape_inject("after");               /* line 23 */
-    }
+    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
     cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
@@ -111,19 +100,8 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     static __thread __typeof__(me) cape_lt_73_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_73_me, me); CAPE_CC_CLEAR(me);
-    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      cape_broadcast("after");            /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      cape_receive("after");              /* line 22 */
-      cape_inject("after");               /* line 23 */
-    }
+    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
     cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
@@ -156,19 +134,8 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     static __thread __typeof__(me) cape_lt_131_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_131_me, me); CAPE_CC_CLEAR(me);
-    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      cape_broadcast("after");            /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      cape_receive("after");              /* line 22 */
-      cape_inject("after");               /* line 23 */
-    }
+    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_131_me);
     cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
@@ -189,19 +156,8 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     static __thread __typeof__(me) cape_lt_154_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_154_me, me); CAPE_CC_CLEAR(me);
-    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      cape_broadcast("after");            /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      cape_receive("after");              /* line 22 */
-      cape_inject("after");               /* line 23 */
-    }
+    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_154_me);
     cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
@@ -224,19 +180,8 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     static __thread __typeof__(me) cape_lt_154_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_154_me, me); CAPE_CC_CLEAR(me);
-    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      cape_broadcast("after");            /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      cape_receive("after");              /* line 22 */
-      cape_inject("after");               /* line 23 */
-    }
+    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_154_me);
     CAPE_CC_RESTORE(me, cape_cp_6_me); /* copyprivate */
@@ -254,28 +199,9 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     sum += me;
   }
   CAPE_CC_RESTORE(x, cape_pv_7_x);
-  if (cape_cc_distributed()) {
-    const int cape_last_7 = 1; /* last_parallel(), decided when translating (docs/translator.md) */
-    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      if (!cape_last_7)                         /* line 10: !last_parallel() */
-        cape_broadcast("after");          /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      if (!cape_last_7) {                       /* line 21 */
-        cape_receive("after");            /* line 22 */
-        cape_inject("after");             /* line 23 */
-      } else {
-        cape_cc_exit();                     /* line 25 */
-      }
-    }
-  }
-  cape_cc_join();
+  if (cape_cc_distributed())
+    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+  cape_cc_end(1); /* lines 7-12, 19-25; 1 = last_parallel(), decided when translating */
 }
 #line 28 "region_clauses.c"
 

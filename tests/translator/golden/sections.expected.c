@@ -20,28 +20,9 @@ void run(void) {
       p3();
     }
   }
-  if (cape_cc_distributed()) {
-    const int cape_last_3 = 0; /* last_parallel(), decided when translating (docs/translator.md) */
-    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      if (!cape_last_3)                         /* line 10: !last_parallel() */
-        cape_broadcast("after");          /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      if (!cape_last_3) {                       /* line 21 */
-        cape_receive("after");            /* line 22 */
-        cape_inject("after");             /* line 23 */
-      } else {
-        cape_cc_exit();                     /* line 25 */
-      }
-    }
-  }
-  cape_cc_join();
+  if (cape_cc_distributed())
+    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+  cape_cc_end(0); /* lines 7-12, 19-25; 0 = last_parallel(), decided when translating */
 }
 #line 14 "sections.c"
 

@@ -117,9 +117,36 @@ void cape_cc_exit(void) __attribute__((noreturn));
 #define CAPE_CC_IS_INTEGER(x) \
   (CAPE_CC_TYPE(x) != CAPE_T_FLOAT && CAPE_CC_TYPE(x) != CAPE_T_DOUBLE ? CAPE_CC_TYPE(x) : 0)
 
-/* The checkpoint calls themselves are generated inline, in the user's function: create()
- * captures the stack above its caller's frame, so calling it from a helper here would ship
- * the helper's dead frames too. */
+/* The exchanges, shared by every construct (docs/translator.md, rule 1). cape_create()
+ * itself is generated inline, in the user's function: it captures the stack above its
+ * caller's frame, so a helper here calling it would ship the helper's own frame (its saved
+ * registers, which hold the user's values and differ between nodes) and inject it into the
+ * other nodes' live frames. The calls after it capture nothing: stop, send, receive,
+ * wait_for and broadcast take no memory, and inject writes only runs of checkpoints that
+ * were made above the user's frame, which lies above these helpers' frames. So each
+ * construct generates its cape_create() and calls one of these for the rest. */
+
+/* The end of a region, after this node's cape_create("after") (001 Fig. 3 lines 6, 18):
+ * lines 7-12 on the master (stop, merge every slave's part, inject, broadcast unless
+ * `last`), 19-25 on a slave (stop, send, then receive and inject, or exit after the last
+ * region); only when cape_cc_distributed(). Then the team ends (cape_cc_join). */
+void cape_cc_end(int last);
+/* A barrier, after this node's cape_create("after"): the same exchange, never the last
+ * (the caller starts tracking again with cape_start()). */
+void cape_cc_barrier(void);
+/* `parallel for`, on the master after cape_start() (001 Fig. 3 line 3): writes the next
+ * slave's share of the loop (n iterations, chunk as in cape_cc_share) into desc[slave] and
+ * returns 1; the caller creates `before` and calls cape_cc_send_share(). After the last
+ * slave it clears desc (so the master's `after` clears it on every node: memory outside
+ * regions stays the same everywhere), writes the master's own share into *own and returns
+ * 0. desc is the file's cape_desc[CAPE_CC_MAX_NODES]. */
+int cape_cc_deal(cape_share_t *desc, cape_share_t *own, unsigned long long n, unsigned long long chunk);
+/* Sends `before` to the slave cape_cc_deal() dealt last (line 5). */
+void cape_cc_send_share(void);
+/* On a slave (lines 14-15): receives and injects the master's `before`. */
+void cape_cc_receive_share(void);
+/* On a slave after its cape_start() (line 16): its share, from desc[this node]. */
+void cape_cc_my_share(cape_share_t *out, const cape_share_t *desc);
 
 #ifdef __cplusplus
 }

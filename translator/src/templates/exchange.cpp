@@ -13,57 +13,19 @@ namespace {
 // merges the slaves' parts into it (Fig. 3's merge of `final` and `after`, done while the
 // parts arrive): a reduction then combines the master's partial result with the slaves'
 // when inject() applies them to the original value, and no `after` of an earlier region is
-// merged again. $between: code run on every node once the exchange is over.
-constexpr std::string_view kRegionEnd = R"c(    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      if (!$last)                         /* line 10: !last_parallel() */
-        cape_broadcast("after");          /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      if (!$last) {                       /* line 21 */
-        cape_receive("after");            /* line 22 */
-        cape_inject("after");             /* line 23 */
-      } else {
-        cape_cc_exit();                     /* line 25 */
-      }
-    }
-$between
-)c";
-
-// A barrier is never the last: the same exchange, then tracking starts again ($started:
-// code run once it has).
-constexpr std::string_view kBarrier = R"c(    if (cape_master()) {
-      cape_create("after");                /* Fig. 3 line 6: the master's part */
-      cape_stop();                          /* line 7 */
-      cape_wait_for("after");              /* lines 8, 11: every slave's part merged into it */
-      cape_inject("after");                /* line 9 */
-      cape_broadcast("after");            /* line 12 */
-    } else {
-      cape_create("after");                /* line 18 */
-      cape_stop();                          /* line 19 */
-      cape_send("after", 0);               /* line 20 */
-      cape_receive("after");              /* line 22 */
-      cape_inject("after");               /* line 23 */
-    }
-$between
-    cape_start();
-$started)c";
+// merged again. Only cape_create() is generated here, in the user's function (rule 1 of
+// docs/translator.md); cape_cc_end and cape_cc_barrier (libcape_cc) make the rest of the
+// exchange, which captures nothing of the stack.
+constexpr std::string_view kCreate =
+    "    cape_create(\"after\");                 /* Fig. 3 lines 6, 18: this node's part */\n";
 
 }  // namespace
 
 std::string end_code(const TranslationContext& cx, Construct* c) {
-  Holes h{{"last", gen_name("last", c->id)}, {"value", cx.last_of(c)}, {"between", ""}};
-  h.set("exchange", h.fill(kRegionEnd));
-  return h.fill(R"c(  if (cape_cc_distributed()) {
-    const int $last = $value; /* last_parallel(), decided when translating (docs/translator.md) */
-$exchange
-  }
-  cape_cc_join();
+  Holes h{{"last", cx.last_of(c)}};
+  return h.fill(R"c(  if (cape_cc_distributed())
+)c") + std::string(kCreate) +
+         h.fill(R"c(  cape_cc_end($last); /* lines 7-12, 19-25; $last = last_parallel(), decided when translating */
 }
 )c");
 }
@@ -120,11 +82,14 @@ std::string barrier_code(const TranslationContext& cx, const Enclosing& enc, int
   }
   Holes h{{"between", back + after + region_calls + calls2}, {"started", red_back}};
   h.set("why", keep.empty() ? "" : ": the region's private variables stay out of the checkpoint");
-  h.set("red_save", red_save).set("keep", keep).set("exchange", h.fill(kBarrier));
+  h.set("red_save", red_save).set("keep", keep).set("create", std::string(kCreate));
   return h.fill(R"c(  if (cape_cc_distributed()) { /* barrier$why */
 $red_save
 $keep
-$exchange  }
+$create    cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
+$between
+    cape_start();
+$started  }
 )c");
 }
 

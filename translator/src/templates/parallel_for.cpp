@@ -2,11 +2,13 @@
 // to chunks of schedule(static[, chunk]); clause functions before each cape_start()
 // (002_2c61c2cb27f62a9a.txt Fig. 7). docs/translator.md, "parallel for".
 //
-// The master runs the loop header: for each slave it writes the slave's share into
-// cape_desc[slave] and creates and sends `before` (lines 2-5), then clears cape_desc (its
-// `after` carries that to every node: memory outside the region stays the same everywhere,
-// which the determinism check relies on); slaves receive and inject it (lines 14-16). Every node runs its chunks (line 17), puts its privates back, and the
-// exchange ends the region (lines 6-12, 18-25: exchange.cpp).
+// The master runs the loop header: for each slave cape_cc_deal writes the slave's share into
+// cape_desc[slave], and the master creates and sends `before` (lines 2-5); then cape_cc_deal
+// clears cape_desc (its `after` carries that to every node: memory outside the region stays
+// the same everywhere, which the determinism check relies on); slaves receive and inject it
+// (lines 14-16). Every node runs its chunks (line 17), puts its privates back, and the
+// exchange ends the region (lines 6-12, 18-25: exchange.cpp). cape_create() stays here, in
+// the user's function (docs/translator.md, rule 1); libcape_cc does the rest.
 #include <algorithm>
 
 #include "code.h"
@@ -20,30 +22,22 @@ namespace {
 
 constexpr std::string_view kFork = R"c(  static __thread cape_share_t $sh;
   static __thread unsigned long long $b, $k;
-  static __thread int $s;
   if (cape_cc_fork($num_threads, $cond, $flags, $where)) {
 $copyin
     if (cape_master()) {                    /* Fig. 3 line 1 */
 $master_calls
       cape_start();                         /* line 2 */
-      for ($s = 1; $s < cape_num_nodes(); ++$s) { /* line 3: a chunk per slave */
-        cape_cc_share(&cape_desc[$s], $n, $chunk, cape_cc_thread_of_node($s));
+      while (cape_cc_deal(cape_desc, &$sh, $n, $chunk)) { /* line 3: a share per slave, then the master's */
         cape_create("before");             /* line 4 */
-        cape_send("before", $s);      /* line 5 */
+        cape_cc_send_share();               /* line 5 */
       }
-      $s = 0;
-      /* The slaves have their shares: clear them, so that this node's `after` clears them
-         everywhere and every node holds the same memory again once the region is over. */
-      __builtin_memset(cape_desc, 0, sizeof cape_desc);
-      cape_cc_share(&$sh, $n, $chunk, cape_cc_thread_of_node(0)); /* the master's own share */
     } else {
 $keep_red
-      cape_receive("before");              /* line 14 */
-      cape_inject("before");               /* line 15 */
+      cape_cc_receive_share();              /* lines 14-15 */
 $back_red
 $calls
       cape_start();                         /* line 16 */
-      $sh = cape_desc[cape_node_id()];
+      cape_cc_my_share(&$sh, cape_desc);
     }
   } else {
     cape_cc_share(&$sh, $n, 0, 0); /* serial: every iteration */

@@ -10,7 +10,7 @@ namespace cape::tr {
 
 Holes loop_holes(int id) {
   Holes h;
-  for (auto stem : {"lb", "ub", "st", "n", "sh", "b", "k", "s", "q"}) h.set(stem, gen_name(stem, id));
+  for (auto stem : {"lb", "ub", "st", "n", "sh", "b", "k", "q"}) h.set(stem, gen_name(stem, id));
   return h;
 }
 
