@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 struct team {
@@ -36,6 +37,18 @@ static int max_threads(int nodes, int master_idle) {
   int want = requested ? requested : env_threads();
   return want > 0 && want < avail ? want : avail;
 }
+
+/* The current region's private variables, for orphaned barriers (cc.h): TLS, never
+ * tracked. Recorded at level 1 only, forgotten when the region ends. */
+#define MAX_PRIVATES 64
+#define MAX_PRIVATE_BYTES (64 * 1024)
+static __thread struct {
+  unsigned char *addr;
+  const unsigned char *orig;
+  unsigned long size;
+} privs[MAX_PRIVATES];
+static __thread int nprivs;
+static __thread unsigned char kept[MAX_PRIVATE_BYTES];
 
 /* Saved outer teams for serialized nested regions. */
 #define MAX_LEVELS 64
@@ -82,6 +95,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
 }
 
 void cape_cc_join(void) {
+  if (level == 1) nprivs = 0;
   if (level > 0) {
     cur = saved[--level];
     saved[level] = (struct team){0, 0, 0, 0}; /* back to its bytes before the fork */
@@ -167,6 +181,41 @@ int cape_cc_mine(int j) {
 }
 
 int cape_cc_distributed(void) { return cur.distributed && level == 1; }
+
+void cape_cc_private(void *x, const void *orig, unsigned long size) {
+  if (nprivs == MAX_PRIVATES) {
+    fprintf(stderr, "cape: a parallel region with more than %d private variables\n", MAX_PRIVATES);
+    abort();
+  }
+  privs[nprivs].addr = (unsigned char *)x;
+  privs[nprivs].orig = (const unsigned char *)orig;
+  privs[nprivs].size = size;
+  nprivs++;
+}
+
+void cape_cc_orphan_keep(void) {
+  unsigned long at = 0;
+  for (int i = 0; i < nprivs; i++) {
+    if (privs[i].size > sizeof kept - at) {
+      fprintf(stderr,
+              "cape: the private variables of a parallel region whose called functions have barriers "
+              "exceed %d bytes (make the large ones shared, or local to the functions)\n",
+              MAX_PRIVATE_BYTES);
+      abort();
+    }
+    memcpy(kept + at, privs[i].addr, privs[i].size);
+    memcpy(privs[i].addr, privs[i].orig, privs[i].size);
+    at += privs[i].size;
+  }
+}
+
+void cape_cc_orphan_back(void) {
+  unsigned long at = 0;
+  for (int i = 0; i < nprivs; i++) {
+    memcpy(privs[i].addr, kept + at, privs[i].size);
+    at += privs[i].size;
+  }
+}
 
 /* The exchanges (cc.h): each follows the cape_create() its construct made in the user's
  * function; what they call captures nothing of the stack. */

@@ -10,6 +10,7 @@ void f(int n) {
   static __thread __typeof__(n) cape_pt_5_n __attribute__((unused)); /* for barriers */
   if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM, "region.c:4")) {
     cape_set_private((void *)&n, sizeof(__typeof__(n)));
+    cape_cc_private((void *)&n, &cape_pv_5_n, sizeof(__typeof__(n)));
     cape_start();
   }
 #line 5 "region.c"

@@ -37,6 +37,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_set_firstprivate((void *)&x, sizeof(__typeof__(x)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
+    cape_cc_private((void *)&x, &cape_pv_7_x, sizeof(__typeof__(x)));
     cape_start();
     CAPE_CC_SAVE(cape_ri_7_sum, sum); /* start() gave it the identity */
   }

@@ -62,6 +62,19 @@ int cape_cc_distributed(void);
 /* A slave after the program's last parallel region (001 Fig. 3 line 25). */
 void cape_cc_exit(void) __attribute__((noreturn));
 
+/* A `parallel` region's private variable x (size bytes), whose bytes from before the region
+ * are at orig: recorded (TLS) for the barriers of the functions the region calls, which
+ * cannot name it. Called after cape_cc_fork() returned 1, before cape_start(). */
+void cape_cc_private(void *x, const void *orig, unsigned long size);
+/* An orphaned barrier (in a function a region calls), before its cape_create(): every
+ * recorded private variable gets its bytes from before the region back, as at the region's
+ * own barriers, so no node ships its private values and the monitor's stop() (which puts a
+ * registered private variable back to its value at start()) loses nothing; each node's
+ * values are kept in TLS ... */
+void cape_cc_orphan_keep(void);
+/* ... and put back after the exchange. */
+void cape_cc_orphan_back(void);
+
 /* Private variables: their bytes are saved before a region and put back before each
  * create(), so no checkpoint carries them. The empty asm tells the compiler the variable
  * may have been written (reading an uninitialised private is fine here: bytes only). */

@@ -80,6 +80,13 @@ std::string barrier_code(const TranslationContext& cx, const Enclosing& enc, int
     keep += names(x).fill("    CAPE_CC_SAVE($lt, $x); CAPE_CC_CLEAR($x);\n");
     back += names(x).fill("    CAPE_CC_RESTORE($x, $lt);\n");
   }
+  // Orphaned: the calling region's privates, which only libcape_cc knows (else a node would
+  // ship its private values, and stop() would put those registered at the region's start()
+  // back to their values from before the region: NPB CG's iteration counter).
+  if (!enc.region) {
+    keep += "    cape_cc_orphan_keep(); /* the calling region's private variables */\n";
+    back += "    cape_cc_orphan_back();\n";
+  }
   Holes h{{"between", back + after + region_calls + calls2}, {"started", red_back}};
   h.set("why", keep.empty() ? "" : ": the region's private variables stay out of the checkpoint");
   h.set("red_save", red_save).set("keep", keep).set("create", std::string(kCreate));

@@ -102,10 +102,15 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
                  "/* the identity, the partial result */\n");
     identities += "    " + save_reduction(rd, r.fill("$ri")) + " /* start() gave it the identity */\n";
   }
+  // The privates, for the barriers of the functions the region calls (cape_cc_orphan_keep).
+  std::string record;
+  for (auto& x : priv)
+    record += Holes{{"x", x}, {"pv", gen_name("pv", id, x)}}.fill(
+        "    cape_cc_private((void *)&$x, &$pv, sizeof(__typeof__($x)));\n");
   Holes h{{"cond", cl.cond},
           {"where", cx.where(c)},
           {"copyin", copyin_code(cl, id)},
-          {"calls", shared + clause_calls(cx, cl, c->dir.first_tok, "    ")},
+          {"calls", shared + clause_calls(cx, cl, c->dir.first_tok, "    ") + record},
           {"identities", identities}};
 
   cx.gen_begin(c, "every node runs the region; writes meet at barriers and at its end");
