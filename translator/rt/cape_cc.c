@@ -49,6 +49,12 @@ static __thread struct {
 } privs[MAX_PRIVATES];
 static __thread int nprivs;
 static __thread unsigned char kept[MAX_PRIVATE_BYTES];
+#define MAX_SHARED 1024
+static __thread struct {
+  void *addr;
+  unsigned long size;
+} shared[MAX_SHARED];
+static __thread int nshared;
 
 /* Saved outer teams for serialized nested regions. */
 #define MAX_LEVELS 64
@@ -95,7 +101,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
 }
 
 void cape_cc_join(void) {
-  if (level == 1) nprivs = 0;
+  if (level == 1) nprivs = nshared = 0;
   if (level > 0) {
     cur = saved[--level];
     saved[level] = (struct team){0, 0, 0, 0}; /* back to its bytes before the fork */
@@ -193,6 +199,17 @@ void cape_cc_private(void *x, const void *orig, unsigned long size) {
   nprivs++;
 }
 
+void cape_cc_region_shared(void *x, unsigned long size) {
+  if (nshared == MAX_SHARED) {
+    fprintf(stderr, "cape: a parallel region sharing more than %d local variables\n", MAX_SHARED);
+    abort();
+  }
+  shared[nshared].addr = x;
+  shared[nshared].size = size;
+  nshared++;
+  cape_set_shared(x, size);
+}
+
 void cape_cc_orphan_keep(void) {
   unsigned long at = 0;
   for (int i = 0; i < nprivs; i++) {
@@ -215,6 +232,7 @@ void cape_cc_orphan_back(void) {
     memcpy(privs[i].addr, kept + at, privs[i].size);
     at += privs[i].size;
   }
+  for (int i = 0; i < nshared; i++) cape_set_shared(shared[i].addr, shared[i].size);
 }
 
 /* The exchanges (cc.h): each follows the cape_create() its construct made in the user's

@@ -32,9 +32,9 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
       cape_inject("copyin");
     }
     cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
-    cape_set_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    cape_cc_region_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
+    cape_cc_region_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
+    cape_cc_region_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
     cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_set_firstprivate((void *)&x, sizeof(__typeof__(x)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));

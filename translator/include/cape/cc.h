@@ -66,13 +66,18 @@ void cape_cc_exit(void) __attribute__((noreturn));
  * are at orig: recorded (TLS) for the barriers of the functions the region calls, which
  * cannot name it. Called after cape_cc_fork() returned 1, before cape_start(). */
 void cape_cc_private(void *x, const void *orig, unsigned long size);
+/* cape_set_shared() of a variable the `parallel` region shares, recorded (TLS) too: the
+ * barriers of the functions it calls register it again (cape_cc_orphan_back), so that the
+ * caller's writes after such a barrier travel under TICKPT. */
+void cape_cc_region_shared(void *x, unsigned long size);
 /* An orphaned barrier (in a function a region calls), before its cape_create(): every
  * recorded private variable gets its bytes from before the region back, as at the region's
  * own barriers, so no node ships its private values and the monitor's stop() (which puts a
  * registered private variable back to its value at start()) loses nothing; each node's
  * values are kept in TLS ... */
 void cape_cc_orphan_keep(void);
-/* ... and put back after the exchange. */
+/* ... and put back after the exchange; the region's shared variables are registered again
+ * (before the barrier's own clause calls and its cape_start()). */
 void cape_cc_orphan_back(void);
 
 /* Private variables: their bytes are saved before a region and put back before each

@@ -82,6 +82,15 @@ bool team_body(TranslationContext& cx, Construct* c, const Enclosing& inner) {
   return true;
 }
 
+// The region's cape_set_shared() calls at its start, made through cape_cc_region_shared so
+// that the barriers of the functions it calls can register the variables again.
+std::string recorded_shared(std::string calls) {
+  const std::string from = "cape_set_shared(", to = "cape_cc_region_shared(";
+  for (size_t p = calls.find(from); p != std::string::npos; p = calls.find(from, p + to.size()))
+    calls.replace(p, from.size(), to);
+  return calls;
+}
+
 }  // namespace
 
 void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc) {
@@ -110,7 +119,7 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
   Holes h{{"cond", cl.cond},
           {"where", cx.where(c)},
           {"copyin", copyin_code(cl, id)},
-          {"calls", shared + clause_calls(cx, cl, c->dir.first_tok, "    ") + record},
+          {"calls", recorded_shared(shared + clause_calls(cx, cl, c->dir.first_tok, "    ")) + record},
           {"identities", identities}};
 
   cx.gen_begin(c, "every node runs the region; writes meet at barriers and at its end");
