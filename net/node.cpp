@@ -81,6 +81,13 @@ Node::~Node() {
   if (heartbeat_.joinable()) heartbeat_.join();
   for (auto& p : peers_)
     if (p && p->reader.joinable()) p->reader.join();
+  CAPE_LOG_AT(info, "traffic") << [&] {
+    uint64_t bo = 0, fo = 0, bi = 0, fi = 0;
+    for (auto& p : peers_)
+      if (p) bo += p->bytes_out, fo += p->frames_out, bi += p->bytes_in, fi += p->frames_in;
+    return "sent " + std::to_string(bo) + " bytes in " + std::to_string(fo) + " frames, received " +
+           std::to_string(bi) + " bytes in " + std::to_string(fi) + " frames";
+  }();
 }
 
 void Node::start() {

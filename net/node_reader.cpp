@@ -23,6 +23,10 @@ void Node::reader_loop(Peer& p) {
     if (stopping_ || p.closed) break;
     if (r.ok()) {
       lk.unlock();
+      if (f.type != FrameType::heartbeat) {
+        p.bytes_in.fetch_add(f.payload.size(), std::memory_order_relaxed);
+        p.frames_in.fetch_add(1, std::memory_order_relaxed);
+      }
       on_frame(p, f);
       continue;
     }

@@ -21,6 +21,10 @@ IoResult Peer::send(FrameType type, std::span<const iovec> parts, std::chrono::m
   std::unique_lock sl(send_mu);
   IoResult r = write_frame(fd.get(), type, parts, stall);
   last_send_ns = now_ns();
+  uint64_t n = 0;
+  for (const iovec& v : parts) n += v.iov_len;
+  bytes_out.fetch_add(n, std::memory_order_relaxed);
+  frames_out.fetch_add(1, std::memory_order_relaxed);
   return r;
 }
 

@@ -38,6 +38,9 @@ struct Peer {
   bool closed = false;  // reader finished
   std::timed_mutex send_mu;
   std::atomic<int64_t> last_send_ns{0};
+  // Payload bytes and frames each way (heartbeats not counted): the traffic a job's
+  // regions cost, logged when the node ends (`--log traffic:info`, scripts/bench-e2e.sh).
+  std::atomic<uint64_t> bytes_out{0}, frames_out{0}, bytes_in{0}, frames_in{0};
   std::thread reader;
 
   // One frame, whole, under send_mu; a write counts as a sign of life (heartbeats).
