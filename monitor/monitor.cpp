@@ -37,6 +37,39 @@ namespace {
 
 std::string hex(uint64_t v) { return ckpt::hex_address(v); }
 
+const char* op_name(int op) {
+  static const char* const names[CAPE_OP_COUNT] = {
+      "?", "hello", "master", "start", "stop", "create", "inject", "send", "receive", "wait_for", "merge",
+      "broadcast", "last_parallel", "node_id", "num_nodes", "set_shared", "set_private", "set_firstprivate",
+      "set_lastprivate", "set_copyin", "set_copyprivate", "set_threadprivate", "set_default_none",
+      "reduction", "set_ckpt_model", "set_order", "region_begin"};
+  return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
+}
+
+static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_COUNT == 27, "op_name() follows protocol.h");
+
+// Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
+// and the time the monitor spent in them, and the time between calls (the program running,
+// plus the two ptrace stops around each call); summed at the end.
+struct CallTimes {
+  uint64_t count[CAPE_OP_COUNT] = {};
+  double us[CAPE_OP_COUNT] = {};
+  double between_us = 0;
+  std::chrono::steady_clock::time_point last{};
+  void report(int rank) const {
+    uint64_t calls = 0;
+    double in = 0;
+    for (int op = 0; op < CAPE_OP_COUNT; op++) calls += count[op], in += us[op];
+    if (calls == 0) return;
+    CAPE_LOG_AT(info, "calls") << "rank " << rank << ": " << calls << " runtime calls, " << in / 1000
+                               << " ms in the monitor, " << between_us / 1000 << " ms between calls";
+    for (int op = 0; op < CAPE_OP_COUNT; op++)
+      if (count[op])
+        CAPE_LOG_AT(info, "calls") << "  " << op_name(op) << ": " << count[op] << " x " << us[op] / count[op]
+                                   << " us";
+  }
+};
+
 class Monitor final : public CallServer {
  public:
   // Throws UserError for bad options (monitor.h), before anything starts.
@@ -45,6 +78,10 @@ class Monitor final : public CallServer {
     for (const auto& [name, file] : o.loads) store_.load(name, file);
     store_.keep_in(o.keep_checkpoints_dir);
     if (o.argv.empty()) throw UserError("no program to run");
+  }
+
+  ~Monitor() override {
+    if (util::log_level("calls") >= util::LogLevel::info) times_.report(rank_);
   }
 
   void new_image(pid_t pid) override;
@@ -87,6 +124,7 @@ class Monitor final : public CallServer {
   Places places_;
   uint64_t begins_ = 0;                 // cape_region_begin() calls so far
   std::optional<StateDigest> unchecked_;  // the master's digest, until the slaves' are compared
+  CallTimes times_;
 };
 
 void Monitor::new_image(pid_t pid) {
@@ -98,6 +136,21 @@ void Monitor::new_image(pid_t pid) {
 // (window_.is_open() says whether the program is inside a region's window).
 long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs) {
   int op = static_cast<int>(regs.rax & 0xff);
+  auto t0 = std::chrono::steady_clock::now();
+  if (times_.last != std::chrono::steady_clock::time_point{})
+    times_.between_us += std::chrono::duration<double, std::micro>(t0 - times_.last).count();
+  struct Timed {
+    CallTimes& t;
+    int op;
+    std::chrono::steady_clock::time_point t0;
+    ~Timed() {
+      t.last = std::chrono::steady_clock::now();
+      if (op > 0 && op < CAPE_OP_COUNT) {
+        t.count[op]++;
+        t.us[op] += std::chrono::duration<double, std::micro>(t.last - t0).count();
+      }
+    }
+  } timed{times_, op, t0};
   space_.at_runtime_call(st.tracee, st.tid, regs.fs_base);
   // What the program printed before this call, in the phase it printed it (before anything
   // the call sends: a slave's region lines reach the master before its checkpoint does).
