@@ -141,11 +141,19 @@ __attribute__((constructor(101))) static void cape_runtime_init(void) {
 /* noinline + frame address: `boundary` is the caller's stack pointer before the call,
  * the lowest address of the program's own frames. Output buffered so far is written
  * first (never fflush(NULL): other FILEs live in the tracked heap and are the program's). */
+/* Known traced: the check reads /proc/self/status (~20 us, issue 14), so it is made until it
+ * succeeds once; a monitor never lets go of its program (PTRACE_O_EXITKILL), and a new
+ * image (execve) starts with fresh TLS. */
+static __thread int known_traced;
+
 __attribute__((noinline)) static long trap(const char* call, long op, long a1, long a2,
                                            void* boundary) {
   fflush(stdout);
   fflush(stderr);
-  if (!traced()) no_monitor(call);
+  if (!known_traced) {
+    if (!traced()) no_monitor(call);
+    known_traced = 1;
+  }
   register long rax __asm__("rax") = (long)(CAPE_TRAP_MAGIC | (unsigned long)op);
   register long rdi __asm__("rdi") = a1;
   register long rsi __asm__("rsi") = a2;
@@ -157,18 +165,26 @@ __attribute__((noinline)) static long trap(const char* call, long op, long a1, l
 
 #define BOUNDARY ((char*)__builtin_frame_address(0) + 16)
 
-/* This node's rank and the job's size, asked once (two traps) and kept in TLS. */
+/* This node's rank and the job's size, asked once (two traps) and kept in TLS: they never
+ * change while the program runs, and the translated code asks at every region (issue 14:
+ * 5 of a master's 17 traps per region). `call` names the caller when there is no monitor.
+ * noinline: BOUNDARY is then this function's own frame, below its caller's. */
 static __thread int node_rank = -1, node_count;
+__attribute__((noinline)) static void know_ids(const char* call) {
+  if (node_rank >= 0) return;
+  node_count = (int)trap(call, CAPE_OP_NUM_NODES, 0, 0, BOUNDARY);
+  node_rank = (int)trap(call, CAPE_OP_NODE_ID, 0, 0, BOUNDARY);
+}
 
-int cape_master(void) { return (int)trap(__func__, CAPE_OP_MASTER, 0, 0, BOUNDARY); }
+int cape_master(void) {
+  know_ids(__func__);
+  return node_rank == 0;
+}
 /* Every node calls start() with the same memory (docs/translator.md), so the heap's
  * deferred frees are settled before the trap, the same way everywhere; after it, this
  * node allocates from its own arena until stop(). */
 void cape_start(void) {
-  if (node_rank < 0) { /* named cape_start in the message when there is no monitor */
-    node_count = (int)trap(__func__, CAPE_OP_NUM_NODES, 0, 0, BOUNDARY);
-    node_rank = (int)trap(__func__, CAPE_OP_NODE_ID, 0, 0, BOUNDARY);
-  }
+  know_ids(__func__);
   cape_heap_settle(node_count);
   trap(__func__, CAPE_OP_START, 0, 0, BOUNDARY);
   cape_heap_enter(node_rank);
@@ -189,8 +205,14 @@ void cape_merge(const char* into, const char* from) {
 }
 void cape_broadcast(const char* ck) { trap(__func__, CAPE_OP_BROADCAST, (long)ck, 0, BOUNDARY); }
 int cape_last_parallel(void) { return (int)trap(__func__, CAPE_OP_LAST_PARALLEL, 0, 0, BOUNDARY); }
-int cape_node_id(void) { return (int)trap(__func__, CAPE_OP_NODE_ID, 0, 0, BOUNDARY); }
-int cape_num_nodes(void) { return (int)trap(__func__, CAPE_OP_NUM_NODES, 0, 0, BOUNDARY); }
+int cape_node_id(void) {
+  know_ids(__func__);
+  return node_rank;
+}
+int cape_num_nodes(void) {
+  know_ids(__func__);
+  return node_count;
+}
 int cape_region_begin(const char* where) {
   return (int)trap(__func__, CAPE_OP_REGION_BEGIN, (long)where, 0, BOUNDARY);
 }
