@@ -276,6 +276,7 @@ int run_node(const NodeArgs& a) {
     mo.check_races = a.check_races || cli::env_switch("CAPE_CHECK_RACES");
     mo.argv = a.argv;
     mo.node_rank = rank;
+    mo.node_count = size;
     mo.stdin_fd = pi_r.get();
     mo.stdout_fd = po_w.get();
     mo.stderr_fd = pe_w.get();

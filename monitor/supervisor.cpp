@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -83,10 +84,27 @@ void Supervisor::launch() {
   std::vector<char*> argv;
   for (const std::string& a : opt_.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  if (opt_.tracker == TrackerKind::mprotect && opt_.pin_for_sync_tracker) {
-    int cpu = sched_getcpu();
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) CPU_ZERO(&allowed);
+  bool pin = opt_.pin_for_sync_tracker &&
+             (opt_.tracker == TrackerKind::mprotect ||
+              (opt_.tracker == TrackerKind::uffd && opt_.node_count <= CPU_COUNT(&allowed)));
+  if (const char* e = std::getenv("CAPE_PIN"); e && (e[0] == '0' || e[0] == '1') && !e[1]) pin = e[0] == '1';
+  if (pin) {
+    // One CPU of those allowed, chosen by rank: the nodes of a host spread over its CPUs.
+    // (It was the CPU the monitor happened to start on: two nodes' programs landed on one
+    // vCPU while another was idle, issue 14.)
     cpu_set_t set;
     CPU_ZERO(&set);
+    int cpu = sched_getcpu();
+    if (CPU_COUNT(&allowed) > 0) {
+      int nth = opt_.node_rank % CPU_COUNT(&allowed);
+      for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed) && nth-- == 0) {
+          cpu = c;
+          break;
+        }
+    }
     CPU_SET(cpu < 0 ? 0 : cpu, &set);
     if (sched_setaffinity(0, sizeof set, &set) != 0) fail_errno("sched_setaffinity");
   }
