@@ -55,13 +55,15 @@ struct CallTimes {
   uint64_t count[CAPE_OP_COUNT] = {};
   double us[CAPE_OP_COUNT] = {};
   double between_us = 0;
+  uint64_t traps = 0;  // calls deferred by libcape ride on another call's trap
   std::chrono::steady_clock::time_point last{};
   void report(int rank) const {
     uint64_t calls = 0;
     double in = 0;
     for (int op = 0; op < CAPE_OP_COUNT; op++) calls += count[op], in += us[op];
     if (calls == 0) return;
-    CAPE_LOG_AT(info, "calls") << "rank " << rank << ": " << calls << " runtime calls, " << in / 1000
+    CAPE_LOG_AT(info, "calls") << "rank " << rank << ": " << calls << " runtime calls in " << traps << " traps, "
+                               << in / 1000
                                << " ms in the monitor, " << between_us / 1000 << " ms between calls";
     for (int op = 0; op < CAPE_OP_COUNT; op++)
       if (count[op])
@@ -86,6 +88,7 @@ class Monitor final : public CallServer {
 
   void new_image(pid_t pid) override;
   long runtime_call(const StoppedThread& st, const user_regs_struct& regs) override;
+  long serve(const StoppedThread& st, const user_regs_struct& regs);  // one call
   bool tracking_fault(const StoppedThread& st, const siginfo_t& info) override;
   void before_handler(const StoppedThread& st) override;
   void exited(const WaitStatus& ws) override {
@@ -135,6 +138,25 @@ void Monitor::new_image(pid_t pid) {
 // Every runtime call passes here, the program stopped: the place for work due at each call
 // (window_.is_open() says whether the program is inside a region's window).
 long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs) {
+  ++times_.traps;
+  // A call deferred by libcape rides on this trap and is served first (protocol.h).
+  if (regs.r8 != 0) {
+    int deferred = static_cast<int>(regs.r8 & 0xff);
+    if ((regs.r8 & CAPE_TRAP_MAGIC_MASK) != CAPE_TRAP_MAGIC ||
+        deferred != CAPE_OP_RECEIVE)
+      throw UserError("a runtime call with a bad deferred call (r8 = " + hex(regs.r8) +
+                      "; libcape and cape come from different versions?)");
+    user_regs_struct d = regs;
+    d.rax = regs.r8;
+    d.rdi = regs.r9;
+    d.rsi = regs.r10;
+    d.r8 = 0;
+    serve(st, d);
+  }
+  return serve(st, regs);
+}
+
+long Monitor::serve(const StoppedThread& st, const user_regs_struct& regs) {
   int op = static_cast<int>(regs.rax & 0xff);
   auto t0 = std::chrono::steady_clock::now();
   if (times_.last != std::chrono::steady_clock::time_point{})
