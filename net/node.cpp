@@ -270,7 +270,13 @@ void Node::broadcast(const ckpt::Checkpoint& ck) {
   for (Peer* p : to) locks.emplace_back(p->send_mu);
   auto results = write_frame_to_all(fds, FrameType::checkpoint, v, opt_.timeout);
   int64_t t = now_ns();
-  for (Peer* p : to) p->last_send_ns = t;
+  uint64_t bytes = 0;
+  for (const iovec& x : v) bytes += x.iov_len;
+  for (Peer* p : to) {
+    p->last_send_ns = t;
+    p->bytes_out.fetch_add(bytes, std::memory_order_relaxed);
+    p->frames_out.fetch_add(1, std::memory_order_relaxed);
+  }
   locks.clear();
   for (size_t i = 0; i < results.size(); ++i)
     if (!results[i].ok()) {
