@@ -138,9 +138,6 @@ __attribute__((constructor(101))) static void cape_runtime_init(void) {
   if (!stdin->_IO_buf_base) setvbuf(stdin, stdin_buffer, isatty(0) ? _IOLBF : _IOFBF, sizeof stdin_buffer);
 }
 
-/* noinline + frame address: `boundary` is the caller's stack pointer before the call,
- * the lowest address of the program's own frames. Output buffered so far is written
- * first (never fflush(NULL): other FILEs live in the tracked heap and are the program's). */
 /* Known traced: the check reads /proc/self/status (~20 us, issue 14), so it is made until it
  * succeeds once; a monitor never lets go of its program (PTRACE_O_EXITKILL), and a new
  * image (execve) starts with fresh TLS. */
@@ -151,6 +148,9 @@ static __thread int known_traced;
 static __thread long deferred_op, deferred_a1, deferred_a2;
 static __thread char deferred_name[256];
 
+/* noinline + frame address: `boundary` is the caller's stack pointer before the call,
+ * the lowest address of the program's own frames. Output buffered so far is written
+ * first (never fflush(NULL): other FILEs live in the tracked heap and are the program's). */
 __attribute__((noinline)) static long trap(const char* call, long op, long a1, long a2,
                                            void* boundary) {
   fflush(stdout);
