@@ -23,6 +23,7 @@
 #include "net/program_io.h"
 #include "net/socket.h"
 #include "util/error.h"
+#include "util/files.h"
 #include "util/log.h"
 #include "util/scoped_fd.h"
 #include "util/wait_status.h"
@@ -171,6 +172,11 @@ int run_node(const NodeArgs& a) {
     throw UserError("rank " + std::to_string(rank) + " (from " + rank_src + ") is not below the size " +
                     std::to_string(size) + " (from " + size_src + ")");
   util::set_log_rank(rank);
+  // The launcher's descriptors reach this process without close-on-exec (that is how they
+  // are inherited); the program must not inherit them in turn (issue 16, item 12).
+  for (int fd : {a.listen_fd, a.status_fd, a.secret_fd})
+    if (fd > STDERR_FILENO && ::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 && errno != EBADF)
+      throw UserError(errno_message("fcntl FD_CLOEXEC on fd " + std::to_string(fd)));
   // EPIPE, not death, when an output's reader goes away; the program still gets SIGPIPE.
   net::catch_sigpipe();
 
@@ -178,11 +184,11 @@ int run_node(const NodeArgs& a) {
   int out_fd = STDOUT_FILENO, err_fd = STDERR_FILENO;
   util::ScopedFd log_fd;
   if (rank != 0 && !a.output_dir.empty()) {
-    if (::mkdir(a.output_dir.c_str(), 0755) != 0 && errno != EEXIST)
-      throw UserError(errno_message("cannot create output directory " + a.output_dir));
+    // An existing directory is used; the log replaces what was at its name (an old log, or
+    // a symlink planted there: replaced, never followed).
+    util::ensure_directory(a.output_dir, 0755, "--output-dir");
     std::string path = a.output_dir + "/node." + std::to_string(rank) + ".log";
-    log_fd.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!log_fd.valid()) throw UserError(errno_message("cannot open " + path));
+    log_fd = util::create_replacing(path, 0644);
     if (::dup2(log_fd.get(), STDOUT_FILENO) < 0 || ::dup2(log_fd.get(), STDERR_FILENO) < 0)
       throw UserError(errno_message("dup2 log"));
   }

@@ -182,15 +182,13 @@ int main(int argc, char** argv) {
   std::set<std::string> used_names;
   for (size_t k = 0; k < sources.size() && status == 0; ++k) {
     std::string src = gcc_args[sources[k]];
-    std::ifstream f(src, std::ios::binary);
-    if (!f) {
-      std::cerr << "cape-cc: cannot read '" << src << "': " << std::strerror(errno) << '\n';
+    std::string text, why;
+    if (!cape::tr::read_source(src, text, why)) {
+      std::cerr << "cape-cc: cannot read '" << src << "': " << why << '\n';
       status = 1;
       break;
     }
-    std::stringstream ss;
-    ss << f.rdbuf();
-    cape::tr::Driver drv(src, ss.str());
+    cape::tr::Driver drv(src, text);
     bool ok = drv.parse();
     std::string out;
     if (ok) out = cape::tr::translate(drv, opts);

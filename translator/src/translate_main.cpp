@@ -35,14 +35,12 @@ int main(int argc, char** argv) {
     std::cerr << "usage: cape-translate [--master-idle] [--ckpt=dickpt|tickpt] [-v] in.c [-o out.c]\n";
     return 2;
   }
-  std::ifstream f(in, std::ios::binary);
-  if (!f) {
-    std::cerr << "cape-translate: cannot read '" << in << "': " << std::strerror(errno) << "\n";
+  std::string text, why;
+  if (!cape::tr::read_source(in, text, why)) {
+    std::cerr << "cape-translate: cannot read '" << in << "': " << why << "\n";
     return 1;
   }
-  std::stringstream ss;
-  ss << f.rdbuf();
-  cape::tr::Driver drv(in, ss.str());
+  cape::tr::Driver drv(in, text);
   bool parsed = drv.parse();
   std::string result;
   if (parsed) result = cape::tr::translate(drv, opts);
