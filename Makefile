@@ -3,6 +3,7 @@
 #
 #   make                 build everything into $(BUILD)
 #   make check           build and run the tests (ctest)        SAN=address|undefined for sanitizers
+#                        STRESS_ALL=ON: the contract stress test in all 14 combinations (not 4)
 #   make demo            the papers' matrix product on a local 3-node cape cluster vs native OpenMP
 #   make bench           benchmarks (Release build in build-bench), ratios measured in one run
 #   make fuzz            libFuzzer on the checkpoint reader for FUZZ_SECONDS (default 60)
@@ -16,6 +17,7 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 CTEST_ARGS ?=
+STRESS_ALL ?= OFF
 
 .PHONY: all deps configure build check demo bench fuzz install clean
 
@@ -25,7 +27,7 @@ deps:
 	@scripts/install-deps.sh
 
 configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCAPE_SANITIZE=$(SAN) \
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DCAPE_SANITIZE=$(SAN) -DCAPE_STRESS_ALL=$(STRESS_ALL) \
 	  -DCMAKE_INSTALL_PREFIX=$(PREFIX) >/dev/null
 
 build: configure

@@ -12,7 +12,7 @@ struct MonitorArgs {
   std::vector<std::string> argv;
   bool check_races = false;
   cape::monitor::TrackerOptions variant;
-  bool two_stops = false, uffd_read = false;
+  bool two_stops = false, uffd_read = false, uffd_copy_all = false;
 };
 
 }  // namespace
@@ -49,6 +49,10 @@ void add_monitor_command(CLI::App& app, Context& ctx) {
                   "uffd: threads copying the tracked set at start() (default 2)")
       ->check(CLI::Range(1, 16))
       ->group(variants);
+  sub->add_flag("--uffd-copy-all", args->uffd_copy_all,
+                "uffd: every start() registers, protects and copies the whole tracked set, every "
+                "stop() unregisters it (no copies kept between windows)")
+      ->group(variants);
   sub->add_option("program", args->argv, "PROG ARGS... (after --)")->required();
   sub->callback([args, &ctx] {
     cape::monitor::MonitorOptions o;
@@ -64,6 +68,7 @@ void add_monitor_command(CLI::App& app, Context& ctx) {
     o.tracker_options = args->variant;
     o.tracker_options.mprotect_one_stop = !args->two_stops;
     o.tracker_options.uffd_copy = !args->uffd_read;
+    o.tracker_options.uffd_keep = !args->uffd_copy_all;
     // CAPE_CHECK_RACES=1 in the environment does the same as the flag (docs/tickpt.md).
     o.check_races = args->check_races || cape::cli::env_switch("CAPE_CHECK_RACES");
     ctx.exit_status = cape::monitor::run_monitor(o, nullptr);

@@ -23,6 +23,20 @@ PageBuffer::PageBuffer(size_t bytes) : size_(bytes) {
   if (bytes >= (2u << 20)) ::madvise(p, bytes, MADV_HUGEPAGE);  // best effort
   p_ = static_cast<uint8_t*>(p);
 }
+void PageBuffer::grow(size_t bytes) {
+  if (bytes <= size_) return;
+  if (!p_) {
+    *this = PageBuffer(bytes);
+    return;
+  }
+  // Moves the page tables, not the bytes; the new part costs nothing until it is written.
+  void* p = ::mremap(p_, size_, bytes, MREMAP_MAYMOVE);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  if (bytes >= (2u << 20)) ::madvise(p, bytes, MADV_HUGEPAGE);
+  p_ = static_cast<uint8_t*>(p);
+  size_ = bytes;
+}
+
 PageBuffer::~PageBuffer() {
   if (p_) ::munmap(p_, size_);
 }

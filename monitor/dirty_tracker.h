@@ -5,7 +5,9 @@
 //   collect(visit)  visit(page, original, current) for every page that may have been written
 //                   since start() or the previous collect(), in address order; afterwards
 //                   those pages are clean again and `current` is their new original
-//   stop()          end tracking, drop every copy, give the program its protections back
+//   stop()          end tracking; the program's writes until the next start() are its own
+//                   business (a tracker may keep watching them to make that start() cheap:
+//                   `uffd` keeps its protection and copies, docs/monitor.md)
 //
 // A tracker may report a page that did not change (the word diff drops it); it must never
 // miss one that did. Memory outside the start() areas is not the tracker's business
@@ -38,6 +40,8 @@ class PageBuffer {
   PageBuffer& operator=(PageBuffer&& o) noexcept;
   uint8_t* data() const { return p_; }
   size_t size() const { return size_; }
+  // At least `bytes` (mremap: the contents stay, the new part is not touched; data() may move).
+  void grow(size_t bytes);
 
  private:
   uint8_t* p_ = nullptr;
@@ -123,6 +127,10 @@ struct TrackerOptions {
   bool uffd_copy = true;
   // uffd: threads copying the tracked set at start() (1..16).
   unsigned uffd_copy_threads = 2;
+  // uffd: keep the registration, the write protection and the page copies from one window to
+  // the next, so that start() copies only what was written (or mapped) since; false = every
+  // start() registers, protects and copies the whole tracked set and stop() unregisters it.
+  bool uffd_keep = true;
 };
 
 std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, pid_t pid, const TrackerOptions& options);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "monitor/dirty_tracker.h"
+#include "monitor/interval_set.h"
 #include "util/scoped_fd.h"
 
 namespace cape::monitor {
@@ -70,7 +71,8 @@ class BufferPool {
 
 // userfaultfd write-protection, asynchronous (WP_ASYNC): the kernel marks written pages
 // itself with no stop at all; PAGEMAP_SCAN lists them and protects them again. The
-// original content comes from a copy of the tracked set made at start().
+// original content comes from a copy of the tracked set, kept from one window to the next:
+// start() copies again only what was written, mapped or lost its protection since.
 class UffdTracker final : public DirtyTracker {
  public:
   UffdTracker(pid_t pid, const TrackerOptions& options);
@@ -79,24 +81,61 @@ class UffdTracker final : public DirtyTracker {
   void collect(const StoppedThread& t, const PageVisitor& visit) override;
   void stop(const StoppedThread& t) override;
 
+  // Counters for the bench and the debug log: start()'s work.
+  uint64_t start_bytes_read = 0;     // read from the program (new, written or unprotected)
+  uint64_t start_bytes_fresh = 0;    // of those, into buffer pages never used before
+  uint64_t start_bytes_zeroed = 0;   // known to be zeros (not populated), not read
+  uint64_t start_bytes_kept = 0;     // whose copy was still good
+  uint64_t start_areas_armed = 0;    // areas registered and protected whole
+  double start_ms = 0;               // time in start()
+
  private:
+  // A copy of [start, end) of the program's memory (never across a gap of the tracked set).
+  struct Seg {
+    uint64_t start = 0, end = 0;
+    PageBuffer buf;      // the copy of `start` is at buf.data() + off
+    size_t off = 0;
+    size_t touched = 0;  // bytes of buf, from its start, that may hold data (the rest reads as 0)
+    bool registered = false;  // (the old way) for stop()
+    uint8_t* at(uint64_t a) const { return buf.data() + off + (a - start); }
+  };
+  struct Spare {  // a buffer no segment uses
+    PageBuffer buf;
+    size_t touched;
+  };
+  struct Span {
+    uint64_t start, end;
+  };
+  enum class Scan { written, holes, populated, present };
   void open_uffd(const StoppedThread& t);
+  void start_whole(const StoppedThread& t, const std::vector<Area>& areas);
+  void start_kept(const StoppedThread& t, const std::vector<Area>& areas);
+  // PAGEMAP_SCAN of [start, end), regions appended to `out`: `written` pages (protected again
+  // by the scan), `holes` (no page table entry at all), `populated` pages (present or
+  // swapped out, or a uffd-wp marker) or `present` ones. False when part of the range is
+  // not registered with WP_ASYNC (`written`, `holes`: nothing reliable said) or unmapped.
+  bool scan(uint64_t start, uint64_t end, Scan what, std::vector<Span>& out);
+  void arm(uint64_t start, uint64_t end, bool do_register);
+  // The segments cover exactly `cover` afterwards: cut where it ends, grown or new where it
+  // is not covered yet (whose bytes the caller fills).
+  void reshape(const IntervalSet& cover);
+  Seg make_seg(uint64_t start, uint64_t end);
+  void drop(Seg& s);
+  // Reads `read` and zeroes `zero` (program addresses inside the segments), copy_threads_
+  // reading at once; a segment whose memory ends unmapped is cut at its first hole.
+  void fill(const StoppedThread& t, const IntervalSet& read, const IntervalSet& zero);
+
   pid_t pid_;
   unsigned copy_threads_;  // start()'s copy (TrackerOptions::uffd_copy_threads)
   bool use_copy_gadget_;   // TrackerOptions::uffd_copy
-  BufferPool pool_;
+  bool keep_;              // TrackerOptions::uffd_keep
   // collect() has the program copy its written pages here with libcape's copy gadget
   // (faster than process_vm_readv); without it (older libcape) they are read.
   bool scratch_tried_ = false;
   std::unique_ptr<Scratch> scratch_;
   util::ScopedFd uffd_, pagemap_;
-  struct Copy {
-    Area area;
-    PageBuffer buf;   // at least area.size() bytes; reused by later start() calls
-    size_t size = 0;  // bytes copied (whole pages: the area may end unmapped)
-    bool registered = false;
-  };
-  std::vector<Copy> copies_;
+  std::map<uint64_t, Seg> segs_;  // by start
+  std::vector<Spare> spares_;
 };
 
 

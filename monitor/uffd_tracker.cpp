@@ -3,11 +3,22 @@
 // Why asynchronous (measured, docs/monitor.md; ../shared/KERNEL-FACTS.md): a WP_ASYNC fault
 // costs ~0.7 us and never stops the program; a synchronous fault served by a monitor
 // thread costs >= 5 us on the same vCPU and 70-190 us across vCPUs. WP_ASYNC does not give
-// a chance to copy a page before its first write, so start() copies the whole tracked set
-// (process_vm_readv into THP buffers kept across windows, in 4 MiB pieces by two threads:
-// the program is stopped, its vCPU is free) and create() keeps it up to date.
+// a chance to copy a page before its first write, so the tracker keeps a copy of the
+// tracked set (process_vm_readv into THP buffers, in 4 MiB pieces by two threads: the
+// program is stopped, its vCPU is free) and create() keeps it up to date.
 // Kernel writes (read(2) into a tracked buffer) are tracked too, and the monitor's own
 // /proc/PID/mem writes are marked as writes, so inject() needs nothing special.
+//
+// The copy outlives the window: stop() leaves the registration and the protection armed, so
+// every write between windows (the sequential part, the kernel's, inject()'s) marks its page,
+// and the next start() copies only the pages PAGEMAP_SCAN reports written (protecting them
+// again), plus what it cannot vouch for: an area with any part not registered (mapped,
+// grown by mprotect or replaced since: PM_SCAN_CHECK_WPASYNC fails with EPERM) is
+// registered, protected and copied whole, and a range with no page table entry at all
+// (dropped by MADV_DONTNEED, which older kernels do not report as written) is protected and
+// copied. Copies of areas that moved, split or grew are reused where they still apply.
+// (The old way, every window registering, protecting and copying the whole set, is
+// TrackerOptions::uffd_keep = false: `cape monitor --uffd-copy-all`.)
 //
 // create() does not read the written pages: libcape's copy gadget has the program copy
 // them (a memcpy of its own memory) into a small scratch memfd mapped in both processes,
@@ -17,20 +28,24 @@
 // start() 75 vs 16 ms: shmem pages cost 2.6 us each to allocate here, and shmem has no THP).
 //
 // The userfaultfd is created inside the tracee by an injected userfaultfd(2) and taken by
-// the monitor with pidfd_getfd; the tracee's descriptor is closed again at once.
+// the monitor with pidfd_getfd; the tracee's descriptor is closed again at once. Closing
+// ours (the tracker's end: a new image, the program gone) unregisters everything.
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <memory>
 #include <thread>
 
+#include "monitor/interval_set.h"
 #include "monitor/remote_syscall.h"
 #include "monitor/trackers.h"
 #include "protocol.h"
@@ -53,6 +68,8 @@ struct pm_scan_arg_v1 {
       category_mask, category_anyof_mask, return_mask;
 };
 constexpr uint64_t kPageIsWritten = 1 << 1;
+constexpr uint64_t kPageIsPresent = 1 << 3;
+constexpr uint64_t kPageIsSwapped = 1 << 4;  // also uffd-wp markers of unpopulated pages
 constexpr uint64_t kScanWpMatching = 1 << 0;
 constexpr uint64_t kScanCheckWpAsync = 1 << 1;
 constexpr unsigned long kPagemapScan = _IOWR('f', 16, pm_scan_arg_v1);
@@ -61,7 +78,10 @@ constexpr unsigned long kPagemapScan = _IOWR('f', 16, pm_scan_arg_v1);
 namespace cape::monitor {
 
 UffdTracker::UffdTracker(pid_t pid, const TrackerOptions& o)
-    : pid_(pid), copy_threads_(std::clamp(o.uffd_copy_threads, 1u, 16u)), use_copy_gadget_(o.uffd_copy) {}
+    : pid_(pid),
+      copy_threads_(std::clamp(o.uffd_copy_threads, 1u, 16u)),
+      use_copy_gadget_(o.uffd_copy),
+      keep_(o.uffd_keep) {}
 
 void UffdTracker::open_uffd(const StoppedThread& t) {
   long remote_fd;
@@ -115,62 +135,308 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
       scratch_ = Scratch::map(t, t.gadget + CAPE_COPY_TAG_OFFSET, 2 * kHalfBytes, true, &why);
     if (!scratch_) CAPE_LOG_AT(info, "monitor") << "uffd tracker: reading written pages (" << why << ")";
   }
-  for (Copy& c : copies_) pool_.give(std::move(c.buf));
-  copies_.clear();
-  for (const Area& r : areas) {
-    Copy c{r, {}, 0, false};
+  auto t0 = std::chrono::steady_clock::now();
+  if (keep_)
+    start_kept(t, areas);
+  else
+    start_whole(t, areas);
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  start_ms += ms;
+  CAPE_LOG_AT(debug, "monitor") << "uffd start(): " << areas.size() << " areas, " << segs_.size()
+                                << " copies, " << ms << " ms (" << start_ms << " so far); so far "
+                                << start_bytes_read << " bytes read (" << start_bytes_fresh << " into fresh memory), "
+                                << start_bytes_zeroed << " zeros, " << start_bytes_kept << " kept, "
+                                << start_areas_armed << " areas armed";
+}
+
+void UffdTracker::arm(uint64_t start, uint64_t end, bool do_register) {
+  if (do_register) {
     uffdio_register reg{};
-    reg.range = {r.start, r.size()};
+    reg.range = {start, end - start};
     reg.mode = UFFDIO_REGISTER_MODE_WP;
     if (::ioctl(uffd_.get(), UFFDIO_REGISTER, &reg) != 0) fail_errno("UFFDIO_REGISTER");
-    c.registered = true;
-    uffdio_writeprotect wp{};
-    wp.range = {r.start, r.size()};
-    wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
-    if (::ioctl(uffd_.get(), UFFDIO_WRITEPROTECT, &wp) != 0) fail_errno("UFFDIO_WRITEPROTECT");
-    c.buf = pool_.take(r.size());
-    copies_.push_back(std::move(c));
   }
-  // Copy after protecting: a write from another thread in between is then marked. In 4 MiB
-  // pieces shared by copy_threads_ threads: the program is stopped, its vCPUs are free.
-  struct Piece {
-    Copy* c;
-    uint64_t off, len, got = 0;
+  uffdio_writeprotect wp{};
+  wp.range = {start, end - start};
+  wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
+  if (::ioctl(uffd_.get(), UFFDIO_WRITEPROTECT, &wp) != 0) fail_errno("UFFDIO_WRITEPROTECT");
+}
+
+bool UffdTracker::scan(uint64_t start, uint64_t end, Scan what, std::vector<Span>& out) {
+  constexpr size_t kVec = 512;
+  page_region_v1 vec[kVec];
+  for (uint64_t from = start; from < end;) {
+    pm_scan_arg_v1 arg{};
+    arg.size = sizeof arg;
+    arg.start = from;
+    arg.end = end;
+    arg.vec = reinterpret_cast<uint64_t>(vec);
+    arg.vec_len = kVec;
+    switch (what) {
+      case Scan::written:  // and protect them again
+        arg.flags = kScanWpMatching | kScanCheckWpAsync;
+        arg.category_mask = arg.return_mask = kPageIsWritten;
+        break;
+      case Scan::holes:  // neither present nor swapped nor a marker
+        arg.flags = kScanCheckWpAsync;
+        arg.category_inverted = arg.category_mask = kPageIsPresent | kPageIsSwapped;
+        arg.return_mask = kPageIsPresent;
+        break;
+      case Scan::populated:
+        arg.category_anyof_mask = arg.return_mask = kPageIsPresent | kPageIsSwapped;
+        break;
+      case Scan::present:
+        arg.category_mask = arg.return_mask = kPageIsPresent;
+        break;
+    }
+    long n = ::ioctl(pagemap_.get(), kPagemapScan, &arg);
+    // EPERM: not registered (PM_SCAN_CHECK_WPASYNC). ENOENT, EINVAL: unmapped meanwhile.
+    if (n < 0 && (errno == EPERM || errno == ENOENT || errno == EINVAL)) return false;
+    if (n < 0) fail_errno("PAGEMAP_SCAN");
+    for (long i = 0; i < n; i++) {
+      Span r{vec[i].start, std::min<uint64_t>(vec[i].end, end)};
+      if (!out.empty() && out.back().end == r.start)
+        out.back().end = r.end;
+      else
+        out.push_back(r);
+    }
+    // A full vector may come with a stale walk_end (KERNEL-FACTS.md): go on from the last
+    // region reported; fewer regions than asked means the walk is complete.
+    if (static_cast<size_t>(n) < kVec) break;
+    from = vec[kVec - 1].end;
+  }
+  return true;
+}
+
+void UffdTracker::fill(const StoppedThread& t, const IntervalSet& read, const IntervalSet& zero) {
+  auto first_seg = [&](uint64_t a) {  // the first segment that may hold `a` or what follows
+    auto it = segs_.upper_bound(a);
+    return it == segs_.begin() ? it : std::prev(it);
+  };
+  // Zeros: only where the buffer may hold something (fresh memory reads as zeros already).
+  for (auto [s, e] : zero) {
+    for (auto it = first_seg(s); it != segs_.end() && it->second.start < e; ++it) {
+      Seg& g = it->second;
+      uint64_t lo = std::max(s, g.start), hi = std::min(e, g.end);
+      if (lo >= hi) continue;
+      size_t b0 = g.off + (lo - g.start), b1 = std::min<size_t>(g.off + (hi - g.start), g.touched);
+      if (b0 < b1) std::memset(g.buf.data() + b0, 0, b1 - b0);
+      start_bytes_zeroed += hi - lo;
+    }
+  }
+  // Reads: in pieces of at most 4 MiB (and 256 runs), shared by copy_threads_ threads: the
+  // program is stopped, its vCPUs are free. One process_vm_readv per piece.
+  struct Run {
+    Seg* g;
+    uint64_t addr, len, got = 0;
   };
   constexpr uint64_t kPiece = 4 << 20;
-  std::vector<Piece> pieces;
-  for (Copy& c : copies_)
-    for (uint64_t off = 0; off < c.area.size(); off += kPiece)
-      pieces.push_back({&c, off, std::min(kPiece, c.area.size() - off)});
+  constexpr size_t kPieceRuns = 256;
+  std::vector<Run> runs;
+  for (auto [s, e] : read)
+    for (auto it = first_seg(s); it != segs_.end() && it->second.start < e; ++it) {
+      Seg& g = it->second;
+      uint64_t lo = std::max(s, g.start), hi = std::min(e, g.end);
+      for (uint64_t a = lo; a < hi; a += kPiece) runs.push_back({&g, a, std::min(kPiece, hi - a)});
+    }
+  std::vector<std::pair<size_t, size_t>> pieces;  // [first run, last run)
+  for (size_t i = 0; i < runs.size();) {
+    size_t j = i;
+    uint64_t bytes = 0;
+    while (j < runs.size() && j - i < kPieceRuns && (j == i || bytes + runs[j].len <= kPiece)) bytes += runs[j++].len;
+    pieces.emplace_back(i, j);
+    i = j;
+  }
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < pieces.size();) {
-      Piece& p = pieces[i];
-      p.got = t.tracee.read_bytes_fallible(p.c->area.start + p.off, {p.c->buf.data() + p.off, p.len});
+    std::vector<iovec> local, remote;
+    for (size_t p; (p = next.fetch_add(1)) < pieces.size();) {
+      auto [i, j] = pieces[p];
+      local.clear();
+      remote.clear();
+      uint64_t want = 0;
+      for (size_t k = i; k < j; k++) {
+        local.push_back({runs[k].g->at(runs[k].addr), runs[k].len});
+        remote.push_back({reinterpret_cast<void*>(runs[k].addr), runs[k].len});
+        want += runs[k].len;
+      }
+      ssize_t got = ::process_vm_readv(t.tracee.pid(), local.data(), local.size(), remote.data(), remote.size(), 0);
+      if (got == static_cast<ssize_t>(want)) {
+        for (size_t k = i; k < j; k++) runs[k].got = runs[k].len;
+        continue;
+      }
+      for (size_t k = i; k < j; k++)  // memory ended somewhere: run by run
+        runs[k].got = t.tracee.read_bytes_fallible(runs[k].addr, {runs[k].g->at(runs[k].addr), runs[k].len});
     }
   };
   std::vector<std::thread> helpers;
   for (unsigned k = 1; k < copy_threads_ && k < pieces.size(); k++) helpers.emplace_back(work);
   work();
   for (std::thread& h : helpers) h.join();
-  // An area that ends unmapped (since the maps were read) is kept up to its first hole.
-  for (Copy& c : copies_) c.size = c.area.size();
-  for (const Piece& p : pieces)
-    if (p.got < p.len && p.off + p.got < p.c->size) p.c->size = (p.off + p.got) & ~(kPageSize - 1);
+  for (const Run& r : runs) {
+    start_bytes_read += r.got;
+    Seg& g = *r.g;
+    size_t b0 = g.off + (r.addr - g.start), b1 = b0 + r.len;
+    if (b1 > g.touched) start_bytes_fresh += b1 - std::max(b0, g.touched);
+    g.touched = std::max<size_t>(g.touched, b1);
+    // Memory that ends unmapped (since the maps were read): the copy ends at its first hole.
+    if (r.got < r.len) g.end = std::min(g.end, page_down(r.addr + r.got));
+  }
+  for (auto it = segs_.begin(); it != segs_.end();) {
+    if (it->second.end > it->second.start) {
+      ++it;
+      continue;
+    }
+    drop(it->second);
+    it = segs_.erase(it);
+  }
 }
 
+UffdTracker::Seg UffdTracker::make_seg(uint64_t start, uint64_t end) {
+  Seg g;
+  g.start = start;
+  g.end = end;
+  // The smallest spare buffer that is big enough (warm memory), else a new one.
+  auto best = spares_.end();
+  for (auto it = spares_.begin(); it != spares_.end(); ++it)
+    if (it->buf.size() >= end - start && (best == spares_.end() || it->buf.size() < best->buf.size())) best = it;
+  if (best == spares_.end()) {
+    g.buf = PageBuffer(end - start);
+  } else {
+    g.buf = std::move(best->buf);
+    g.touched = best->touched;
+    spares_.erase(best);
+  }
+  return g;
+}
+
+void UffdTracker::drop(Seg& g) {
+  if (g.buf.size()) spares_.push_back({std::move(g.buf), g.touched});
+}
+
+void UffdTracker::reshape(const IntervalSet& cover) {
+  std::map<uint64_t, Seg> out;
+  // 1. Cut each segment to the cover: it keeps its first piece (its buffer at an offset);
+  //    other pieces (the cover lost a middle part) are copied into buffers of their own.
+  for (auto& [key, g] : segs_) {
+    std::vector<IntervalSet::Interval> pieces;
+    for (auto it = cover.first_ending_after(g.start); it != cover.end() && it->first < g.end; ++it)
+      pieces.emplace_back(std::max(it->first, g.start), std::min(it->second, g.end));
+    for (size_t i = 1; i < pieces.size(); i++) {
+      Seg p = make_seg(pieces[i].first, pieces[i].second);
+      std::memcpy(p.at(p.start), g.at(p.start), p.end - p.start);
+      p.touched = std::max(p.touched, p.off + (p.end - p.start));
+      out.emplace(p.start, std::move(p));
+    }
+    if (pieces.empty()) {
+      drop(g);
+      continue;
+    }
+    g.off += pieces[0].first - g.start;
+    g.start = pieces[0].first;
+    g.end = pieces[0].second;
+    out.emplace(g.start, std::move(g));
+  }
+  segs_.swap(out);
+  // 2. What no segment covers: the segment that ends where it begins grows over it (mremap:
+  //    no bytes moved; a buffer whose segment shrank before may have the room already),
+  //    else a new segment.
+  std::vector<IntervalSet::Interval> have;
+  for (auto& [key, g] : segs_) have.emplace_back(g.start, g.end);
+  for (auto [s, e] : cover.minus(IntervalSet::of(std::move(have)))) {
+    auto it = segs_.lower_bound(s);
+    if (it != segs_.begin() && std::prev(it)->second.end == s) {
+      Seg& g = std::prev(it)->second;
+      g.buf.grow(g.off + (e - g.start));
+      g.end = e;
+      continue;
+    }
+    Seg g = make_seg(s, e);
+    segs_.emplace(s, std::move(g));
+  }
+}
+
+// The old way: register, protect and copy everything (stop() unregisters).
+void UffdTracker::start_whole(const StoppedThread& t, const std::vector<Area>& areas) {
+  for (auto& [key, g] : segs_) drop(g);
+  segs_.clear();
+  for (const Area& r : areas) {
+    arm(r.start, r.end, true);
+    ++start_areas_armed;
+    Seg g = make_seg(r.start, r.end);
+    g.registered = true;
+    segs_.emplace(r.start, std::move(g));
+  }
+  // Copy after protecting: a write from another thread in between is then marked.
+  fill(t, spans_of(areas), {});
+}
+
+void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& areas) {
+  std::vector<IntervalSet::Interval> had;
+  for (auto& [key, g] : segs_) had.emplace_back(g.start, g.end);
+  const IntervalSet covered = IntervalSet::of(std::move(had));
+  std::vector<IntervalSet::Interval> read, zero;
+  std::vector<Span> spans, holes;
+  for (const Area& a : areas) {
+    // 1. What changed since the last scan (protected again by the scan itself): the pages
+    //    written, and those with no page table entry (dropped: MADV_DONTNEED). An area with
+    //    a part that is not registered (mapped or replaced since) is registered, protected
+    //    and filled whole: its populated pages read, the others zeros (anonymous memory
+    //    that is not populated; a file's, the executable's data, is read).
+    spans.clear();
+    holes.clear();
+    if (scan(a.start, a.end, Scan::written, spans) && scan(a.start, a.end, Scan::holes, holes)) {
+      for (const Span& x : spans) read.emplace_back(x.start, x.end);
+      for (const Span& x : holes) {
+        arm(x.start, x.end, false);
+        (a.kind == Area::data ? read : zero).emplace_back(x.start, x.end);
+      }
+    } else {
+      spans.clear();
+      bool populated = a.kind != Area::data && scan(a.start, a.end, Scan::populated, spans);
+      arm(a.start, a.end, true);  // after that scan: protecting puts markers where no page is
+      ++start_areas_armed;
+      // With what another thread made present meanwhile (the program should be quiescent).
+      if (!populated || !scan(a.start, a.end, Scan::present, spans)) spans.assign(1, Span{a.start, a.end});
+      std::vector<IntervalSet::Interval> pop;
+      for (const Span& x : spans) pop.emplace_back(x.start, x.end);
+      IntervalSet p = IntervalSet::of(std::move(pop));
+      for (auto [s, e] : p) read.emplace_back(s, e);
+      for (auto [s, e] : IntervalSet::of({{a.start, a.end}}).minus(p)) zero.emplace_back(s, e);
+    }
+    // 2. What has no copy yet (not tracked by the previous windows) is read.
+    for (auto [s, e] : IntervalSet::of({{a.start, a.end}}).minus(covered)) read.emplace_back(s, e);
+  }
+  // 3. The copies follow the tracked set (cut, grown, new), then the pages found above are
+  //    read (after protecting: a write from another thread in between is then marked).
+  const IntervalSet cover = spans_of(areas);
+  reshape(cover);
+  IntervalSet r = IntervalSet::of(std::move(read));
+  IntervalSet z = IntervalSet::of(std::move(zero)).minus(r);
+  uint64_t before = start_bytes_read + start_bytes_zeroed;
+  fill(t, r, z);
+  for (auto [s, e] : cover) start_bytes_kept += e - s;
+  start_bytes_kept -= start_bytes_read + start_bytes_zeroed - before;
+  // Spare buffers beyond the size of the tracked set are given back (the biggest first).
+  uint64_t tracked = 0, spare = 0;
+  for (auto [s, e] : cover) tracked += e - s;
+  for (const Spare& x : spares_) spare += x.buf.size();
+  std::sort(spares_.begin(), spares_.end(), [](const Spare& a, const Spare& b) { return a.buf.size() < b.buf.size(); });
+  while (!spares_.empty() && spare > tracked) {
+    spare -= spares_.back().buf.size();
+    spares_.pop_back();
+  }
+}
 
 void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
-  constexpr size_t kVec = 512;
   constexpr uint64_t kChunk = 64 * kPageSize;
-  std::vector<page_region_v1> vec(kVec);
   std::vector<uint8_t> cur;
 
   // With the scratch: runs of written pages are batched; the program copies a batch into
   // one half of the scratch (one remote call) while the monitor diffs the previous batch,
   // straight from the other half.
   struct Pending {
-    Copy* c;
+    Seg* g;
     uint64_t start, len;
   };
   std::vector<Pending> batch, copying;  // being filled; being copied by the program
@@ -181,7 +447,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
     const uint8_t* data = scratch_->local() + h * kHalfBytes + kListArea;
     for (const Pending& p : done) {
       for (uint64_t off = 0; off < p.len; off += kPageSize) {
-        uint8_t* orig = p.c->buf.data() + (p.start + off - p.c->area.start);
+        uint8_t* orig = p.g->at(p.start + off);
         ++pages_visited;
         visit(p.start + off, {orig, kPageSize}, {data + off, kPageSize});
         std::memcpy(orig, data + off, kPageSize);
@@ -216,54 +482,39 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
     copying.clear();
   };
 
-  for (Copy& c : copies_) {
-    uint64_t from = c.area.start, end = c.area.start + c.size;
-    while (from < end) {
-      pm_scan_arg_v1 arg{};
-      arg.size = sizeof arg;
-      arg.flags = kScanWpMatching | kScanCheckWpAsync;  // report and protect again
-      arg.start = from;
-      arg.end = end;
-      arg.vec = reinterpret_cast<uint64_t>(vec.data());
-      arg.vec_len = kVec;
-      arg.category_mask = kPageIsWritten;
-      arg.return_mask = kPageIsWritten;
-      long n = ::ioctl(pagemap_.get(), kPagemapScan, &arg);
-      if (n < 0) {
-        if (errno == ENOENT || errno == EINVAL) break;  // unmapped by the program since start()
-        fail_errno("PAGEMAP_SCAN");
-      }
-      for (long i = 0; i < n; i++) {
-        uint64_t s = vec[i].start, e = std::min<uint64_t>(vec[i].end, end);
-        if (scratch_) {
-          while (s < e) {
-            uint64_t len = std::min<uint64_t>(e - s, kCopyBytes - batch_bytes);
-            batch.push_back({&c, s, len});
-            batch_bytes += len;
-            s += len;
-            if (batch_bytes == kCopyBytes || batch.size() == kListPairs) flush();
-          }
-          continue;
-        }
-        // Without: read in chunks that stay in the cache, diff, refresh the copy.
+  std::vector<Span> written;
+  for (auto& [key, g] : segs_) {
+    written.clear();
+    // Part of it not registered any more (the program mapped something over it in the
+    // window): every page may have changed. Those are read (not copied by the program:
+    // some may be unmapped now).
+    const bool whole = !scan(g.start, g.end, Scan::written, written);
+    if (whole) written.assign(1, Span{g.start, g.end});
+    for (Span w : written) {
+      uint64_t s = w.start, e = w.end;
+      if (scratch_ && !whole) {
         while (s < e) {
-          uint64_t len = std::min<uint64_t>(e - s, kChunk);
-          cur.resize(len);
-          size_t got = t.tracee.read_bytes_fallible(s, cur) & ~(kPageSize - 1);
-          for (size_t off = 0; off < got; off += kPageSize) {
-            uint8_t* orig = c.buf.data() + (s + off - c.area.start);
-            ++pages_visited;
-            visit(s + off, {orig, kPageSize}, {cur.data() + off, kPageSize});
-            std::memcpy(orig, cur.data() + off, kPageSize);
-          }
-          if (got < len) break;  // unmapped meanwhile
+          uint64_t len = std::min<uint64_t>(e - s, kCopyBytes - batch_bytes);
+          batch.push_back({&g, s, len});
+          batch_bytes += len;
           s += len;
+          if (batch_bytes == kCopyBytes || batch.size() == kListPairs) flush();
         }
+        continue;
       }
-      // A full vector may come with a stale walk_end (KERNEL-FACTS.md): go on from the
-      // last region reported; fewer regions than asked means the walk is complete.
-      if (static_cast<size_t>(n) < kVec) break;
-      from = vec[kVec - 1].end;
+      // Without: read in chunks that stay in the cache, diff, refresh the copy.
+      while (s < e) {
+        uint64_t len = std::min<uint64_t>(e - s, kChunk);
+        cur.resize(len);
+        size_t got = t.tracee.read_bytes_fallible(s, cur) & ~(kPageSize - 1);
+        for (size_t off = 0; off < got; off += kPageSize) {
+          uint8_t* orig = g.at(s + off);
+          ++pages_visited;
+          visit(s + off, {orig, kPageSize}, {cur.data() + off, kPageSize});
+          std::memcpy(orig, cur.data() + off, kPageSize);
+        }
+        s += got < len ? got + kPageSize : len;  // past a page unmapped meanwhile
+      }
     }
   }
   if (scratch_) drain();
@@ -271,19 +522,20 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
 }
 
 void UffdTracker::stop(const StoppedThread& t) {
+  if (keep_) return;  // armed until the next start(), which copies what changed meanwhile
   std::vector<Mapping> maps = read_maps(t.tracee.pid());
-  for (Copy& c : copies_) {
-    if (!c.registered) continue;
+  for (auto& [key, g] : segs_) {
+    if (!g.registered) continue;
     for (const Mapping& m : maps) {
-      uint64_t s = std::max(c.area.start, m.start), e = std::min(c.area.end, m.end);
+      uint64_t s = std::max(g.start, m.start), e = std::min(g.end, m.end);
       if (s >= e) continue;
       uffdio_range range{s, e - s};
       if (::ioctl(uffd_.get(), UFFDIO_UNREGISTER, &range) != 0)
         CAPE_LOG_AT(warn, "monitor") << "UFFDIO_UNREGISTER: " << strerror(errno);
     }
   }
-  for (Copy& c : copies_) pool_.give(std::move(c.buf));
-  copies_.clear();
+  for (auto& [key, g] : segs_) drop(g);
+  segs_.clear();
 }
 
 }  // namespace cape::monitor

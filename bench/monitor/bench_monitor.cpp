@@ -8,6 +8,8 @@
 //   per tracker (and the trackers' variants, chosen with `cape monitor`'s variant flags):
 //                                     touch, create, all-in per dirty page, in address
 //                                     order and scattered; start(), cold and warm
+//   start() after few writes          uffd keeping its copies between windows vs copying the
+//                                     whole tracked set at every start() (--uffd-copy-all)
 //   matmul compute phase              native vs under each tracker
 #include <sched.h>
 #include <signal.h>
@@ -127,6 +129,7 @@ int main() {
   };
   const Config configs[] = {
       {"uffd, read, 1 thread (before)", "uffd", "--uffd-read --uffd-copy-threads 1", "seq"},
+      {"uffd, copy all (before)", "uffd", "--uffd-copy-all", "seq"},
       {"uffd", "uffd", "", "seq"},
       {"uffd", "uffd", "", "scatter"},
       {"uffd", "uffd", "", "half"},
@@ -156,6 +159,23 @@ int main() {
     std::printf("%-30s %-8s %8.3f %8.3f %8.3f %8.1f %8.2f %9.2f %9.2f\n", c.label, c.order, touch,
                 create, touch + create, (touch + create) / cp, (touch + create) / rt, median(st) / 1e6,
                 median(st2) / 1e6);
+  }
+
+  // start() of a window when W pages were written since the previous one: the kept copies
+  // vs the whole set copied again (64 MiB tracked). Median of 5 runs of the median of 5 rounds.
+  std::printf("\nstart() of a window after W pages written since the previous one (%ld pages tracked)\n", pages);
+  std::printf("%-30s %8s %10s %10s %8s\n", "", "W", "kept ms", "copy-all ms", "ratio");
+  for (long w : {0L, 16L, 1024L, pages}) {
+    double ms[2];
+    for (int k = 0; k < 2; k++) {
+      std::vector<double> runs;
+      for (int r = 0; r < 5; r++) {
+        auto v = run_victim(under("uffd", k ? "--uffd-copy-all" : "") + " between " + np + " " + std::to_string(w));
+        runs.push_back(median(v));
+      }
+      ms[k] = median(runs) / 1e6;
+    }
+    std::printf("%-30s %8ld %10.3f %10.3f %8.1f\n", "uffd start()", w, ms[0], ms[1], ms[1] / ms[0]);
   }
 
   const std::string n = "400";

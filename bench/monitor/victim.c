@@ -5,6 +5,9 @@
  *                                     never two neighbours in a row; half: every other page
  *                                     of a buffer twice as big); then a second window
  *                                     (start() again: warm buffers in the monitor)
+ *   victim between NPAGES W           a populated buffer; a first window; then 5 rounds of:
+ *                                     one write to each of W pages spread over it (outside
+ *                                     any window), start(), stop(): prints each start()
  *   victim matmul N native|cape       C = A x B (doubles) in a window: the compute phase
  *   victim calls N                    N runtime calls (cape_node_id): trap round trips
  * Prints the phases in nanoseconds, measured inside the program. */
@@ -47,6 +50,21 @@ int main(int argc, char** argv) {
     long long t5 = now_ns();
     if (cape) cape_stop();
     printf("%lld %lld %lld %lld %lld\n", t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4);
+  } else if (strcmp(argv[1], "between") == 0) {
+    long w = argc > 3 ? atol(argv[3]) : 0;
+    char* buf = mmap(NULL, n * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    memset(buf, 1, n * 4096);
+    cape_start();
+    cape_stop();
+    for (int r = 0; r < 5; r++) {
+      for (long i = 0; i < w; i++) ((volatile long*)(buf + (i * n / w) * 4096))[r] = i + r;
+      long long t0 = now_ns();
+      cape_start();
+      long long t1 = now_ns();
+      cape_stop();
+      printf("%lld ", t1 - t0);
+    }
+    printf("\n");
   } else if (strcmp(argv[1], "matmul") == 0) {
     double* a = malloc(sizeof(double) * n * n);
     double* b = malloc(sizeof(double) * n * n);

@@ -1,4 +1,4 @@
-/* cape_bench_runtime: the cape heap (runtime/src/heap.c) against glibc's malloc, in the same
+/* cape_bench_runtime: the cape heap (runtime/src/heap_*.c) against glibc's malloc, in the same
  * process and the same run: this program's malloc is the cape heap's, and glibc's allocator
  * is still there behind __libc_malloc / __libc_free / __libc_realloc / __libc_calloc. Both
  * are called through the same function pointers; each workload runs alternately on the two

@@ -7,7 +7,7 @@
  * below the boundary it passes and are never tracked.
  *
  * Two more things make ordinary programs behave (docs/monitor.md "The heap and stdio"):
- * - the cape heap (heap.c) replaces malloc; cape_start() and cape_stop() tell it where the
+ * - the cape heap (heap_*.c) replaces malloc; cape_start() and cape_stop() tell it where the
  *   windows are;
  * - stdin and stdout get buffers in TLS instead of the heap, so a node's stdio buffers never
  *   travel in a checkpoint, and stdout and stderr are flushed before every trap, so the

@@ -1,4 +1,4 @@
-/* The cape heap: libcape's malloc (runtime/src/heap.c), seen from cape.c, the tests and the
+/* The cape heap: libcape's malloc (runtime/src/heap_*.c), seen from cape.c, the tests and the
  * benchmark. Not part of the program's API (hidden symbols); docs/monitor.md "The heap and
  * stdio" describes the design, the address layout is in protocol.h (CAPE_HEAP_*).
  *

@@ -67,7 +67,7 @@ enum cape_op {
 
 #define CAPE_RED_SIZE_BITS 48
 
-/* The cape heap (runtime/src/heap.c; docs/monitor.md "The heap and stdio"): libcape's malloc
+/* The cape heap (runtime/src/heap_*.c; docs/monitor.md "The heap and stdio"): libcape's malloc
  * keeps every block and all of its state in arenas at fixed addresses, in tracked memory.
  * Arena 0 serves the sequential part, arena 1 + r node r inside its windows. Each arena is
  * one PROT_NONE reservation (MAP_NORESERVE) whose first `committed` bytes are made
