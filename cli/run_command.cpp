@@ -13,10 +13,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -60,8 +63,43 @@ std::string fmt(double d) {
   return b;
 }
 
+// execvp's search for the program, done once before any node starts: a program that
+// cannot run is said once, with a shell's status (127: not found, 126: found but not
+// runnable), instead of by every node's monitor at once (issue 16, item 14). The master runs
+// here, in this directory, so what it cannot run here the job cannot run.
+void check_program(const std::string& prog) {
+  auto cannot = [&](int e) {
+    throw UserError("cannot run " + prog + ": " + std::strerror(e), e == ENOENT || e == ENOTDIR ? 127 : 126);
+  };
+  auto runnable = [](const std::string& path) -> int {  // 0, or why not
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return errno;
+    if (S_ISDIR(st.st_mode)) return EISDIR;
+    return ::access(path.c_str(), X_OK) == 0 ? 0 : errno;
+  };
+  if (prog.empty()) cannot(ENOENT);
+  if (prog.find('/') != std::string::npos) {
+    if (int e = runnable(prog)) cannot(e);
+    return;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  int found_but = 0;  // as execvp: a match that cannot run is reported if nothing else runs
+  for (size_t from = 0;;) {
+    size_t colon = dirs.find(':', from);
+    std::string dir = dirs.substr(from, colon == std::string::npos ? std::string::npos : colon - from);
+    int e = runnable((dir.empty() ? "." : dir) + "/" + prog);
+    if (e == 0) return;
+    if (e != ENOENT && e != ENOTDIR) found_but = e;
+    if (colon == std::string::npos) break;
+    from = colon + 1;
+  }
+  cannot(found_but ? found_but : ENOENT);
+}
+
 int run_job(const RunArgs& a) {
   if (a.n < 1) throw UserError("-n wants at least 1 node");
+  check_program(a.argv.at(0));
   // A closed stderr must not kill the launcher before it has stopped its nodes. (A handler,
   // so the nodes it execs start with the default; they install their own.)
   net::catch_sigpipe();

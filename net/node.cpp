@@ -91,7 +91,7 @@ void Node::start() {
     bool all = cv_.wait_for(lk, opt_.connect_timeout, [&] {
       return joined_ == opt_.size - 1 || failure_ || stopping_;
     });
-    if (failure_) throw UserError(*failure_);
+    if (failure_) throw UserError(*failure_, failure_exit_code_);
     if (!all) {
       std::string missing;
       for (int r = 1; r < opt_.size; ++r)
@@ -210,7 +210,7 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
   Peer& p = *peers_[node];
   {
     std::unique_lock lk(mu_);
-    if (failure_) throw UserError(*failure_);
+    if (failure_) throw UserError(*failure_, failure_exit_code_);
     if (p.exited && !WaitStatus{p.exit_status}.ok()) {
       // Its program ended outside a region (program_exited): now the job needs it.
       std::string msg = "send '" + ck.name + "' to " + p.who() + ": its program " +
@@ -252,7 +252,7 @@ void Node::broadcast(const ckpt::Checkpoint& ck) {
   std::vector<int> fds;
   {
     std::lock_guard lk(mu_);
-    if (failure_) throw UserError(*failure_);
+    if (failure_) throw UserError(*failure_, failure_exit_code_);
     for (auto& p : peers_)
       if (p && p->joined && !p->closed && !p->exited) {
         to.push_back(p.get());
@@ -305,7 +305,7 @@ ckpt::Checkpoint Node::receive(const std::string& name) {
       lk.unlock();
       return decode(std::move(*m), name);
     }
-    if (failure_) throw UserError(*failure_);
+    if (failure_) throw UserError(*failure_, failure_exit_code_);
     if (stopping_) throw UserError("receive '" + name + "': the node is shutting down");
     bool anyone = false;
     for (const auto& p : peers_) anyone = anyone || (p && can_still_arrive(p->rank));
@@ -339,7 +339,7 @@ void Node::wait_for(const std::string& name,
       lk.lock();
       continue;
     }
-    if (failure_) throw UserError(*failure_);
+    if (failure_) throw UserError(*failure_, failure_exit_code_);
     if (stopping_) throw UserError("wait_for '" + name + "': the node is shutting down");
     for (int r : pending)
       if (!can_still_arrive(r)) {
@@ -351,7 +351,7 @@ void Node::wait_for(const std::string& name,
         int code = p.exited && !WaitStatus{p.exit_status}.ok() ? WaitStatus{p.exit_status}.shell_code() : 1;
         lk.unlock();
         fail(msg, true, code);
-        if (auto f = failure()) throw UserError(*f);  // this one, or an earlier failure
+        if (auto f = failure()) throw UserError(*f, failure_exit_code().value_or(1));  // this one, or an earlier failure
         throw UserError(msg);
       }
     cv_.wait(lk);

@@ -47,7 +47,7 @@ void Node::fail_as_is(const std::string& message, bool report, int exit_code) {
 void Node::throw_failure() {
   std::lock_guard lk(mu_);
   assert(failure_);
-  throw UserError(*failure_);
+  throw UserError(*failure_, failure_exit_code_);
 }
 
 std::optional<std::string> Node::failure() const {
