@@ -52,7 +52,7 @@ int wait_fd(int fd, short events, std::chrono::milliseconds timeout) {
 // Reads exactly n bytes. `started` says whether a frame is under way (EOF is then
 // truncation). Feeds the bytes into `hash` when given.
 IoResult read_exact(int fd, uint8_t* buf, size_t n, std::chrono::milliseconds silence,
-                    bool started, ckpt::Hasher* hash) {
+                    bool started, ckpt::Hasher* hash, const Deadline& deadline) {
   size_t done = 0;
   while (done < n) {
     ssize_t r = ::read(fd, buf + done, std::min<size_t>(n - done, size_t{1} << 20));
@@ -70,7 +70,13 @@ IoResult read_exact(int fd, uint8_t* buf, size_t n, std::chrono::milliseconds si
     }
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) return {IoStatus::error, errno, {}};
-    int w = wait_fd(fd, POLLIN, silence);
+    std::chrono::milliseconds wait = silence;
+    if (deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
+      if (left.count() <= 0) return {IoStatus::timeout, 0, {}};
+      wait = std::min(wait, left);
+    }
+    int w = wait_fd(fd, POLLIN, wait);
     if (w < 0) return {IoStatus::error, errno, {}};
     if (w == 0) return {IoStatus::timeout, 0, {}};
   }
@@ -142,9 +148,10 @@ std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_paylo
   return {};
 }
 
-IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milliseconds silence) {
+IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milliseconds silence,
+                    Deadline deadline) {
   uint8_t hdr[kFrameHeaderSize];
-  IoResult r = read_exact(fd, hdr, sizeof hdr, silence, false, nullptr);
+  IoResult r = read_exact(fd, hdr, sizeof hdr, silence, false, nullptr, deadline);
   if (!r.ok()) return r;
   FrameHeader h;
   std::string bad = decode_header(hdr, max_payload, h);
@@ -152,10 +159,10 @@ IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milli
   out.type = h.type;
   out.payload.resize(h.length);  // no zero fill (ckpt::Bytes)
   ckpt::Hasher hash;
-  r = read_exact(fd, out.payload.data(), h.length, silence, true, &hash);
+  r = read_exact(fd, out.payload.data(), h.length, silence, true, &hash, deadline);
   if (!r.ok()) return r;
   uint8_t trailer[kFrameTrailerSize];
-  r = read_exact(fd, trailer, sizeof trailer, silence, true, nullptr);
+  r = read_exact(fd, trailer, sizeof trailer, silence, true, nullptr, deadline);
   if (!r.ok()) return r;
   if (hash.digest() != get_u64(trailer))
     return {IoStatus::bad_frame, 0, std::string("payload checksum mismatch in a ") +

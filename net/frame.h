@@ -27,6 +27,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <cstdint>
 #include <span>
@@ -101,8 +102,12 @@ struct IoResult {
 
 // Reads one frame from `fd` (non-blocking). `silence` bounds the wait for *each* piece
 // of data, so a slow but steady large frame is fine and a stalled one is not. An EOF in
-// the middle of a frame is bad_frame ("truncated"), at a boundary it is eof.
-IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milliseconds silence);
+// the middle of a frame is bad_frame ("truncated"), at a boundary it is eof. `deadline`,
+// when given, bounds the whole frame too (the handshake: a peer sending a byte now and then
+// cannot hold it open).
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milliseconds silence,
+                    Deadline deadline = std::nullopt);
 
 // Sends one frame whose payload is the concatenation of `parts` (written with sendmsg, no
 // copy; hashed on the way). `stall` bounds the time without progress.

@@ -20,25 +20,33 @@ namespace cape::net {
 struct Joiner {
   int rank = -1;
   int pid = 0;
-  std::string host;
+  std::string host;  // escaped (util::printable): it came from the peer
 };
 
-// The master's half, for a job of `size` nodes. `may_join(rank)` is "" when that rank may
-// join now, else why not (the slave is told). nullopt when the slave was refused or the
-// connection dropped: logged, naming `addr`; the master goes on waiting for others.
+// The job's identity (its id, program and arguments: cli/node_command.cpp), at most this
+// long: a node whose identity differs belongs to another job and is refused.
+inline constexpr size_t kMaxJobLength = 1024;
+
+// The master's half, for a job of `size` nodes whose identity is `job`. `may_join(rank)` is
+// "" when that rank may join now (it is then the caller's until released), else why not
+// (the slave is told). nullopt when the slave was refused or the connection dropped: logged,
+// naming `addr`; the master goes on waiting for others. `timeout` bounds the whole
+// handshake, however the peer paces its bytes.
 std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret& secret, int size,
                                    std::chrono::milliseconds timeout,
-                                   const std::function<std::string(int rank)>& may_join);
+                                   const std::function<std::string(int rank)>& may_join,
+                                   const std::string& job = {});
 
 struct SlaveId {
   int rank = 0;
   int size = 0;
   std::string label;  // its host name, for the master's messages
+  std::string job;    // the job's identity (accept_slave)
 };
 
 // The slave's half. Throws cape::UserError naming `addr` when the master says nothing, does
-// not speak the protocol, refuses this rank (with its reason), or does not prove that it
-// holds the secret.
+// not speak the protocol, refuses this rank (with its reason, escaped), or does not prove
+// that it holds the secret. `timeout` bounds the whole handshake.
 void join_master(int fd, const std::string& addr, const Secret& secret, const SlaveId& me,
                  std::chrono::milliseconds timeout);
 

@@ -110,18 +110,37 @@ void Node::start() {
 // ---- joining -------------------------------------------------------------------------
 
 void Node::acceptor_loop() {
+  // Joins the handshake threads that are done; all of them (after waking them) at the end.
+  auto reap = [this](bool all) {
+    if (all) {
+      std::lock_guard lk(mu_);
+      for (Handshake& h : handshakes_)
+        if (h.fd.valid()) ::shutdown(h.fd.get(), SHUT_RDWR);
+    }
+    for (auto it = handshakes_.begin(); it != handshakes_.end();) {
+      if (all || it->done) {
+        it->thread.join();
+        it = handshakes_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  };
   for (;;) {
     pollfd p[2] = {{listen_fd_.get(), POLLIN, 0}, {wake_rd_.get(), POLLIN, 0}};
-    int r = ::poll(p, 2, -1);
+    // A tick while handshakes run, so that finished ones are joined.
+    int r = ::poll(p, 2, handshakes_.empty() ? -1 : 100);
     if (r < 0) {
       if (errno == EINTR) continue;
+      reap(true);
       fail(errno_message("poll on the listening socket"), true);
       return;
     }
     {
       std::lock_guard lk(mu_);
-      if (stopping_) return;
+      if (stopping_) break;
     }
+    reap(false);
     if (!(p[0].revents & POLLIN)) continue;
     util::ScopedFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!fd.valid()) {
@@ -129,25 +148,57 @@ void Node::acceptor_loop() {
       CAPE_LOG_AT(warn, "net") << errno_message("accept");
       continue;
     }
-    // One handshake at a time, bounded by the timeout: a silent intruder delays joining by
-    // at most that, and cannot get in.
-    handshake_incoming(std::move(fd));
+    if (handshakes_.size() >= kMaxHandshakes) {
+      CAPE_LOG_AT(info, "net") << "closed a connection from " << peer_name(fd.get()) << ": " << kMaxHandshakes
+                               << " handshakes are under way";
+      continue;
+    }
+    // Concurrently, each within the timeout (issue 16, item 1): strangers that connect and
+    // say nothing, or a byte now and then, cannot hold up the slaves' joins.
+    Handshake& h = handshakes_.emplace_back();
+    {
+      std::lock_guard lk(mu_);
+      h.fd = std::move(fd);
+    }
+    h.thread = std::thread([this, &h] {
+      handshake_incoming(h);
+      h.done = true;
+    });
   }
+  reap(true);
 }
 
-void Node::handshake_incoming(util::ScopedFd fd) {
-  std::string addr = peer_name(fd.get());
-  set_nonblocking(fd.get());
-  set_nodelay(fd.get());
-  std::optional<Joiner> j = accept_slave(fd.get(), addr, opt_.secret, opt_.size, opt_.timeout, [&](int rank) {
+void Node::handshake_incoming(Handshake& h) {
+  int fd = h.fd.get();  // the acceptor only shuts it down, under mu_, while this thread runs
+  std::string addr = peer_name(fd);
+  set_nonblocking(fd);
+  set_nodelay(fd);
+  int claimed = -1;  // the rank this connection holds while it finishes its handshake
+  std::optional<Joiner> j = accept_slave(
+      fd, addr, opt_.secret, opt_.size, opt_.timeout,
+      [&](int rank) {
+        std::lock_guard lk(mu_);
+        Peer& p = *peers_[rank];
+        if (p.joined || p.claimed) return "rank " + std::to_string(rank) + " has already joined";
+        p.claimed = true;
+        claimed = rank;
+        return std::string();
+      },
+      opt_.job);
+  if (!j) {
+    if (claimed >= 0) {
+      std::lock_guard lk(mu_);
+      peers_[claimed]->claimed = false;
+    }
     std::lock_guard lk(mu_);
-    return peers_[rank]->joined ? "rank " + std::to_string(rank) + " has already joined" : std::string();
-  });
-  if (!j) return;
+    h.fd.reset();
+    return;
+  }
   Peer& p = *peers_[j->rank];
   {
     std::lock_guard lk(mu_);
-    p.fd = std::move(fd);
+    if (stopping_) return;
+    p.fd = std::move(h.fd);
     p.address = addr;
     p.host = j->host;
     p.pid = j->pid;
@@ -162,11 +213,11 @@ void Node::handshake_incoming(util::ScopedFd fd) {
 
 void Node::connect_to_master() {
   Peer& m = *peers_[0];
-  util::ScopedFd fd = connect_tcp(opt_.master, opt_.connect_timeout);
+  util::ScopedFd fd = connect_tcp(opt_.master, opt_.connect_timeout, opt_.cancelled);
   std::string addr = opt_.master.str();
   set_nonblocking(fd.get());
   set_nodelay(fd.get());
-  join_master(fd.get(), addr, opt_.secret, {opt_.rank, opt_.size, opt_.label}, opt_.timeout);
+  join_master(fd.get(), addr, opt_.secret, {opt_.rank, opt_.size, opt_.label, opt_.job}, opt_.timeout);
   {
     std::lock_guard lk(mu_);
     m.fd = std::move(fd);

@@ -23,9 +23,11 @@
 //   n.program_exited(status);   // tells the peers; the master waits for slaves to finish
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -51,9 +53,13 @@ struct NodeOptions {
   HostPort master;           // slaves connect here; the master listens here (port 0 = any)
   int listen_fd = -1;        // master: an already listening socket to use (taken over)
   Secret secret;
+  // The job's identity, the same on every node of the job (its id, program and arguments:
+  // cli/node_command.cpp): nodes of another job that holds the same secret are refused.
+  std::string job;
   std::string label;         // this node's host name, for messages
   std::chrono::milliseconds heartbeat{500};
-  std::chrono::milliseconds timeout{5000};          // silence or a stalled write = failure
+  std::chrono::milliseconds timeout{5000};          // silence or a stalled write = failure;
+                                                    // also bounds each whole handshake
   std::chrono::milliseconds connect_timeout{30000}; // for every slave to join
   uint64_t max_payload = kDefaultMaxPayload;
   // Runs once, on a network thread, when the job fails. `report` is true on exactly one
@@ -67,6 +73,9 @@ struct NodeOptions {
   std::function<void(int from, Stream stream, std::string_view bytes)> on_output;
   // Slaves: the next chunk of the job's stdin (`eof`: it has ended).
   std::function<void(std::string_view chunk, bool eof)> on_input;
+  // Slaves: polled while connecting to the master; true stops start() with an error (the
+  // launcher's channel closed: no point joining a job that is gone).
+  std::function<bool()> cancelled;
 };
 
 class Node {
@@ -122,9 +131,16 @@ class Node {
   std::optional<int> failure_exit_code() const;
 
  private:
-  // Joining (node.cpp).
+  // Joining (node.cpp). Each incoming connection is handshaken on its own thread, at most
+  // kMaxHandshakes at once, each within opt_.timeout: strangers cannot hold up a join.
+  struct Handshake {
+    util::ScopedFd fd;  // guarded by mu_; moved into the Peer when the slave joins
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+  static constexpr size_t kMaxHandshakes = 64;
   void acceptor_loop();
-  void handshake_incoming(util::ScopedFd fd);
+  void handshake_incoming(Handshake& h);
   void connect_to_master();
   void start_peer(Peer& p);
   // Receiving: one reader per connection (node_reader.cpp).
@@ -165,6 +181,7 @@ class Node {
   bool program_done_ = false;
 
   std::thread acceptor_;
+  std::list<Handshake> handshakes_;  // the acceptor's
   std::thread heartbeat_;
 };
 

@@ -6,6 +6,7 @@
 #include "ckpt/format.h"
 #include "net/node.h"
 #include "util/log.h"
+#include "util/text.h"
 #include "util/wait_status.h"
 
 namespace cape::net {
@@ -79,7 +80,8 @@ void Node::on_frame(Peer& p, Frame& f) {
     }
     case FrameType::region: {
       PayloadReader in(f.payload);
-      std::string r = in.str(4096);
+      // What a peer says reaches messages and logs escaped (issue 16, item 5).
+      std::string r = util::printable(in.str(4096));
       std::lock_guard lk(mu_);
       if (!in.failed()) p.region = r;
       return;
@@ -87,7 +89,7 @@ void Node::on_frame(Peer& p, Frame& f) {
     case FrameType::exited: {
       PayloadReader in(f.payload);
       int status = in.i32();
-      std::string r = in.str(4096);
+      std::string r = util::printable(in.str(4096));
       bool in_window = in.at_end() || in.u8() != 0;  // (older nodes did not say: as if inside)
       std::string msg;
       {
@@ -115,7 +117,7 @@ void Node::on_frame(Peer& p, Frame& f) {
     }
     case FrameType::abort: {
       PayloadReader in(f.payload);
-      std::string msg = in.str(1 << 16);
+      std::string msg = util::printable(in.str(1 << 16));
       int code = in.i32();  // after the message (older masters sent none: 1)
       if (in.failed() || code < 1 || code > 255) code = 1;
       fail_as_is(msg, false, code);  // the master printed it
@@ -126,7 +128,7 @@ void Node::on_frame(Peer& p, Frame& f) {
     case FrameType::node_failed: {
       PayloadReader in(f.payload);
       int code = in.i32();
-      std::string why = in.str(4096);
+      std::string why = util::printable(in.str(4096));
       if (in.failed() || code < 1 || code > 255) code = 1;
       std::string msg;
       {

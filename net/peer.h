@@ -33,6 +33,7 @@ struct Peer {
   int pid = 0;          // its cape node's pid
   std::string region;   // last region it reported
   bool joined = false;
+  bool claimed = false;  // master: a connection is finishing its handshake as this rank
   bool exited = false;  // sent its exit report
   int exit_status = 0;
   bool closed = false;  // reader finished

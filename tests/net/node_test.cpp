@@ -2,6 +2,7 @@
 // 001_3036025dc34c4021.txt Fig. 3 with checkpoints of known content, early arrivals, name
 // reuse across regions, wrong secrets, and every way a peer can fail.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -374,6 +375,7 @@ TEST(Node, SilentSlaveTimesOut) {
     w.i32(2);
     w.i32(4242);
     w.str("mute");
+    w.str("");  // the job's identity (options() gives none)
     w.bytes(ns);
     w.bytes(slave_proof(s, nm, ns, 1, 2));
     iovec v{w.buffer().data(), w.buffer().size()};
@@ -451,6 +453,58 @@ TEST(Node, MissingSlaveFailsStartNamingTheRank) {
   }
   over.set_value();
   t.join();
+}
+
+// Issue 16, item 1: strangers on the master's port (two that connect and say nothing, one
+// that sends a byte every 200 ms) do not hold up the slaves' joins: handshakes run at once,
+// each within the timeout. (One at a time, the idle ones held the port 3 s each, longer than
+// the slaves wait for their challenge, and the trickling one for as long as it liked.)
+TEST(Node, StrangersOnThePortDoNotHoldUpTheJoin) {
+  Secret s = Secret::generate();
+  NodeOptions mo = options(0, 3, 0, s);
+  mo.timeout = 3000ms;
+  Node master(std::move(mo));
+  std::vector<util::ScopedFd> strangers;
+  for (int i = 0; i < 3; ++i) strangers.push_back(connect_tcp({"127.0.0.1", master.port()}, 5s));
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    while (!stop) {
+      if (::send(strangers[2].get(), "x", 1, MSG_NOSIGNAL) != 1) break;
+      std::this_thread::sleep_for(200ms);
+    }
+  });
+  auto t0 = Clock::now();
+  std::vector<std::future<std::string>> slaves;
+  for (int r = 1; r < 3; ++r)
+    slaves.push_back(std::async(std::launch::async, [&, r] {
+      NodeOptions o = options(r, 3, master.port(), s);
+      o.timeout = 3000ms;
+      try {
+        Node node(std::move(o));
+        node.start();
+        node.program_exited(0);
+        return std::string();
+      } catch (const UserError& e) {
+        return std::string(e.what());
+      }
+    }));
+  master.start();
+  auto took = Clock::now() - t0;
+  EXPECT_LT(took, 1500ms);
+  master.program_exited(0);
+  for (auto& f : slaves) EXPECT_EQ(f.get(), "");
+  // The trickling stranger is dropped at the handshake's deadline, not left to go on.
+  char buf[256];
+  auto t1 = Clock::now();
+  set_nonblocking(strangers[2].get());
+  for (;;) {
+    ssize_t r = ::recv(strangers[2].get(), buf, sizeof buf, 0);
+    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) || Clock::now() - t1 > 10s) break;
+    if (r < 0) std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_LT(Clock::now() - t0, 5s) << "the trickling stranger was held past the handshake's deadline";
+  stop = true;
+  trickle.join();
 }
 
 }  // namespace
