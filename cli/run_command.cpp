@@ -138,7 +138,9 @@ int run_job(const RunArgs& a) {
   uint16_t port = net::local_port(listen.get());
 
   // `cape node`'s command line, the same for every node but for how it joins (NodeLink).
-  std::vector<std::string> common = {"--size", std::to_string(a.n), "--tracker", a.tracker,
+  // The job's id: nodes of other jobs are refused in the handshake (item 3).
+  std::string job_id = "cape-run-" + net::Secret::generate().text().substr(0, 16);
+  std::vector<std::string> common = {"--size", std::to_string(a.n), "--job", job_id, "--tracker", a.tracker,
                                      "--output-dir", a.output_dir, "--timeout", fmt(a.timeout),
                                      "--heartbeat", fmt(a.heartbeat), "--connect-timeout",
                                      fmt(a.connect_timeout)};
@@ -153,6 +155,7 @@ int run_job(const RunArgs& a) {
     if (link.listen_fd >= 0) v.insert(v.end(), {"--listen-fd", std::to_string(link.listen_fd)});
     if (link.status_fd >= 0) v.insert(v.end(), {"--status-fd", std::to_string(link.status_fd)});
     if (link.watch_stdin) v.push_back("--watch-stdin");
+    if (link.env_stdin) v.push_back("--env-stdin");
     v.insert(v.end(), common.begin(), common.end());
     v.push_back("--");
     v.insert(v.end(), a.argv.begin(), a.argv.end());
