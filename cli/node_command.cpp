@@ -45,6 +45,7 @@ struct NodeArgs {
   bool tag_output = false;
   bool watch_stdin = false;
   bool env_stdin = false;
+  bool encrypt = false;
   bool check_races = false;
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::vector<std::string> argv;
@@ -290,6 +291,7 @@ int run_node(const NodeArgs& a) {
   // Not the program's business, and every node must give it the same environment.
   ::unsetenv("CAPE_SECRET");
   o.job = job_identity(a);
+  o.encrypt = a.encrypt;
   if (a.listen_fd >= 0) {
     o.listen_fd = a.listen_fd;
   } else {
@@ -409,6 +411,8 @@ void add_node_command(CLI::App& app, Context& ctx) {
                   "HOST:PORT of rank 0 (rank 0 listens there: 127.0.0.1 stays on loopback)");
   sub->add_option("--listen", a->listen,
                   "Rank 0: listen on HOST:PORT instead of the --master address (0.0.0.0:PORT: every interface)");
+  sub->add_flag("--encrypt", a->encrypt,
+                "Rank 0: encrypt every frame after the handshake (AES-256-GCM); they are always authenticated");
   sub->add_option("--job", a->job,
                   "The job's id, the same on every node (default: from srun/mpirun/PMIx); nodes of other jobs are refused");
   sub->add_option("--rank", a->rank, "This node's rank (default: from mpirun/srun/PMI)");

@@ -43,6 +43,7 @@ struct RunArgs {
   int n = 0;
   std::string hosts, hostfile, launcher;
   bool oversubscribe = false, tag_output = false, accept_new_host_keys = false, check_races = false;
+  bool encrypt = false;
   std::string output_dir = "cape-logs", tracker = "uffd", keep, log;
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::string remote_cape = "cape", identity, known_hosts, ssh_user;
@@ -148,6 +149,7 @@ int run_job(const RunArgs& a) {
   if (!a.log.empty()) common.insert(common.end(), {"--log", a.log});
   if (a.tag_output) common.push_back("--tag-output");
   if (a.check_races) common.push_back("--check-races");
+  if (a.encrypt) common.push_back("--encrypt");
   net::NodeCommand command = [&](int rank, const net::NodeLink& link) {
     std::vector<std::string> v = {"node", "--rank", std::to_string(rank)};
     if (!link.master.empty()) v.insert(v.end(), {"--master", link.master});
@@ -290,6 +292,8 @@ void add_run_command(CLI::App& app, Context& ctx) {
   sub->add_option("--keep-checkpoints", a->keep, "Every node writes its checkpoints into DIR");
   sub->add_flag("--check-races", a->check_races,
                 "Report two nodes writing different values to one shared word, with the variable (docs/tickpt.md)");
+  sub->add_flag("--encrypt", a->encrypt,
+                "Encrypt the traffic between nodes (AES-256-GCM); it is always authenticated (docs/net.md)");
   sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info)");
   sub->add_option("--timeout", a->timeout, "Seconds of silence that make a node dead (default 5)");
   sub->add_option("--heartbeat", a->heartbeat, "Seconds between heartbeats (default 0.5)");

@@ -48,10 +48,15 @@ using Nonce = std::array<uint8_t, 32>;
 using Mac = std::array<uint8_t, 32>;
 
 Nonce random_nonce();
-// `job`: the job's identity (handshake.h), bound into both proofs.
+// `job`: the job's identity (handshake.h), and `context`: the rest of the challenge (the
+// master's job nonce and flags), bound into both proofs.
 Mac slave_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank, int size,
-                std::string_view job = {});
-Mac master_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank, std::string_view job = {});
+                std::string_view job = {}, std::span<const uint8_t> context = {});
+Mac master_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank, std::string_view job = {},
+                 std::span<const uint8_t> context = {});
+// A key of the frame layer: HMAC(k, "cape-key " + label + material) (handshake.cpp says
+// which material makes which key).
+Mac derive_key(const Secret& s, std::string_view label, std::span<const uint8_t> material);
 bool macs_equal(std::span<const uint8_t> a, std::span<const uint8_t> b);  // constant time
 // A value every node of the job derives alike and nobody without the secret can guess:
 // HMAC(k, "cape " + label). (The programs' AT_RANDOM bytes: docs/monitor.md.)

@@ -16,6 +16,31 @@ iovec iov_of(const void* p, size_t n) { return {const_cast<void*>(p), n}; }
 
 using Clock = std::chrono::steady_clock;
 
+constexpr size_t kChallengeSize = 32 + 32 + 1;  // nonce, job nonce, flags (bit 0: encrypt)
+
+std::vector<uint8_t> context_of(const JobSession& js) {
+  std::vector<uint8_t> c(js.nonce.begin(), js.nonce.end());
+  c.push_back(js.encrypt ? 1 : 0);
+  return c;
+}
+
+// Both ends derive the same keys; `master` says which end this is.
+FrameKeys keys_for(const Secret& secret, const JobSession& js, const Nonce& nm, const Nonce& ns, int rank,
+                   bool master) {
+  FrameKey to_slaves = derive_key(secret, "master->slaves", js.nonce);
+  std::vector<uint8_t> m(js.nonce.begin(), js.nonce.end());
+  m.insert(m.end(), nm.begin(), nm.end());
+  m.insert(m.end(), ns.begin(), ns.end());
+  for (int i = 0; i < 4; ++i) m.push_back(static_cast<uint8_t>(static_cast<uint32_t>(rank) >> (8 * i)));
+  FrameKey to_master = derive_key(secret, "slave->master", m);
+  FrameKeys k;
+  k.send = master ? to_slaves : to_master;
+  k.recv = master ? to_master : to_slaves;
+  k.send_stream = k.recv_stream = static_cast<uint32_t>(rank);
+  k.encrypt = js.encrypt;
+  return k;
+}
+
 // What is left of the handshake's time (at least 1 ms, so that a write still tries once).
 std::chrono::milliseconds left(Clock::time_point deadline) {
   auto l = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
@@ -25,14 +50,17 @@ std::chrono::milliseconds left(Clock::time_point deadline) {
 
 std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret& secret, int job_size,
                                    std::chrono::milliseconds timeout,
-                                   const std::function<std::string(int rank)>& may_join, const std::string& job) {
+                                   const std::function<std::string(int rank)>& may_join, const std::string& job,
+                                   const JobSession& session) {
   // One deadline for the whole handshake: a peer that sends a byte now and then cannot hold
   // it longer than `timeout` (issue 16, item 1).
   const auto deadline = Clock::now() + timeout;
   Nonce nm = random_nonce();
+  const std::vector<uint8_t> context = context_of(session);
   {
     PayloadWriter w;
     w.bytes(nm);
+    w.bytes(context);
     iovec v = iov_of(w.buffer().data(), w.buffer().size());
     IoResult r = write_frame(fd, FrameType::challenge, {&v, 1}, left(deadline));
     if (!r.ok()) {
@@ -65,7 +93,7 @@ std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret
   if (in.failed() || !in.at_end()) return refuse("malformed auth frame");
   Nonce ns;
   std::copy(ns_bytes.begin(), ns_bytes.end(), ns.begin());
-  if (!macs_equal(mac, slave_proof(secret, nm, ns, rank, size, its_job)))
+  if (!macs_equal(mac, slave_proof(secret, nm, ns, rank, size, its_job, context)))
     return refuse("wrong job secret (claimed rank " + std::to_string(rank) + " on " + host + ")");
   // Nodes of another job that shares the secret (a secret file) are turned away here, not
   // when the job fails later (issue 16, item 3).
@@ -77,7 +105,7 @@ std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret
                   std::to_string(job_size));
   if (rank < 1 || rank >= job_size) return refuse("bad rank " + std::to_string(rank));
   if (std::string why = may_join(rank); !why.empty()) return refuse(why);
-  Mac proof = master_proof(secret, nm, ns, rank, job);
+  Mac proof = master_proof(secret, nm, ns, rank, job, context);
   iovec v = iov_of(proof.data(), proof.size());
   r = write_frame(fd, FrameType::auth_ok, {&v, 1}, left(deadline));
   if (!r.ok()) {
@@ -85,19 +113,23 @@ std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret
                              << " dropped after authentication: " << r.describe();
     return std::nullopt;
   }
-  return Joiner{rank, pid, host};
+  return Joiner{rank, pid, host, keys_for(secret, session, nm, ns, rank, true)};
 }
 
-void join_master(int fd, const std::string& addr, const Secret& secret, const SlaveId& me,
-                 std::chrono::milliseconds timeout) {
+FrameKeys join_master(int fd, const std::string& addr, const Secret& secret, const SlaveId& me,
+                      std::chrono::milliseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   Frame f;
   IoResult r = read_frame(fd, f, kHandshakeMaxPayload, timeout, deadline);
   if (!r.ok()) throw UserError("no handshake from the master at " + addr + ": " + r.describe());
-  if (f.type != FrameType::challenge || f.payload.size() != 32)
+  if (f.type != FrameType::challenge || f.payload.size() != kChallengeSize || f.payload[64] > 1)
     throw UserError("the peer at " + addr + " does not speak the cape protocol");
   Nonce nm;
-  std::copy(f.payload.begin(), f.payload.end(), nm.begin());
+  std::copy(f.payload.begin(), f.payload.begin() + 32, nm.begin());
+  JobSession session;
+  std::copy(f.payload.begin() + 32, f.payload.begin() + 64, session.nonce.begin());
+  session.encrypt = f.payload[64] == 1;
+  const std::vector<uint8_t> context = context_of(session);
   Nonce ns = random_nonce();
   PayloadWriter w;
   w.i32(me.rank);
@@ -107,7 +139,7 @@ void join_master(int fd, const std::string& addr, const Secret& secret, const Sl
   std::string job = me.job.substr(0, kMaxJobLength);
   w.str(job);
   w.bytes(ns);
-  Mac mac = slave_proof(secret, nm, ns, me.rank, me.size, job);
+  Mac mac = slave_proof(secret, nm, ns, me.rank, me.size, job, context);
   w.bytes(mac);
   iovec v = iov_of(w.buffer().data(), w.buffer().size());
   r = write_frame(fd, FrameType::auth, {&v, 1}, left(deadline));
@@ -119,8 +151,9 @@ void join_master(int fd, const std::string& addr, const Secret& secret, const Sl
     throw UserError("the master at " + addr + " refused rank " + std::to_string(me.rank) + ": " +
                     util::printable(in.str(4096)));
   }
-  if (f.type != FrameType::auth_ok || !macs_equal(f.payload, master_proof(secret, nm, ns, me.rank, job)))
+  if (f.type != FrameType::auth_ok || !macs_equal(f.payload, master_proof(secret, nm, ns, me.rank, job, context)))
     throw UserError("the peer at " + addr + " does not hold the job secret");
+  return keys_for(secret, session, nm, ns, me.rank, false);
 }
 
 }  // namespace cape::net

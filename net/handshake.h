@@ -13,14 +13,33 @@
 #include <string>
 
 #include "net/auth.h"
+#include "net/frame.h"
 
 namespace cape::net {
+
+// The frame keys of one connection once the handshake is done (frame.h, "Authentication").
+// The master's key towards the slaves comes from its job nonce alone (one key for every
+// slave, so that a broadcast is sealed once; each slave's frames are numbered on their own
+// stream, its rank); a slave's key towards the master from both nonces and its rank too.
+struct FrameKeys {
+  FrameKey send{}, recv{};
+  uint32_t send_stream = 0, recv_stream = 0;
+  bool encrypt = false;
+};
+
+// What the master's challenge carries besides its nonce: fresh for each master, the same
+// for all its slaves; and whether the job's frames are encrypted (cape run --encrypt).
+struct JobSession {
+  Nonce nonce{};
+  bool encrypt = false;
+};
 
 // A slave that proved it holds the job secret, as it introduced itself.
 struct Joiner {
   int rank = -1;
   int pid = 0;
   std::string host;  // escaped (util::printable): it came from the peer
+  FrameKeys keys;    // the master's side
 };
 
 // The job's identity (its id, program and arguments: cli/node_command.cpp), at most this
@@ -35,7 +54,7 @@ inline constexpr size_t kMaxJobLength = 1024;
 std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret& secret, int size,
                                    std::chrono::milliseconds timeout,
                                    const std::function<std::string(int rank)>& may_join,
-                                   const std::string& job = {});
+                                   const std::string& job = {}, const JobSession& session = {});
 
 struct SlaveId {
   int rank = 0;
@@ -46,8 +65,8 @@ struct SlaveId {
 
 // The slave's half. Throws cape::UserError naming `addr` when the master says nothing, does
 // not speak the protocol, refuses this rank (with its reason, escaped), or does not prove
-// that it holds the secret. `timeout` bounds the whole handshake.
-void join_master(int fd, const std::string& addr, const Secret& secret, const SlaveId& me,
-                 std::chrono::milliseconds timeout);
+// that it holds the secret. `timeout` bounds the whole handshake. Returns the slave's keys.
+FrameKeys join_master(int fd, const std::string& addr, const Secret& secret, const SlaveId& me,
+                      std::chrono::milliseconds timeout);
 
 }  // namespace cape::net

@@ -50,6 +50,8 @@ Node::Node(NodeOptions options) : opt_(std::move(options)) {
       peers_[r]->rank = r;
     }
   if (opt_.rank == 0) {
+    session_.nonce = random_nonce();
+    session_.encrypt = opt_.encrypt;
     if (opt_.listen_fd >= 0)
       listen_fd_.reset(opt_.listen_fd);
     else
@@ -184,7 +186,7 @@ void Node::handshake_incoming(Handshake& h) {
         claimed = rank;
         return std::string();
       },
-      opt_.job);
+      opt_.job, session_);
   if (!j) {
     if (claimed >= 0) {
       std::lock_guard lk(mu_);
@@ -202,6 +204,7 @@ void Node::handshake_incoming(Handshake& h) {
     p.address = addr;
     p.host = j->host;
     p.pid = j->pid;
+    p.keys = j->keys;
     p.joined = true;
     ++joined_;
   }
@@ -217,9 +220,10 @@ void Node::connect_to_master() {
   std::string addr = opt_.master.str();
   set_nonblocking(fd.get());
   set_nodelay(fd.get());
-  join_master(fd.get(), addr, opt_.secret, {opt_.rank, opt_.size, opt_.label, opt_.job}, opt_.timeout);
+  FrameKeys keys = join_master(fd.get(), addr, opt_.secret, {opt_.rank, opt_.size, opt_.label, opt_.job}, opt_.timeout);
   {
     std::lock_guard lk(mu_);
+    m.keys = keys;
     m.fd = std::move(fd);
     m.address = addr;
     m.host = opt_.master.host;
@@ -312,7 +316,12 @@ void Node::broadcast(const ckpt::Checkpoint& ck) {
   }
   std::vector<std::unique_lock<std::timed_mutex>> locks;
   for (Peer* p : to) locks.emplace_back(p->send_mu);
-  auto results = write_frame_to_all(fds, FrameType::checkpoint, v, opt_.timeout);
+  // One sealed frame for every slave: the master's key is the same towards all of them, the
+  // broadcast stream's number is the job's (net/frame.h).
+  std::vector<IoResult> results;
+  if (!to.empty())
+    results = write_frame_to_all(fds, FrameType::checkpoint, v, opt_.timeout,
+                                 Seal{&to.front()->keys.send, kBroadcastStream, ++broadcast_seq_, session_.encrypt});
   int64_t t = now_ns();
   for (Peer* p : to) p->last_send_ns = t;
   locks.clear();

@@ -39,6 +39,7 @@
 #include "ckpt/checkpoint.h"
 #include "net/auth.h"
 #include "net/frame.h"
+#include "net/handshake.h"
 #include "net/mailboxes.h"
 #include "net/peer.h"
 #include "net/program_io.h"
@@ -56,6 +57,9 @@ struct NodeOptions {
   // The job's identity, the same on every node of the job (its id, program and arguments:
   // cli/node_command.cpp): nodes of another job that holds the same secret are refused.
   std::string job;
+  // Master: encrypt every frame after the handshake (they are always authenticated); the
+  // slaves learn it in the handshake.
+  bool encrypt = false;
   std::string label;         // this node's host name, for messages
   std::chrono::milliseconds heartbeat{500};
   std::chrono::milliseconds timeout{5000};          // silence or a stalled write = failure;
@@ -162,6 +166,8 @@ class Node {
   bool can_still_arrive(int from) const;  // mu_ held
 
   NodeOptions opt_;
+  JobSession session_;                       // master: what its challenges carry
+  std::atomic<uint64_t> broadcast_seq_{0};  // master: the broadcast stream's numbers
   uint16_t port_ = 0;
   util::ScopedFd listen_fd_;
   util::ScopedFd wake_rd_, wake_wr_;  // wakes the acceptor at shutdown

@@ -38,7 +38,7 @@ void Node::fail_as_is(const std::string& message, bool report, int exit_code) {
       std::unique_lock sl(p.send_mu, std::defer_lock);
       // A writer stuck on this peer holds the lock; the stall bound frees it in time.
       if (!sl.try_lock_for(opt_.timeout)) continue;
-      (void)write_frame(p.fd.get(), FrameType::abort, {&v, 1}, std::chrono::milliseconds(500));
+      (void)write_frame(p.fd.get(), FrameType::abort, {&v, 1}, std::chrono::milliseconds(500), p.next_seal());
     }
   }
   if (opt_.on_failure) opt_.on_failure(message, report);

@@ -19,7 +19,7 @@ std::string Node::region_of(const Peer& p) const {
 void Node::reader_loop(Peer& p) {
   for (;;) {
     Frame f;
-    IoResult r = read_frame(p.fd.get(), f, opt_.max_payload, opt_.timeout);
+    IoResult r = read_frame(p.fd.get(), f, opt_.max_payload, opt_.timeout, std::nullopt, p.unseal(opt_.rank != 0));
     std::unique_lock lk(mu_);
     if (stopping_ || p.closed) break;
     if (r.ok()) {

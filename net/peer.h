@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "net/frame.h"
+#include "net/handshake.h"
 #include "util/scoped_fd.h"
 
 namespace cape::net {
@@ -40,7 +41,17 @@ struct Peer {
   std::timed_mutex send_mu;
   std::atomic<int64_t> last_send_ns{0};
   std::thread reader;
+  // The connection's frame keys (set once it has joined, before its reader starts) and
+  // sequence numbers: send_seq under send_mu, the others the reader's.
+  FrameKeys keys;
+  uint64_t send_seq = 0, recv_seq = 0, recv_broadcast = 0;
 
+  // The seal of the next frame to this peer; send_mu held.
+  Seal next_seal() { return Seal{&keys.send, keys.send_stream, ++send_seq, keys.encrypt}; }
+  // What its reader accepts (a slave's: the master's broadcasts too).
+  Unseal unseal(bool broadcasts) {
+    return Unseal{&keys.recv, keys.recv_stream, &recv_seq, broadcasts ? &recv_broadcast : nullptr, keys.encrypt};
+  }
   // One frame, whole, under send_mu; a write counts as a sign of life (heartbeats).
   IoResult send(FrameType type, std::span<const iovec> parts, std::chrono::milliseconds stall);
   // A small control frame; a failure is only logged (the reader notices a dead peer).

@@ -113,7 +113,7 @@ TEST(Handshake, APeerTricklingBytesIsDroppedAtTheDeadline) {
   std::atomic<bool> stop{false};
   std::thread trickle([&] {
     uint8_t hdr[kFrameHeaderSize];
-    encode_header({FrameType::auth, 20}, hdr);
+    encode_header({FrameType::auth, 20, 0, 0}, hdr);
     for (size_t i = 0; i < sizeof hdr && !stop; ++i) {
       if (::write(p.slave.get(), hdr + i, 1) != 1) break;
       std::this_thread::sleep_for(100ms);
@@ -150,6 +150,8 @@ TEST(Handshake, TheSlaveRefusesAMasterWithoutTheSecret) {
   });
   PayloadWriter w;
   w.bytes(random_nonce());
+  w.bytes(random_nonce());  // job nonce
+  w.u8(0);                  // flags
   iovec v{w.buffer().data(), w.buffer().size()};
   ASSERT_TRUE(write_frame(p.master.get(), FrameType::challenge, {&v, 1}, 2000ms).ok());
   Frame f;

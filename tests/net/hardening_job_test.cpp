@@ -219,5 +219,21 @@ TEST(Hardening, ASlaveStopsJoiningWhenItsChannelCloses) {
       << read_file(d.path + "/logs/node.1.log");
 }
 
+// Item 4: a whole job with --encrypt gives what the same job gives without it.
+TEST(Hardening, AnEncryptedJobGivesTheSameResults) {
+  TempDir d;
+  std::string outs[2];
+  for (int encrypt = 0; encrypt < 2; ++encrypt) {
+    std::vector<std::string> args = {CAPE_BIN, "run", "-n", "3", "--output-dir", d.path + "/logs"};
+    if (encrypt) args.push_back("--encrypt");
+    for (std::string a : {std::string("--"), std::string(FIG3), std::string("3")}) args.push_back(a);
+    Proc p = Proc::start(args, d.path);
+    EXPECT_EQ(p.wait(60s), 0) << p.err();
+    outs[encrypt] = p.out() + read_file(d.path + "/logs/node.1.log") + read_file(d.path + "/logs/node.2.log");
+  }
+  EXPECT_EQ(outs[1], outs[0]);
+  EXPECT_NE(outs[0].find("fig3 node=2 nodes=3 regions=3"), std::string::npos) << outs[0];
+}
+
 }  // namespace
 }  // namespace cape::net::test

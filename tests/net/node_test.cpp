@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "ckpt/format.h"
 #include "ckpt/ops.h"
 #include "net/node.h"
 #include "util/error.h"
@@ -367,8 +368,10 @@ TEST(Node, SilentSlaveTimesOut) {
     set_nonblocking(fd.get());
     Frame f;
     ASSERT_TRUE(read_frame(fd.get(), f, kHandshakeMaxPayload, 5s).ok());
+    ASSERT_EQ(f.payload.size(), 65u);  // nonce, job nonce, flags
     Nonce nm;
-    std::copy(f.payload.begin(), f.payload.end(), nm.begin());
+    std::copy(f.payload.begin(), f.payload.begin() + 32, nm.begin());
+    std::vector<uint8_t> context(f.payload.begin() + 32, f.payload.end());
     Nonce ns = random_nonce();
     PayloadWriter w;
     w.i32(1);
@@ -377,7 +380,7 @@ TEST(Node, SilentSlaveTimesOut) {
     w.str("mute");
     w.str("");  // the job's identity (options() gives none)
     w.bytes(ns);
-    w.bytes(slave_proof(s, nm, ns, 1, 2));
+    w.bytes(slave_proof(s, nm, ns, 1, 2, "", context));
     iovec v{w.buffer().data(), w.buffer().size()};
     ASSERT_TRUE(write_frame(fd.get(), FrameType::auth, {&v, 1}, 5s).ok());
     ASSERT_TRUE(read_frame(fd.get(), f, kHandshakeMaxPayload, 5s).ok());
@@ -505,6 +508,86 @@ TEST(Node, StrangersOnThePortDoNotHoldUpTheJoin) {
   EXPECT_LT(Clock::now() - t0, 5s) << "the trickling stranger was held past the handshake's deadline";
   stop = true;
   trickle.join();
+}
+
+// Issue 16, item 4: someone on the path (a proxy between slave 1 and the master) lets the
+// handshake through, then replaces the master's checkpoint by a forged one with a valid
+// checksum, all that one can make without the secret. (Frames used to carry only checksums:
+// a forged checkpoint wrote any tracked memory of a slave.) The slave refuses it: the job
+// fails naming the frame, and the forged value never reaches receive().
+TEST(Node, AForgedCheckpointOnThePathIsRefused) {
+  Secret s = Secret::generate();
+  Node master(options(0, 2, 0, s));
+  util::ScopedFd lst = listen_tcp("127.0.0.1", 0);
+  uint16_t proxy_port = local_port(lst.get());
+  util::ScopedFd to_slave, to_master;
+  std::atomic<int> forged{0};
+  std::thread proxy([&] {
+    to_slave.reset(::accept4(lst.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    to_master = connect_tcp({"127.0.0.1", master.port()}, 5s);
+    int a = to_slave.get(), b = to_master.get();
+    auto read_all = [](int fd, uint8_t* p, size_t n) {
+      for (size_t done = 0; done < n;) {
+        ssize_t r = ::read(fd, p + done, n - done);
+        if (r <= 0) return false;
+        done += static_cast<size_t>(r);
+      }
+      return true;
+    };
+    auto write_all = [](int fd, const uint8_t* p, size_t n) {
+      for (size_t done = 0; done < n;) {
+        ssize_t r = ::send(fd, p + done, n - done, MSG_NOSIGNAL);
+        if (r <= 0) return;
+        done += static_cast<size_t>(r);
+      }
+    };
+    std::thread up([&] {  // slave -> master, as it is
+      uint8_t buf[65536];
+      for (ssize_t r; (r = ::read(a, buf, sizeof buf)) > 0;) write_all(b, buf, static_cast<size_t>(r));
+      ::shutdown(b, SHUT_WR);
+    });
+    // master -> slave, frame by frame: checkpoints are replaced.
+    for (;;) {
+      std::vector<uint8_t> frame(kFrameHeaderSize);
+      if (!read_all(b, frame.data(), kFrameHeaderSize)) break;
+      uint64_t len;
+      std::memcpy(&len, frame.data() + 8, 8);
+      frame.resize(kFrameHeaderSize + len + kFrameTrailerSize);
+      if (!read_all(b, frame.data() + kFrameHeaderSize, len + kFrameTrailerSize)) break;
+      if (frame[5] != static_cast<uint8_t>(FrameType::checkpoint)) {
+        write_all(a, frame.data(), frame.size());
+        continue;
+      }
+      PayloadWriter w;
+      w.str("before");
+      std::vector<uint8_t> body = ckpt::serialize(make_ck("before", 0x1000, 0x1234));
+      iovec v[2] = {{w.buffer().data(), w.buffer().size()}, {body.data(), body.size()}};
+      (void)write_frame(a, FrameType::checkpoint, v, 2s);
+      ++forged;
+    }
+    ::shutdown(a, SHUT_WR);
+    up.join();
+  });
+  std::string error;
+  std::thread slave_thread([&] {
+    try {
+      Node slave(options(1, 2, proxy_port, s));
+      slave.start();
+      ckpt::Checkpoint ck = slave.receive("before");
+      error = "received a checkpoint holding " + std::to_string(word_at(ck, 0x1000));
+    } catch (const UserError& e) {
+      error = e.what();
+    }
+  });
+  master.start();
+  master.send(make_ck("before", 0x1000, 7), 1);
+  slave_thread.join();
+  EXPECT_EQ(forged.load(), 1);
+  EXPECT_NE(error.find("node 0 (the master"), std::string::npos) << error;
+  EXPECT_NE(error.find("unauthenticated frame"), std::string::npos) << error;
+  ::shutdown(to_slave.get(), SHUT_RDWR);
+  ::shutdown(to_master.get(), SHUT_RDWR);
+  proxy.join();
 }
 
 }  // namespace
