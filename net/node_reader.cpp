@@ -1,6 +1,8 @@
 // A node's incoming side: one reader thread per connection files checkpoints into the
 // mailboxes, keeps what each peer reports (its region, its program's end), and fails the job
 // when a peer vanishes, stops answering or breaks the protocol (docs/net.md).
+#include <errno.h>
+
 #include <mutex>
 
 #include "ckpt/format.h"
@@ -27,8 +29,13 @@ void Node::reader_loop(Peer& p) {
       on_frame(p, f);
       continue;
     }
-    // A normal end: the peer reported its exit first, or our own program is done.
-    if (r.status == IoStatus::eof && (p.exited || program_done_)) break;
+    // A normal end: the peer reported its exit first, or our own program is done. A reset
+    // then is one too (issue 16, item 13): a node that closes with bytes unread (the other
+    // end's last heartbeats, which a loaded machine leaves unread more often) makes the
+    // kernel reset the connection instead of closing it. Whatever the peer sent before it
+    // is still read first (the exit report among it); after it there is nothing to lose.
+    bool reset = r.status == IoStatus::error && (r.err == ECONNRESET || r.err == EPIPE);
+    if ((r.status == IoStatus::eof || reset) && (p.exited || program_done_)) break;
     std::string w = p.who();
     std::string where = region_of(p);
     lk.unlock();
