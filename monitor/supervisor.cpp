@@ -159,7 +159,17 @@ int Supervisor::run() {
   } catch (const std::exception& e) {
     // The program died under the monitor's work (a SIGKILL from outside): its end is
     // reported as any other end of the program, with its status (issue 16, item 10).
-    if (std::optional<WaitStatus> ws = died_meanwhile(e)) return finish(*ws);
+    if (std::optional<WaitStatus> ws = died_meanwhile(e)) {
+      int status = finish(*ws);
+      // As at the end of loop(): finish() may have pulled the kill switch (a node's job
+      // failed because of this end); its reason is the one message.
+      if (opt_.kill_switch) opt_.kill_switch->detach();
+      if (killed()) {
+        write_stderr("cape: " + opt_.kill_switch->reason() + "\n");
+        return 1;
+      }
+      return status;
+    }
     kill_and_reap();
     return fail(e);
   }

@@ -121,6 +121,8 @@ FrameKeys join_master(int fd, const std::string& addr, const Secret& secret, con
   const auto deadline = Clock::now() + timeout;
   Frame f;
   IoResult r = read_frame(fd, f, kHandshakeMaxPayload, timeout, deadline);
+  if (!r.ok() && r.status != IoStatus::bad_frame)
+    throw HandshakeLost("no handshake from the master at " + addr + ": " + r.describe());
   if (!r.ok()) throw UserError("no handshake from the master at " + addr + ": " + r.describe());
   if (f.type != FrameType::challenge || f.payload.size() != kChallengeSize || f.payload[64] > 1)
     throw UserError("the peer at " + addr + " does not speak the cape protocol");
@@ -143,8 +145,10 @@ FrameKeys join_master(int fd, const std::string& addr, const Secret& secret, con
   w.bytes(mac);
   iovec v = iov_of(w.buffer().data(), w.buffer().size());
   r = write_frame(fd, FrameType::auth, {&v, 1}, left(deadline));
-  if (!r.ok()) throw UserError("handshake with the master at " + addr + ": " + r.describe());
+  if (!r.ok()) throw HandshakeLost("handshake with the master at " + addr + ": " + r.describe());
   r = read_frame(fd, f, kHandshakeMaxPayload, timeout, deadline);
+  if (!r.ok() && r.status != IoStatus::bad_frame)
+    throw HandshakeLost("handshake with the master at " + addr + ": " + r.describe());
   if (!r.ok()) throw UserError("handshake with the master at " + addr + ": " + r.describe());
   if (f.type == FrameType::refused) {
     PayloadReader in(f.payload);

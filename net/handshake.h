@@ -14,6 +14,7 @@
 
 #include "net/auth.h"
 #include "net/frame.h"
+#include "util/error.h"
 
 namespace cape::net {
 
@@ -61,6 +62,12 @@ struct SlaveId {
   int size = 0;
   std::string label;  // its host name, for the master's messages
   std::string job;    // the job's identity (accept_slave)
+};
+
+// join_master's error when the handshake did not happen (no answer in time, the connection
+// closed): a stopped or overloaded master, worth trying again. Refusals are UserError.
+struct HandshakeLost : cape::UserError {
+  using cape::UserError::UserError;
 };
 
 // The slave's half. Throws cape::UserError naming `addr` when the master says nothing, does

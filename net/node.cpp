@@ -216,18 +216,33 @@ void Node::handshake_incoming(Handshake& h) {
 
 void Node::connect_to_master() {
   Peer& m = *peers_[0];
-  util::ScopedFd fd = connect_tcp(opt_.master, opt_.connect_timeout, opt_.cancelled);
   std::string addr = opt_.master.str();
-  set_nonblocking(fd.get());
-  set_nodelay(fd.get());
-  FrameKeys keys = join_master(fd.get(), addr, opt_.secret, {opt_.rank, opt_.size, opt_.label, opt_.job}, opt_.timeout);
-  {
-    std::lock_guard lk(mu_);
-    m.keys = keys;
-    m.fd = std::move(fd);
-    m.address = addr;
-    m.host = opt_.master.host;
-    m.joined = true;
+  // A handshake that did not happen (the master stopped or overloaded past the timeout, the
+  // connection closed) is tried again until connect_timeout: a loaded machine only makes
+  // the join slower (issue 16). Refusals end it at once.
+  const auto deadline = std::chrono::steady_clock::now() + opt_.connect_timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    util::ScopedFd fd = connect_tcp(opt_.master, std::max(left, std::chrono::milliseconds(0)), opt_.cancelled);
+    set_nonblocking(fd.get());
+    set_nodelay(fd.get());
+    try {
+      FrameKeys keys =
+          join_master(fd.get(), addr, opt_.secret, {opt_.rank, opt_.size, opt_.label, opt_.job}, opt_.timeout);
+      {
+        std::lock_guard lk(mu_);
+        m.keys = keys;
+        m.fd = std::move(fd);
+        m.address = addr;
+        m.host = opt_.master.host;
+        m.joined = true;
+      }
+      break;
+    } catch (const HandshakeLost& e) {
+      if (std::chrono::steady_clock::now() >= deadline || (opt_.cancelled && opt_.cancelled())) throw;
+      CAPE_LOG_AT(info, "net") << e.what() << "; trying again";
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
   CAPE_LOG_AT(info, "net") << "rank " << opt_.rank << " joined the master at " << addr;
   start_peer(m);
