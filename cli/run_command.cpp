@@ -31,6 +31,7 @@
 #include "net/launcher.h"
 #include "net/socket.h"
 #include "util/error.h"
+#include "util/files.h"
 #include "util/scoped_fd.h"
 #include "util/wait_status.h"
 
@@ -120,6 +121,12 @@ int run_job(const RunArgs& a) {
     for (const auto& h : placement)
       if (!net::is_local_host(h))
         throw UserError("host " + h + " is not this machine: use --launcher ssh");
+
+  // The slaves' log directory, when they run here: said once, before anything starts (a
+  // slave node that cannot open its log exits before it joins, and the master would wait
+  // --connect-timeout for it). An existing directory is used; anything else there is refused.
+  if (launcher == "local" && a.n > 1 && !a.output_dir.empty()) util::ensure_directory(a.output_dir, 0755, "--output-dir");
+  if (launcher == "local" && !a.keep.empty()) util::ensure_directory(a.keep, 0700, "--keep-checkpoints");
 
   net::Secret secret = net::Secret::generate();
   // The master always runs here; the slaves here too, or over SSH.
@@ -286,7 +293,8 @@ void add_run_command(CLI::App& app, Context& ctx) {
                 "Allow more slave ranks than host slots (wrap around the hosts)");
   sub->add_flag("--tag-output", a->tag_output, "Prefix output lines with [rank]<stream>:");
   sub->add_option("--output-dir", a->output_dir,
-                  "Slaves' output and logs: DIR/node.RANK.log on their host (default cape-logs)");
+                  "Slaves' output and logs: DIR/node.RANK.log on their host (default cape-logs; an existing "
+                  "directory is used, an old log or anything else at a log's name replaced)");
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect or full")
       ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
   sub->add_option("--keep-checkpoints", a->keep, "Every node writes its checkpoints into DIR");

@@ -235,5 +235,28 @@ TEST(Hardening, AnEncryptedJobGivesTheSameResults) {
   EXPECT_NE(outs[0].find("fig3 node=2 nodes=3 regions=3"), std::string::npos) << outs[0];
 }
 
+// Item 7: a symlink planted at a slave's log name (cape-logs/node.N.log) is replaced, not
+// written through: its target keeps its bytes.
+TEST(Hardening, ASymlinkAtALogNameIsReplacedNotFollowed) {
+  TempDir d;
+  std::string victim = d.path + "/victim";
+  { std::ofstream(victim) << "precious\n"; }
+  ::mkdir((d.path + "/logs").c_str(), 0755);
+  ASSERT_EQ(::symlink(victim.c_str(), (d.path + "/logs/node.1.log").c_str()), 0);
+  Proc p = Proc::start({CAPE_BIN, "run", "-n", "2", "--output-dir", d.path + "/logs", "--", FIG3, "1"}, d.path);
+  EXPECT_EQ(p.wait(30s), 0) << p.err();
+  EXPECT_EQ(read_file(victim), "precious\n");
+  struct stat st;
+  ASSERT_EQ(::lstat((d.path + "/logs/node.1.log").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(read_file(d.path + "/logs/node.1.log"), "fig3 node=1 nodes=2 regions=1 sum=22898104320 ok\n");
+  // A path that is not a directory is refused, and said so.
+  { std::ofstream(d.path + "/plain") << "x"; }
+  Proc q = Proc::start({CAPE_BIN, "run", "-n", "2", "--output-dir", d.path + "/plain", "--", FIG3, "1"}, d.path);
+  EXPECT_EQ(q.wait(30s), 1);
+  EXPECT_EQ(q.err(), "cape: --output-dir: " + d.path + "/plain exists and is not a directory\n");
+  EXPECT_EQ(read_file(d.path + "/plain"), "x");
+}
+
 }  // namespace
 }  // namespace cape::net::test
