@@ -180,7 +180,6 @@ class Node {
   Mailboxes mail_;  // guarded by mu_
   std::map<uint64_t, std::vector<std::pair<int, std::vector<uint8_t>>>> states_;  // guarded by mu_
   std::optional<std::string> failure_;
-  bool failing_ = false;  // fail() under way (failure_ is set once on_failure has run)
   int failure_exit_code_ = 1;
   std::string region_;
   int joined_ = 0;

@@ -15,27 +15,13 @@ void Node::fail(const std::string& message, bool report, int exit_code) {
 
 void Node::fail_as_is(const std::string& message, bool report, int exit_code) {
   {
-    std::unique_lock lk(mu_);
-    if (failing_ && !failure_) {
-      // Another thread is failing the job: its failure is the one, recorded in a moment
-      // (callers throw it right after).
-      cv_.wait(lk, [&] { return failure_.has_value(); });
-      return;
-    }
-    if (failure_ || stopping_) return;
-    failing_ = true;
-  }
-  // on_failure first, then the failure is recorded and the waiters woken: whoever sees the
-  // failure (a waiter throwing it) sees it after the node has acted on it (its program
-  // stopped, the report said).
-  CAPE_LOG_AT(info, "net") << "job failed: " << message;
-  if (opt_.on_failure) opt_.on_failure(message, report);
-  {
     std::lock_guard lk(mu_);
+    if (failure_ || stopping_) return;
     failure_ = message;
     failure_exit_code_ = exit_code;
   }
   cv_.notify_all();
+  CAPE_LOG_AT(info, "net") << "job failed: " << message;
   if (opt_.rank == 0) {
     // Tell every slave still connected, with a short bound: they stop their programs.
     PayloadWriter w;
@@ -55,6 +41,7 @@ void Node::fail_as_is(const std::string& message, bool report, int exit_code) {
       (void)write_frame(p.fd.get(), FrameType::abort, {&v, 1}, std::chrono::milliseconds(500), p.next_seal());
     }
   }
+  if (opt_.on_failure) opt_.on_failure(message, report);
 }
 
 void Node::throw_failure() {

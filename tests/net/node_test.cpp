@@ -278,6 +278,9 @@ TEST(Node, SlaveProgramKilledEndsTheJobWithOneMessage) {
   // Every node exits with the killed program's status (the abort carries it).
   EXPECT_EQ(master.failure_exit_code(), 137);
   EXPECT_EQ(other_code, 137);
+  // on_failure runs on the master's reader thread after the failure is recorded (and the
+  // abort sent): a moment after the waiters have seen it.
+  for (int i = 0; i < 200 && mf.size() == 0; ++i) std::this_thread::sleep_for(10ms);
   ASSERT_EQ(mf.size(), 1u);
   EXPECT_TRUE(mf.seen[0].second);   // the master reports
   ASSERT_EQ(sf.size(), 1u);
