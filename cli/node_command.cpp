@@ -6,7 +6,10 @@
 // PMI). Rank 0 listens on PORT; the others connect. `cape run` starts nodes with
 // --secret-fd (a pipe), --listen-fd (a socket it bound) and --status-fd (where the master
 // reports its region, so the launcher can name it if the master node itself dies).
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -116,6 +119,33 @@ void take_environment(int fd) {
     if (::setenv(e.substr(0, eq).c_str(), e.c_str() + eq + 1, 1) != 0)
       throw UserError(errno_message("setenv " + e.substr(0, eq)));
   }
+}
+
+// Rank 0 binds the --master address. A host name that resolves to loopback only here
+// (Debian's /etc/hosts maps the host's own name to 127.0.1.1) would keep other hosts out:
+// say so, and how to listen elsewhere.
+void warn_if_loopback_only(const std::string& host) {
+  in6_addr a6;
+  in_addr a4;
+  if (host.empty() || host == "localhost" || ::inet_pton(AF_INET, host.c_str(), &a4) == 1 ||
+      ::inet_pton(AF_INET6, host.c_str(), &a6) == 1)
+    return;  // an address: the user said it
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0) return;  // listen_tcp says why
+  bool loopback_only = true;
+  for (addrinfo* r = res; r; r = r->ai_next) {
+    if (r->ai_family == AF_INET) {
+      uint32_t ip = ntohl(reinterpret_cast<sockaddr_in*>(r->ai_addr)->sin_addr.s_addr);
+      loopback_only = loopback_only && (ip >> 24) == 127;
+    } else if (r->ai_family == AF_INET6) {
+      loopback_only = loopback_only && IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<sockaddr_in6*>(r->ai_addr)->sin6_addr);
+    }
+  }
+  ::freeaddrinfo(res);
+  if (loopback_only)
+    CAPE_LOG_AT(warn, "net") << "--master " << host << " is a loopback address here: rank 0 listens on it, so only "
+                             << "this host can join; give --listen 0.0.0.0:PORT (or this host's address) for others";
 }
 
 // The job's identity, the same on every node of one job and different between jobs that
@@ -300,6 +330,7 @@ int run_node(const NodeArgs& a) {
     // Rank 0 listens where it was told (issue 16, item 2): --listen, else the --master
     // address itself (127.0.0.1 stays on loopback). --listen 0.0.0.0:PORT for every interface.
     if (rank == 0 && !a.listen.empty()) o.master = net::parse_host_port(a.listen);
+    if (rank == 0 && a.listen.empty()) warn_if_loopback_only(o.master.host);
   }
   auto ms = [](double s) { return std::chrono::milliseconds(static_cast<long>(s * 1000)); };
   o.timeout = ms(a.timeout);
