@@ -21,6 +21,7 @@
 
 #include "cc_paths.h"  // generated: CAPE_BUILD_INCLUDES, CAPE_BUILD_LIBS, CAPE_INSTALL_LIBDIR
 #include "driver.h"
+#include "source_file.h"
 #include "translate.h"
 
 namespace fs = std::filesystem;

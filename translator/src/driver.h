@@ -64,9 +64,4 @@ class Driver {
   int tok_line_ = 1, tok_col_ = 1;
 };
 
-// Reads the C file `path` into `text`. False, with `why`, for what is not a regular file (a
-// directory, or a FIFO, which would block open(): opened non-blocking and refused) or what
-// cannot be read.
-bool read_source(const std::string& path, std::string& text, std::string& why);
-
 }  // namespace cape::tr

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "driver.h"
+#include "source_file.h"
 #include "translate.h"
 
 int main(int argc, char** argv) {
