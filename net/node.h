@@ -180,6 +180,7 @@ class Node {
   Mailboxes mail_;  // guarded by mu_
   std::map<uint64_t, std::vector<std::pair<int, std::vector<uint8_t>>>> states_;  // guarded by mu_
   std::optional<std::string> failure_;
+  bool failing_ = false;  // fail_as_is() under way or done: later failures are dropped
   int failure_exit_code_ = 1;
   std::string region_;
   int joined_ = 0;

@@ -16,11 +16,9 @@ void Node::fail(const std::string& message, bool report, int exit_code) {
 void Node::fail_as_is(const std::string& message, bool report, int exit_code) {
   {
     std::lock_guard lk(mu_);
-    if (failure_ || stopping_) return;
-    failure_ = message;
-    failure_exit_code_ = exit_code;
+    if (failing_ || stopping_) return;
+    failing_ = true;
   }
-  cv_.notify_all();
   CAPE_LOG_AT(info, "net") << "job failed: " << message;
   if (opt_.rank == 0) {
     // Tell every slave still connected, with a short bound: they stop their programs.
@@ -42,6 +40,14 @@ void Node::fail_as_is(const std::string& message, bool report, int exit_code) {
     }
   }
   if (opt_.on_failure) opt_.on_failure(message, report);
+  // Waiters learn of the failure only now: by the time one throws it, the slaves were told and
+  // on_failure (the kill switch, the report to cape run) has run.
+  {
+    std::lock_guard lk(mu_);
+    failure_ = message;
+    failure_exit_code_ = exit_code;
+  }
+  cv_.notify_all();
 }
 
 void Node::throw_failure() {
