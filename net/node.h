@@ -158,6 +158,7 @@ class Node {
   void fail(const std::string& message, bool report, int exit_code = 1);
   void fail_as_is(const std::string& full_message, bool report, int exit_code);
   [[noreturn]] void throw_failure();
+  void wait_while_failing(std::unique_lock<std::mutex>& lk) const;  // node_failure.cpp
   // "in <the peer's region>", or this node's, or "outside any parallel region", for
   // messages; mu_ held (node_reader.cpp).
   std::string region_of(const Peer& p) const;
@@ -176,7 +177,7 @@ class Node {
   std::vector<std::unique_ptr<Peer>> peers_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable std::condition_variable cv_;
   Mailboxes mail_;  // guarded by mu_
   std::map<uint64_t, std::vector<std::pair<int, std::vector<uint8_t>>>> states_;  // guarded by mu_
   std::optional<std::string> failure_;
