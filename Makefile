@@ -8,7 +8,7 @@
 #   make bench           benchmarks (Release build in build-bench), ratios measured in one run
 #   make bench-e2e       only the end-to-end one: cape run -n 3 jobs beside MPI (BENCH_E2E=full:
 #                        the issue's sizes; BENCH_BASELINE=DIR: an earlier build beside it)
-#   make fuzz            libFuzzer on the checkpoint reader for FUZZ_SECONDS (default 60)
+#   make fuzz            libFuzzer on the checkpoint reader, then the translator, FUZZ_SECONDS each (default 60)
 #   make install PREFIX=/opt/cape
 #   make clean
 
@@ -54,10 +54,12 @@ bench-e2e: deps
 fuzz: deps
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAPE_FUZZ=ON \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
-	cmake --build build-fuzz -j$(JOBS) --target cape_fuzz_ckpt_reader
-	mkdir -p build-fuzz/corpus
+	cmake --build build-fuzz -j$(JOBS) --target cape_fuzz_ckpt_reader cape_fuzz_translator
+	mkdir -p build-fuzz/corpus build-fuzz/corpus-translator
 	build-fuzz/tests/fuzz/cape_fuzz_ckpt_reader -max_total_time=$(FUZZ_SECONDS) \
 	  build-fuzz/corpus tests/fuzz/seeds
+	build-fuzz/tests/fuzz/cape_fuzz_translator -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
+	  build-fuzz/corpus-translator tests/fuzz/translator_seeds
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

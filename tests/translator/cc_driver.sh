@@ -61,7 +61,7 @@ if "$cc" -c critical.c 2> crit.err; then fail "critical.c compiled"; fi
 grep -q "critical.c:6:13: error: 'omp critical' is not supported by CAPE" crit.err || fail "$(cat crit.err)"
 [ ! -f critical.o ] || fail "object made despite the error"
 
-# schedule(dynamic) is run as static, with a note under -v only.
+# schedule(dynamic) is run as static: one line says so without -v, every place under -v.
 cat > dyn.c <<'D'
 int a[10];
 int main(void) {
@@ -71,7 +71,8 @@ int main(void) {
 }
 D
 "$cc" -c dyn.c 2> dyn.err
-[ ! -s dyn.err ] || fail "note printed without -v"
+[ "$(wc -l < dyn.err)" = 1 ] || fail "not one line without -v: $(cat dyn.err)"
+grep -q '^dyn.c:3:[0-9]*: note: schedule(dynamic) is run as schedule(static, 2)' dyn.err || fail "$(cat dyn.err)"
 "$cc" -v -c dyn.c 2> dyn.err
 grep -q 'note: schedule(dynamic) is run as schedule(static, 2)' dyn.err || fail "$(cat dyn.err)"
 

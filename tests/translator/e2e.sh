@@ -28,7 +28,10 @@ threads=$n
 for f in "${flags[@]}"; do [ "$f" = --master-idle ] && threads=$((n - 1)); done
 OMP_NUM_THREADS=$threads ./native > expected
 "$cc" -O1 -Wall -fopenmp "${flags[@]}" "$src" -o prog 2> cc.err || { cat cc.err >&2; echo "FAIL: cape-cc" >&2; exit 1; }
-if [ -s cc.err ]; then cat cc.err >&2; echo "FAIL: cape-cc printed warnings" >&2; exit 1; fi
+# The one line that says a schedule runs as static is expected; anything else is a warning.
+if grep -v ': note: schedule(.*) is run as schedule(static' cc.err > cc.warn; then
+  cat cc.err >&2; echo "FAIL: cape-cc printed warnings" >&2; exit 1
+fi
 
 if [ ! -x "$cape" ]; then echo "SKIP: $cape not built" >&2; exit 77; fi
 status=0

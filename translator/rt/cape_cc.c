@@ -63,7 +63,13 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   }
   int t = max_threads(nodes, master_idle && nodes > 1);
   if (num_threads > 0 && num_threads < t) t = num_threads;
-  if (flags & CAPE_CC_WHOLE_TEAM) t = master_idle ? nodes - 1 : nodes;
+  if (flags & CAPE_CC_WHOLE_TEAM) {
+    /* A `parallel` region: every node, or the first num_threads nodes (the others run
+       the region's worksharing constructs with no share and skip the rest, which the
+       translation makes them jump over). */
+    int avail = master_idle ? nodes - 1 : nodes;
+    t = num_threads > 0 && num_threads < avail ? num_threads : avail;
+  }
   if (nodes == 1) {
     cur = (struct team){0, 1, 0, 0};
     return 0;

@@ -20,8 +20,10 @@ struct Token {
   TokKind kind;
   std::string text;
   std::string trivia;  // what precedes the token in the source
-  int line = 0;
-  int col = 0;
+  int line = 0;        // in the user's file `file` (line markers of a preprocessed unit applied)
+  int col = 0;         // in the text scanned (Driver::user_col: in the user's file)
+  int file = 0;        // Driver::files() index
+  bool system = false; // from a system header (line marker flag 3): not the user's code
 };
 
 struct Construct;

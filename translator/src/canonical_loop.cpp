@@ -8,7 +8,11 @@
 
 namespace cape::tr {
 
-bool read_canonical_loop(Driver& d, const Tokens& t, const Construct& c, Loop& L) {
+namespace {
+bool read_header(Driver& d, const Tokens& t, const Construct& c, int b, int e, Loop& L);
+}  // namespace
+
+bool read_canonical_loop(Driver& d, const Tokens& t, const Construct& c, Loop& L, int collapse) {
   Stmt* s = c.stmt;
   if (!s || s->kind != Stmt::For) {
     d.error_at(s ? s->all.b : name_tok(c.dir), "'omp " + c.dir.name + "' must be followed by a for loop");
@@ -16,7 +20,58 @@ bool read_canonical_loop(Driver& d, const Tokens& t, const Construct& c, Loop& L
   }
   L.for_tok = s->all.b;
   L.body = s->body;
-  int b = s->header.b, e = s->header.e;
+  if (!read_header(d, t, c, s->header.b, s->header.e, L)) return false;
+  if (collapse <= 1) return true;
+  // The loops 2..n, read from the tokens of each body: `for (...) for (...)` or
+  // `for (...) { for (...) ... }` with nothing else in the braces.
+  auto fail = [&](int tok, const std::string& m) {
+    d.error_at(tok, "loops of 'omp " + c.dir.name + "' collapse(" + std::to_string(collapse) + "): " + m);
+    return false;
+  };
+  int b = L.body ? L.body->all.b : -1, e = L.body ? L.body->all.e : -1;
+  const std::vector<Construct*>& cs = L.body ? L.body->all.cs : std::vector<Construct*>{};
+  std::vector<std::string> vars = {L.var};
+  for (int level = 2; level <= collapse; ++level) {
+    while (b >= 0 && b < e && t.punct(b, "{") && t.match(b) == e - 1) ++b, --e;
+    if (b < 0 || b >= e || t[b].kind != TokKind::Keyword || t[b].text != "for" || !t.punct(b + 1, "(") ||
+        !t.opens(b + 1))
+      return fail(b >= 0 && b < t.size() ? b : L.for_tok,
+                  "expected loop " + std::to_string(level) + " here (the loops must be perfectly nested)");
+    Loop in;
+    in.for_tok = b;
+    int m = t.match(b + 1);
+    if (!read_header(d, t, c, b + 2, m, in)) return false;
+    // Rectangular: the iteration space is the product of the counts, known before the loop.
+    for (int k = b + 2; k < m; ++k)
+      for (auto& v : vars)
+        if (t.ident(k, v) && !(k > b + 2 && t.punct(k - 1, ".")) && !(k > b + 2 && t.punct(k - 1, "->")) &&
+            !t.ident(k, in.var))
+          return fail(k, "the bounds of loop " + std::to_string(level) + " use '" + v +
+                             "' of an outer loop (non-rectangular loops are not supported yet)");
+    vars.push_back(in.var);
+    b = m + 1;
+    // The body is one statement: a block, a nested loop, or up to the one ';'.
+    if (b < e && !t.punct(b, "{") && !(t[b].kind == TokKind::Keyword && t[b].text == "for")) {
+      for (int k = b; k < e; ++k) {
+        if (t.opens(k) && !t.punct(k, "{")) { k = t.match(k); continue; }
+        if (t.punct(k, ";") && k != e - 1)
+          return fail(k + 1 < e ? k + 1 : k, "loop " + std::to_string(level) +
+                                                 " must be the only statement of the loop around it");
+      }
+    } else if (b < e && t.punct(b, "{") && t.match(b) != e - 1) {
+      return fail(t.match(b) + 1, "loop " + std::to_string(level) + " must be the only statement of the loop around it");
+    }
+    L.nest.push_back(in);
+  }
+  L.body_span.b = b;
+  L.body_span.e = e;
+  for (auto* x : cs)
+    if (x->all.b >= b && x->all.b < e) L.body_span.cs.push_back(x);
+  return true;
+}
+
+namespace {
+bool read_header(Driver& d, const Tokens& t, const Construct& c, int b, int e, Loop& L) {
   auto fail = [&](int tok, const std::string& m) {
     d.error_at(tok, "loop of 'omp " + c.dir.name + "' is not in canonical form: " + m);
     return false;
@@ -83,6 +138,7 @@ bool read_canonical_loop(Driver& d, const Tokens& t, const Construct& c, Loop& L
   }
   return true;
 }
+}  // namespace
 
 std::string trip_count(const Loop& L, const std::string& lb, const std::string& ub, const std::string& st) {
   const std::string u = "(unsigned long long)";

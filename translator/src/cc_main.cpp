@@ -1,13 +1,10 @@
 // cape-cc: a drop-in C compiler driver for OpenMP programs, like mpicc (docs/translator.md).
-// Translates every .c argument with the CAPE templates into a private directory (same base
-// name, so `-c x.c` still makes x.o), then runs $CC (default gcc) on the translated files
+// For every .c argument: `$CC -E` with the user's preprocessing flags and -fopenmp's
+// _OPENMP (toolchain.h), the CAPE translation of that unit into a private directory (same
+// base name, so `-c x.c` still makes x.o), then $CC (default gcc) on the translated files
 // with cape's headers and, when linking, libcape_cc and libcape.
 //
-//   cape-cc [--keep] [--model=single|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] <gcc arguments>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+//   cape-cc [--keep] [--model=single|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] [-show] <gcc arguments>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -15,119 +12,99 @@
 #include <fstream>
 #include <iostream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "cc_paths.h"  // generated: CAPE_BUILD_INCLUDES, CAPE_BUILD_LIBS, CAPE_INSTALL_LIBDIR
 #include "driver.h"
+#include "source_file.h"
+#include "toolchain.h"
 #include "translate.h"
 
 namespace fs = std::filesystem;
+using namespace cape::tr;
 
 namespace {
 
-struct Resources {
-  std::vector<std::string> includes;
-  std::vector<std::string> libs;
-};
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> r;
-  std::stringstream ss(s);
-  std::string x;
-  while (std::getline(ss, x, sep))
-    if (!x.empty()) r.push_back(x);
-  return r;
-}
-
-// Installed: <prefix>/bin/cape-cc beside <prefix>/include and <prefix>/<libdir>. Else the
-// build tree this binary came from (paths fixed at configure time).
-bool find_resources(Resources& r, std::string& why) {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path prefix = exe.parent_path().parent_path();
-    fs::path inc = prefix / "include", lib = prefix / CAPE_INSTALL_LIBDIR;
-    if (fs::exists(inc / "cape/cc.h") && fs::exists(lib / "libcape_cc.a") && fs::exists(lib / "libcape.a")) {
-      r.includes = {inc.string(), (inc / "cape/omp").string()};
-      r.libs = {(lib / "libcape_cc.a").string(), (lib / "libcape.a").string()};
-      return true;
-    }
-  }
-  r.includes = split(CAPE_BUILD_INCLUDES, ';');
-  r.libs = split(CAPE_BUILD_LIBS, ';');
-  for (auto& l : r.libs)
-    if (!fs::exists(l)) {
-      why = "cannot find " + l + " (build the `cape_static` and `cape_cc` targets, or install cape)";
-      return false;
-    }
-  return true;
-}
-
-int run(const std::vector<std::string>& argv, bool verbose) {
-  if (verbose) {
-    std::cerr << "cape-cc:";
-    for (auto& a : argv) std::cerr << ' ' << a;
-    std::cerr << '\n';
-  }
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    std::cerr << "cape-cc: fork: " << std::strerror(errno) << '\n';
-    return 1;
-  }
-  if (pid == 0) {
-    execvp(args[0], args.data());
-    std::cerr << "cape-cc: cannot run " << args[0] << ": " << std::strerror(errno) << '\n';
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      std::cerr << "cape-cc: waitpid: " << std::strerror(errno) << '\n';
-      return 1;
-    }
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
 void usage() {
-  std::cout << "usage: cape-cc [--keep] [--model=single|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] <gcc arguments>\n"
-               "  Translates the OpenMP directives of every .c file into CAPE runtime calls,\n"
-               "  then compiles with $CC (default gcc) and links libcape. Run the program\n"
-               "  with `cape run -n N -- ./prog`.\n"
-               "  --keep         keep each translated file as <name>.cape.c in the current directory\n"
+  std::cout << "usage: cape-cc [--keep] [--model=single|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] [-show] <gcc arguments>\n"
+               "  Preprocesses every .c file ($CC -E, with -fopenmp's _OPENMP), translates its OpenMP\n"
+               "  directives into CAPE runtime calls, then compiles with $CC (default gcc) and links\n"
+               "  libcape. Run the program with `cape run -n N -- ./prog`.\n"
+               "  --keep         keep <name>.cape.c (the translation of the source as written, for\n"
+               "                 reading) and <name>.cape.pp.c (the translation compiled)\n"
                "  --model=single one process per node (default); mt is not implemented yet\n"
                "  --ckpt=dickpt  every write of a region travels (CAPE-2, the default)\n"
                "  --ckpt=tickpt  only shared, lastprivate, copyin, copyprivate and reduction\n"
                "                 data travel (002_2c61c2cb27f62a9a.txt, CAPE-TICKPT)\n"
                "  --master-idle  the master distributes and merges only (001 Fig. 3 exactly)\n"
-               "  -v             show the translation notes and the commands run\n";
+               "  -v             show the translation notes and the commands run\n"
+               "  -show, --showme  print the commands without running them (as mpicc does)\n"
+               "  --version      cape's version and the C compiler's\n";
+}
+
+// The dependency options (-MD, -MMD, -MF f, -MT t, -MQ t, -MP) belong to the preprocessing:
+// the compile of the translation would name the temporary file.
+bool dependency_option(const std::string& a) {
+  return a == "-MD" || a == "-MMD" || a == "-MF" || a == "-MT" || a == "-MQ" || a == "-MP" || a.rfind("-MF", 0) == 0 ||
+         a.rfind("-MT", 0) == 0 || a.rfind("-MQ", 0) == 0;
+}
+
+// The temporary directory goes whatever way main returns.
+struct Cleanup {
+  fs::path dir;
+  bool made = false;
+  ~Cleanup() {
+    std::error_code ec;
+    if (made) fs::remove_all(dir, ec);
+  }
+};
+
+// A file the compile of the translation reads besides the translated ones that may need
+// the preprocessing flags too (assembly to preprocess, C++, a .c given with -x...): then
+// they are kept.
+bool needs_preprocessing(const std::string& a) {
+  if (a.empty() || a[0] == '-') return false;
+  std::string ext = fs::path(a).extension().string();
+  return !(ext == ".c" || ext == ".o" || ext == ".a" || ext == ".so" || ext == ".s" || ext == ".lo");
+}
+
+// Translates a parsed unit; prints the diagnostics; false on errors.
+bool translate_unit(Driver& drv, const Options& opts, bool verbose, std::string& out) {
+  bool ok = drv.parse();
+  if (ok) out = translate(drv, opts);
+  drv.print(std::cerr, verbose);
+  return ok && !drv.has_errors();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool keep = false, verbose = false;
-  cape::tr::Options opts;
+  bool keep = false, verbose = false, show = false;
+  Options opts;
   // gcc options whose value is the next argument.
   static const std::set<std::string> with_value = {
       "-o", "-I", "-L", "-l", "-D", "-U", "-include", "-imacros", "-isystem", "-iquote",
       "-idirafter", "-MF", "-MT", "-MQ", "-x", "-Xlinker", "-Xassembler", "-Xpreprocessor",
-      "-T", "-u", "-z", "-aux-info", "--param", "-isysroot", "-iprefix", "-iwithprefix"};
-  std::vector<std::string> gcc_args;
-  std::vector<size_t> sources;  // indices into gcc_args
-  bool link = true;
+      "-T", "-u", "-z", "-aux-info", "--param", "-isysroot", "-iprefix", "-iwithprefix",
+      "-iwithprefixbefore"};
+  std::vector<std::string> gcc_args;     // everything for the compile, sources in place
+  std::vector<std::string> pp_flags;     // what the preprocessing takes of them
+  std::vector<size_t> sources;           // indices into gcc_args
+  bool link = true, preprocess_only = false, any_input = false, deps = false, dep_file = false, dep_target = false;
+  std::string output;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--keep") { keep = true; continue; }
     if (a == "--master-idle") { opts.master_idle = true; continue; }
     if (a == "-v") { verbose = true; continue; }
+    if (a == "-show" || a == "--showme" || a == "-showme") { show = true; continue; }
     if (a == "--help") { usage(); return 0; }
+    if (a == "--version") {
+      std::cout << version_text("cape-cc");
+      std::vector<std::string> cc = c_compiler();
+      cc.push_back("--version");
+      return run_command(cc, false);
+    }
     if (a.rfind("--ckpt=", 0) == 0) {
       std::string m = a.substr(7);
       if (m != "dickpt" && m != "tickpt") {
@@ -149,89 +126,170 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (a == "-fopenmp" || a == "-fopenmp-simd") continue;  // CAPE is the OpenMP runtime here
-    if (a == "-c" || a == "-S" || a == "-E" || a == "-M" || a == "-MM") link = false;
-    if (with_value.count(a) && i + 1 < argc) {
+    if (a == "-c" || a == "-S") link = false;
+    if (a == "-E" || a == "-M" || a == "-MM") link = false, preprocess_only = true;
+    if (a == "-MD" || a == "-MMD") deps = true;
+    if (a.rfind("-MF", 0) == 0) dep_file = true;
+    if (a.rfind("-MT", 0) == 0 || a.rfind("-MQ", 0) == 0) dep_target = true;
+    bool takes_value = false;
+    bool pp = preprocessor_option(a, takes_value) || dependency_option(a);
+    if ((with_value.count(a) || takes_value) && i + 1 < argc) {
+      if (a == "-o") output = argv[i + 1];
+      if (a == "-l") any_input = true;
+      if (pp) pp_flags.insert(pp_flags.end(), {a, argv[i + 1]});
       gcc_args.push_back(a);
       gcc_args.push_back(argv[++i]);
       continue;
     }
+    if (pp) pp_flags.push_back(a);
+    if (a.empty() || a[0] != '-' || a.rfind("-l", 0) == 0) any_input = true;
     if (a.size() > 2 && a[0] != '-' && a.substr(a.size() - 2) == ".c") sources.push_back(gcc_args.size());
     gcc_args.push_back(a);
+  }
+  if (!any_input) {
+    std::cerr << "cape-cc: fatal error: no input files\ncompilation terminated.\n";
+    return 1;
   }
 
   Resources res;
   std::string why;
-  if (!find_resources(res, why)) {
+  if (!find_resources(res, !preprocess_only, why)) {
     std::cerr << "cape-cc: " << why << '\n';
     return 1;
   }
+  install_interrupt_handlers();
 
-  char tmpl[] = "/tmp/cape-cc.XXXXXX";
-  const char* tmpdir_env = std::getenv("TMPDIR");
-  std::string base = tmpdir_env && *tmpdir_env ? std::string(tmpdir_env) + "/cape-cc.XXXXXX" : tmpl;
-  std::vector<char> buf(base.begin(), base.end());
-  buf.push_back('\0');
-  if (!mkdtemp(buf.data())) {
-    std::cerr << "cape-cc: cannot make a temporary directory: " << std::strerror(errno) << '\n';
-    return 1;
+  // -E, -M, -MM: the user's source as cape-cc preprocesses it (cape's omp.h, _OPENMP).
+  if (preprocess_only) {
+    std::vector<std::string> cmd = c_compiler();
+    for (auto& i : res.includes) cmd.insert(cmd.end(), {"-isystem", i});
+    cmd.push_back("-fopenmp");
+    cmd.insert(cmd.end(), gcc_args.begin(), gcc_args.end());
+    int st = run_command(cmd, verbose, show);
+    if (int sig = interrupted()) die_of_signal(sig);
+    return st;
   }
-  fs::path tmp = buf.data();
+
+  Cleanup tmp;
+  if (show) {
+    tmp.dir = fs::path(std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") / "cape-cc.XXXXXX";
+  } else {
+    const char* tmpdir_env = std::getenv("TMPDIR");
+    std::string base = std::string(tmpdir_env && *tmpdir_env ? tmpdir_env : "/tmp") + "/cape-cc.XXXXXX";
+    std::vector<char> buf(base.begin(), base.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data())) {
+      std::cerr << "cape-cc: cannot make a temporary directory in " << base.substr(0, base.size() - 15) << ": "
+                << std::strerror(errno) << " (set TMPDIR to a writable directory)\n";
+      return 1;
+    }
+    tmp.dir = buf.data();
+    tmp.made = true;
+  }
+  auto stop_if_interrupted = [&] {
+    if (int sig = interrupted()) {
+      std::error_code ec;
+      if (tmp.made) fs::remove_all(tmp.dir, ec);
+      tmp.made = false;
+      die_of_signal(sig);
+    }
+  };
 
   int status = 0;
-  std::vector<std::string> quote_dirs;
-  std::set<std::string> used_names;
   for (size_t k = 0; k < sources.size() && status == 0; ++k) {
     std::string src = gcc_args[sources[k]];
-    std::ifstream f(src, std::ios::binary);
-    if (!f) {
-      std::cerr << "cape-cc: cannot read '" << src << "': " << std::strerror(errno) << '\n';
-      status = 1;
-      break;
-    }
-    std::stringstream ss;
-    ss << f.rdbuf();
-    cape::tr::Driver drv(src, ss.str());
-    bool ok = drv.parse();
-    std::string out;
-    if (ok) out = cape::tr::translate(drv, opts);
-    for (const auto& d : drv.diagnostics())
-      if (d.level != cape::tr::Diagnostic::Note || verbose) std::cerr << drv.format(d);
-    if (!ok || drv.has_errors()) {
-      status = 1;
-      break;
-    }
     // Same base name so the object is named as gcc would; a subdirectory per clash.
-    fs::path dir = tmp / std::to_string(k);
-    fs::create_directories(dir);
-    fs::path dst = dir / fs::path(src).filename();
+    fs::path dir = tmp.dir / std::to_string(k);
+    fs::path pre = dir / (fs::path(src).stem().string() + ".i"), dst = dir / fs::path(src).filename();
+    std::vector<std::string> flags = pp_flags;
+    // -MD/-MMD without -MF/-MT: the names gcc would give (from the object, not from the
+    // preprocessed file's -o).
+    if (deps) {
+      fs::path obj = !link && !output.empty() && sources.size() == 1 ? fs::path(output)
+                                                                     : fs::path(fs::path(src).stem().string() + ".o");
+      if (!dep_file) flags.insert(flags.end(), {"-MF", fs::path(obj).replace_extension(".d").string()});
+      if (!dep_target) flags.insert(flags.end(), {"-MT", obj.string()});
+    }
+    if (!show) fs::create_directories(dir);
+    status = run_command(preprocess_command(res, flags, src, pre.string()), verbose, show);
+    stop_if_interrupted();
+    if (status != 0) break;
+    if (show) {
+      std::cout << "cape-translate --preprocessed" << (opts.tickpt ? " --ckpt=tickpt" : "")
+                << (opts.master_idle ? " --master-idle" : "") << " --name " << src << ' ' << pre.string() << " -o "
+                << dst.string() << '\n';
+      gcc_args[sources[k]] = dst.string();
+      continue;
+    }
+    std::string text;
+    if (!read_file(pre.string(), text)) {
+      std::cerr << "cape-cc: cannot read " << pre.string() << ": " << std::strerror(errno) << '\n';
+      status = 1;
+      break;
+    }
+    Driver drv(src, std::move(text), /*preprocessed=*/true);
+    std::string out;
+    if (!translate_unit(drv, opts, verbose, out)) {
+      status = 1;
+      break;
+    }
+    if (pedantic(gcc_args)) markers_to_line_directives(out);
     std::ofstream o(dst, std::ios::binary);
     o << out;
     o.close();
     if (!o) {
-      std::cerr << "cape-cc: cannot write " << dst << '\n';
+      std::cerr << "cape-cc: cannot write " << dst.string() << '\n';
       status = 1;
       break;
     }
     if (keep) {
-      fs::path kept = fs::path(src).stem().string() + ".cape.c";
+      // For reading: the translation of the file as written (cape-translate's readable
+      // mode), beside the one compiled.
+      fs::path stem = fs::path(src).stem().string();
       std::error_code ec;
-      fs::copy_file(dst, kept, fs::copy_options::overwrite_existing, ec);
-      if (verbose) std::cerr << "cape-cc: kept " << kept.string() << '\n';
+      fs::copy_file(dst, stem.string() + ".cape.pp.c", fs::copy_options::overwrite_existing, ec);
+      std::string orig, readable;
+      std::string why;
+      Driver rd(src, read_source(src, orig, why) ? orig : "");
+      bool ok = rd.parse();
+      if (ok) readable = translate(rd, opts);
+      if (ok && !rd.has_errors()) {
+        std::ofstream(stem.string() + ".cape.c", std::ios::binary) << readable;
+        if (verbose) std::cerr << "cape-cc: kept " << stem.string() << ".cape.c and " << stem.string() << ".cape.pp.c\n";
+      } else {
+        fs::copy_file(dst, stem.string() + ".cape.c", fs::copy_options::overwrite_existing, ec);
+        std::cerr << "cape-cc: note: " << src << " cannot be translated unpreprocessed (its directives need the "
+                  << "preprocessor); " << stem.string() << ".cape.c is the preprocessed translation\n";
+      }
     }
     if (verbose) std::cerr << "cape-cc: translated " << src << " -> " << dst.string() << '\n';
-    // `#include "x.h"` looks beside the file first: the translated file lives elsewhere.
-    std::string sd = fs::path(src).parent_path().string();
-    quote_dirs.push_back(sd.empty() ? "." : sd);
     gcc_args[sources[k]] = dst.string();
+    stop_if_interrupted();
   }
 
   if (status == 0) {
-    const char* cc_env = std::getenv("CC");
-    std::vector<std::string> cmd = split(cc_env && *cc_env ? cc_env : "gcc", ' ');
-    for (auto& d : quote_dirs) { cmd.push_back("-iquote"); cmd.push_back(d); }
+    std::vector<std::string> cmd = c_compiler();
     for (auto& i : res.includes) cmd.push_back("-I" + i);
-    cmd.push_back("-D_OPENMP=201107");
-    cmd.insert(cmd.end(), gcc_args.begin(), gcc_args.end());
+    bool keep_pp = false;
+    for (size_t i = 0; i < gcc_args.size(); ++i) {
+      if (gcc_args[i] == "-x") keep_pp = true;
+      if (with_value.count(gcc_args[i])) ++i;
+      else if (needs_preprocessing(gcc_args[i])) keep_pp = true;
+    }
+    // Macros, include paths and dependency output were the preprocessing's; a file that is
+    // not translated (an object, a library, assembly) needs none of them either.
+    for (size_t i = 0; i < gcc_args.size(); ++i) {
+      const std::string& a = gcc_args[i];
+      bool takes_value = false;
+      bool pp_only = dependency_option(a) || (!keep_pp && preprocessing_only_option(a));
+      if (pp_only) {
+        preprocessor_option(a, takes_value);
+        if (!takes_value && with_value.count(a)) takes_value = true;
+        if (takes_value) ++i;
+        continue;
+      }
+      cmd.push_back(a);
+    }
     if (link) {
       cmd.insert(cmd.end(), res.libs.begin(), res.libs.end());
       // Symbols bound at start-up, not at their first call: a lazy binding writes the GOT
@@ -239,9 +297,8 @@ int main(int argc, char** argv) {
       // (and carry GOT words in their checkpoints) for nothing.
       cmd.push_back("-Wl,-z,now");
     }
-    status = run(cmd, verbose);
+    status = run_command(cmd, verbose, show);
+    stop_if_interrupted();
   }
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
   return status;
 }

@@ -18,6 +18,9 @@ const Names kForClauses = {"private", "firstprivate", "lastprivate", "reduction"
                            "schedule", "collapse", "ordered", "nowait"};
 const Names kSectionsClauses = {"private", "firstprivate", "lastprivate", "reduction", "nowait"};
 const Names kSingleClauses = {"private", "firstprivate", "copyprivate", "nowait"};
+// OpenMP 5's `loop` (bound to the parallel region: a `for`); order(concurrent) holds for
+// any distribution.
+const Names kLoopClauses = {"bind", "collapse", "order", "private", "lastprivate", "reduction"};
 const Names kSimdClauses = {"safelen", "simdlen", "linear", "aligned", "private", "lastprivate",
                             "reduction", "collapse", "nontemporal", "order", "if"};
 
@@ -42,6 +45,7 @@ class Reader {
     r.ok = false;
   }
   void note(int tok, const std::string& m) { d_.note_at(tok, m); }
+  void note_once(const std::string& key, int tok, const std::string& m) { d_.note_once(key, tok, m); }
   const std::string& text(int k) const { return t_[k].text; }
   std::string text(const std::vector<int>& toks) const { return t_.text(toks); }
 
@@ -86,7 +90,10 @@ class Reader {
     }
     std::set<std::string> pair = {it->second, cl.name};
     if (pair == std::set<std::string>{"firstprivate", "lastprivate"}) return;
-    error(tok, "variable '" + name + "' appears in both '" + it->second + "' and '" + cl.name + "' clauses");
+    if (!reported_.insert(name).second) return;  // once per variable
+    error(tok, it->second == cl.name
+                   ? "variable '" + name + "' appears twice in '" + cl.name + "' clauses"
+                   : "variable '" + name + "' appears in both '" + it->second + "' and '" + cl.name + "' clauses");
   }
 
   bool whole_team() const { return whole_team_; }
@@ -96,6 +103,7 @@ class Reader {
   const Tokens& t_;
   bool whole_team_;
   std::map<std::string, std::string> seen_;  // variable -> the first clause naming it
+  std::set<std::string> reported_;           // variables already reported
 };
 
 // private, shared, firstprivate, lastprivate, copyin, copyprivate: a list of variables.
@@ -125,9 +133,51 @@ void reduction(Reader& R, const Clause& cl) {
     return R.error(colon ? a[0] : cl.tok,
                    "unknown reduction operator '" + op +
                        "' (one of + * - & | ^ && || min max; 'declare reduction' is not supported)");
-  for (auto& [name, tok] : R.var_list(cl, colon + 1)) {
-    R.r.red.push_back({op, name, tok});
-    R.note_var(cl, name, tok);
+  // The list: variables and array sections `v[lo:len]`, `v[:len]`, `v[lo:]` (one dimension).
+  size_t k = colon + 1;
+  if (k >= a.size()) return R.error(a.back(), "expected a variable name in clause 'reduction'");
+  while (k < a.size()) {
+    size_t end = k;
+    int depth = 0;
+    for (; end < a.size(); ++end) {
+      const std::string& s = R.text(a[end]);
+      if (s == "[" || s == "(") ++depth;
+      else if (s == "]" || s == ")") --depth;
+      else if (s == "," && depth == 0) break;
+    }
+    const std::string& name = R.text(a[k]);
+    if (!(std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_'))
+      return R.error(a[k], "expected a variable name in clause 'reduction', found '" + name + "'");
+    Reduction rd;
+    rd.op = op, rd.var = name, rd.tok = a[k];
+    if (end > k + 1) {
+      // name [ lo : len ]
+      if (R.text(a[k + 1]) != "[" || R.text(a[end - 1]) != "]")
+        return R.error(a[k + 1], "expected ',' or an array section '" + name + "[lo:len]' in clause 'reduction', found '" +
+                                     R.text(a[k + 1]) + "'" +
+                                     (R.text(a[k + 1]) == "." || R.text(a[k + 1]) == "->" ? " (members are not supported)" : ""));
+      size_t c2 = k + 2;
+      int d2 = 0;
+      for (; c2 < end - 1; ++c2) {
+        const std::string& s = R.text(a[c2]);
+        if (s == "[" || s == "(") ++d2;
+        else if (s == "]" || s == ")") --d2;
+        else if (s == ":" && d2 == 0) break;
+      }
+      if (c2 >= end - 1)
+        return R.error(a[k + 1], "array section '" + name + "[...]' in clause 'reduction' needs a ':' (lo:len)");
+      for (size_t x = k + 2; x < end - 1; ++x)
+        if (R.text(a[x]) == "]" && x + 1 < end - 1 && R.text(a[x + 1]) == "[")
+          return R.error(a[x + 1], "array sections of more than one dimension are not supported yet in clause 'reduction'");
+      rd.section = true;
+      rd.lo = R.text(std::vector<int>(a.begin() + k + 2, a.begin() + c2));
+      rd.len = R.text(std::vector<int>(a.begin() + c2 + 1, a.begin() + end - 1));
+    }
+    R.r.red.push_back(rd);
+    R.note_var(cl, name, a[k]);
+    if (end < a.size() && end + 1 == a.size())
+      return R.error(a[end], "expected a variable name after ',' in clause 'reduction'");
+    k = end + 1;
   }
 }
 
@@ -138,9 +188,6 @@ void default_(Reader& R, const Clause& cl) {
 }
 
 void num_threads(Reader& R, const Clause& cl) {
-  if (R.whole_team())
-    R.error(cl.tok, "clause 'num_threads' on 'omp parallel' is not supported yet: a parallel region's "
-                    "team is every node (use it on 'parallel for' or 'parallel sections')");
   R.r.num_threads = "(" + R.text(cl.args) + ")";
 }
 
@@ -164,16 +211,22 @@ void schedule(Reader& R, const Clause& cl) {
   if ((kind == "static" || kind == "dynamic" || kind == "guided") && !chunk.empty())
     R.r.chunk = "(" + R.text(chunk) + ")";
   if (kind != "static")
-    R.note(cl.tok, "schedule(" + kind + ") is run as schedule(static" +
+    R.note_once("schedule", cl.tok, "schedule(" + kind + ") is run as schedule(static" +
                        (chunk.empty() || kind == "auto" || kind == "runtime" ? std::string("")
                                                                              : ", " + R.text(chunk)) +
                        "): CAPE distributes every chunk before the loop starts");
 }
 
 void collapse(Reader& R, const Clause& cl) {
-  if (R.text(cl.args) != "1")
-    R.error(cl.tok, "clause 'collapse(" + R.text(cl.args) +
-                        ")' is not supported yet: only the outermost loop is distributed");
+  std::string n = R.text(cl.args);
+  if (n.size() == 1 && n[0] >= '1' && n[0] <= '8') {
+    R.r.collapse = n[0] - '0';
+    return;
+  }
+  R.error(cl.tok, "clause 'collapse(" + n + ")': expected a constant from 1 to 8" +
+                      (n.find_first_not_of("0123456789") != std::string::npos
+                           ? std::string(" (cape-cc expands macros first; cape-translate does with -E)")
+                           : std::string("")));
 }
 
 struct Rule {
@@ -206,6 +259,19 @@ const std::map<std::string, Rule, std::less<>> kRules = {
        R.error(cl.tok, "clause 'ordered' is not supported by CAPE: ordered execution would serialise "
                        "the nodes iteration by iteration");
      }}},
+    {"bind", {true, [](Reader& R, const Clause& cl) {
+       std::string b = R.text(cl.args);
+       if (b == "teams")
+         R.error(cl.tok, "clause 'bind(teams)' is not supported by CAPE: there are no teams, only the nodes of one team");
+       else if (b != "parallel" && b != "thread")
+         R.error(cl.tok, "clause 'bind(" + b + ")': expected 'parallel', 'thread' or 'teams'");
+       else R.r.bind_thread = b == "thread";
+     }}},
+    {"order", {true, [](Reader& R, const Clause& cl) {
+       std::string o = R.text(cl.args);
+       if (o != "concurrent" && o != "reproducible : concurrent" && o != "unconstrained : concurrent")
+         R.error(cl.tok, "clause 'order(" + o + ")': expected 'concurrent'");
+     }}},
     {"nowait", {false, [](Reader& R, const Clause&) { R.r.nowait = true; }}},
     {"proc_bind", {false, [](Reader& R, const Clause& cl) {
        R.note(cl.tok, "clause 'proc_bind' has no effect: each thread is a node");
@@ -217,9 +283,29 @@ const std::map<std::string, Rule, std::less<>> kRules = {
 Clauses read_clauses(Driver& d, const Tokens& t, const Directive& dir, const Names& allowed,
                      bool whole_team) {
   Reader R(d, t, whole_team);
+  // One error per problem: a clause repeated (or invalid) many times is reported once, at
+  // its first place, with the count.
+  static const Names once = {"if", "num_threads", "default", "schedule", "collapse", "ordered",
+                             "nowait", "proc_bind", "safelen", "simdlen", "order"};
+  std::map<std::string, int> count;
+  for (auto& cl : dir.clauses) ++count[cl.name];
+  std::map<std::string, int> first;
   for (auto& cl : dir.clauses) {
+    bool repeat = !first.emplace(cl.name, cl.tok).second;
     if (!allowed.count(cl.name)) {
-      R.error(cl.tok, "clause '" + cl.name + "' is not valid on 'omp " + dir.name + "'");
+      if (!repeat)
+        R.error(cl.tok, "clause '" + cl.name + "' is not valid on 'omp " + dir.name + "'" +
+                            (count[cl.name] > 1 ? " (given " + std::to_string(count[cl.name]) + " times)" : ""));
+      continue;
+    }
+    if (repeat && once.count(cl.name)) {
+      if (count[cl.name] > 0) {
+        int tok = first[cl.name];
+        R.error(cl.tok, "clause '" + cl.name + "' may appear once on 'omp " + dir.name + "', given " +
+                            std::to_string(count[cl.name]) + " times (first at column " +
+                            std::to_string(d.user_col(tok)) + ")");
+        count[cl.name] = 0;  // reported
+      }
       continue;
     }
     auto rule = kRules.find(cl.name);

@@ -14,8 +14,14 @@ class Driver;
 
 struct Reduction {
   std::string op;    // the OpenMP operator as written: + * - & | ^ && || min max
-  std::string var;
+  std::string var;   // the variable (an array section's base)
   int tok = -1;      // the variable's token, for diagnostics
+  bool section = false;     // var[lo:len]
+  std::string lo, len;      // as written ("" when left out)
+  // C expressions, set by resolve_reductions (templates/data_sharing.h): the bytes reduced
+  // and one element (for its type).
+  std::string addr, size, elem;
+  bool whole() const { return !section; }
 };
 
 struct Clauses {
@@ -31,6 +37,8 @@ struct Clauses {
   std::string cond = "1";
   std::string chunk = "0";
   bool nowait = false;
+  bool bind_thread = false;  // loop bind(thread)
+  int collapse = 1;          // collapse(n)
   bool ok = true;                       // no error was reported
 };
 
@@ -41,12 +49,12 @@ extern const Names kForClauses;
 extern const Names kSectionsClauses;
 extern const Names kSingleClauses;
 extern const Names kSimdClauses;
+extern const Names kLoopClauses;
 // a ∪ b, without `minus`.
 Names unite(const Names& a, const Names& b, std::string_view minus = "");
 
 // Reads the clauses of `dir`, each checked against `allowed`; errors and notes go to the
-// driver, and a clause in error leaves ok false. `whole_team`: a plain `parallel`, whose
-// team is every node (num_threads is refused there).
+// driver, and a clause in error leaves ok false. `whole_team`: a plain `parallel`.
 Clauses read_clauses(Driver& d, const Tokens& t, const Directive& dir, const Names& allowed,
                      bool whole_team = false);
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "clauses.h"
 #include "declarations.h"
 #include "driver.h"
 #include "emitter.h"
@@ -24,7 +25,8 @@ struct Enclosing {
   int region_b = -1;                    // first token of the region's statement
   std::string calls;                    // its clause calls (Fig. 7), made again before every start()
   bool default_none = false;            // its default(none): unregistered data stays home
-  std::vector<std::string> reductions;  // its reduction variables (kept across barriers)
+  std::vector<Reduction> reductions;    // its reductions (kept across barriers)
+  bool alone = false;                   // one thread runs this alone: a master or single body, a section
 };
 
 // A `#pragma omp threadprivate(list)` variable and the tokens where it is visible.
@@ -55,6 +57,12 @@ class TranslationContext {
   void emit_stmt(Stmt* s, const Enclosing& enc) { emit_range(s->all.b, s->all.e, s->all.cs, enc, true); }
   // Opens a construct's generated block, attributed to the pragma's line.
   void gen_begin(Construct* c, const std::string& what);
+  // The next output line is token tok's line in its user file (or line `line` of that file).
+  void line_at(int tok) { em.line(d.file_of(tok), t[tok].line); }
+  void line_at(int tok, int line) { em.line(d.file_of(tok), line); }
+  // The comments and preprocessor lines before token tok (an `#endif` closing the `#ifdef
+  // _OPENMP` around a pragma, a line marker), when a template replaces the token itself.
+  void keep_trivia(int tok);
   // Generated code, from the start of a line.
   void gen(const std::string& s) {
     em.newline();

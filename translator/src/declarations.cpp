@@ -83,7 +83,9 @@ Declarations::Declarations(const Tokens& t) : t_(t) {
         if (t.ident(x) && !types.count(t[x].text) && !t.punct(x + 1, "(")) name = x;
         else if (t.ident(x) && t.punct(x + 1, "(") && !types.count(t[x].text)) { name = -1; stop = true; }
       }
-      if (name >= 0 && !stop)
+      // A system header's declarations are not the program's data (and an `extern` one may
+      // name a variable of a library the program does not link).
+      if (name >= 0 && !stop && !t[name].system)
         decls_.push_back({t[name].text, name, scope_end, storage, params, incomplete, cond_depth[name] != 0});
       part = k + 1;
     }
@@ -178,6 +180,24 @@ std::vector<std::string> Declarations::implicitly_shared(int at, int b, int e,
     add_once(r, n);
   }
   return r;
+}
+
+int Declarations::array_dims(const std::string& n, int at) const {
+  const VarDecl* found = nullptr;
+  for (auto& d : decls_)  // the innermost visible: the last one declared before `at` still in scope
+    if (d.name == n && d.tok < at && at < d.scope_end) found = &d;
+  if (!found) return -1;
+  if (found->param) return 0;
+  int dims = 0;
+  for (int k = found->tok + 1; t_.punct(k, "[") && t_.opens(k); k = t_.match(k) + 1) ++dims;
+  return dims;
+}
+
+bool Declarations::file_scope_var(const std::string& n, int at) const {
+  const VarDecl* found = nullptr;
+  for (auto& d : decls_)
+    if (d.name == n && d.tok < at && at < d.scope_end) found = &d;
+  return found && file_scope(*found);
 }
 
 bool Declarations::local_visible(const std::string& n, int at) const {

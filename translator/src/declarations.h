@@ -47,6 +47,14 @@ class Declarations {
   std::vector<std::string> implicitly_shared(int at, int b, int e, const std::vector<std::string>& exclude,
                                              bool file_scope = true) const;
 
+  // The array dimensions of the variable named n visible at token `at` (`T n[a][b]`: 2), 0
+  // for a scalar, a pointer or a parameter (whose array type is a pointer), -1 when no
+  // declaration of n is visible (declared by a typedef'd array type, or not seen).
+  int array_dims(const std::string& n, int at) const;
+
+  // The variable named n visible at token `at` is a file-scope (or block-scope static) one.
+  bool file_scope_var(const std::string& n, int at) const;
+
   // A variable of block scope (or a parameter) named n is visible at token `at`.
   bool local_visible(const std::string& n, int at) const;
 

@@ -38,6 +38,11 @@ const std::map<std::string, Template, std::less<>> kTemplates = {
     {"single", single},
     {"master", single},
     {"barrier", barrier},
+    {"flush", flush},
+    {"critical", exclusive},
+    {"atomic", exclusive},
+    {"loop", loop},
+    {"parallel loop", parallel_for},
     {"threadprivate", threadprivate},
 };
 
@@ -74,7 +79,7 @@ void check_locks(TranslationContext& cx) {
                               "omp_destroy_lock", "omp_init_nest_lock", "omp_set_nest_lock",
                               "omp_unset_nest_lock", "omp_test_nest_lock", "omp_destroy_nest_lock"};
   for (int i = 0; i < cx.t.size(); ++i)
-    if (cx.t.ident(i) && locks.count(cx.t[i].text))
+    if (cx.t.ident(i) && !cx.t[i].system && locks.count(cx.t[i].text))
       cx.d.error_at(i, "'" + cx.t[i].text +
                            "' is not supported by CAPE: locks need shared memory; nodes exchange "
                            "their writes only at barriers and at the end of a region");
@@ -83,7 +88,7 @@ void check_locks(TranslationContext& cx) {
 // The file has a parallel for, whose `before` checkpoints carry the shares in cape_desc.
 bool uses_desc(const Ast& ast) {
   for (auto& c : ast.constructs)
-    if (c.dir.name == "parallel for" || c.dir.name == "parallel for simd") return true;
+    if (c.dir.name == "parallel for" || c.dir.name == "parallel for simd" || c.dir.name == "parallel loop") return true;
   return false;
 }
 
@@ -135,7 +140,7 @@ std::string translate(Driver& drv, const Options& options) {
       cx.em.raw("/* The `before` checkpoints of 001_3036025dc34c4021.txt Fig. 3 carry these. */\n"
                 "static cape_share_t cape_desc[CAPE_CC_MAX_NODES] __attribute__((unused));\n");
   }
-  cx.em.line(1);
+  cx.em.line(drv.filename(), 1);
   if (!ast.unit.empty()) cx.emit_range(ast.unit.b, ast.unit.e, ast.unit.cs, Enclosing{}, true, /*exact=*/true);
   // Trailing trivia after the last token lives on the End token.
   if (cx.t.size() > 0 && cx.t[cx.t.size() - 1].kind == TokKind::End) cx.em.raw(cx.t[cx.t.size() - 1].trivia);

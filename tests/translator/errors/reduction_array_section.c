@@ -1,7 +1,9 @@
-/* expect: 4:40: error: expected ',' in the list of clause 'reduction', found '[' (array sections and members are not supported) */
+/* expect: 6:41: error: array section 'p[0:n]' in clause 'reduction': 'p' must be an array declared in this file */
 int main(void) {
-  int s[4] = {0};
-#pragma omp parallel for reduction(+: s[0:4])
-  for (int i = 0; i < 10; i++) s[i % 4] += i;
-  return s[0];
+  double a[10], *p = a;
+  int i, n = 10;
+  (void)a;
+#pragma omp parallel for reduction(max: p[0:n])
+  for (i = 0; i < n; i++) p[i] = i;
+  return 0;
 }

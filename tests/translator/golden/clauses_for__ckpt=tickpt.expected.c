@@ -32,13 +32,13 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     if (cape_master()) {                    /* Fig. 3 line 1 */
       cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
       cape_set_default_none();
-      cape_set_shared((void *)&a, sizeof(a));
-      cape_set_shared((void *)&b, sizeof(b));
-      cape_set_private((void *)&t, sizeof(t));
-      cape_set_firstprivate((void *)&scale, sizeof(scale));
-      cape_set_firstprivate((void *)&k, sizeof(k));
-      cape_set_lastprivate((void *)&i, sizeof(i));
-      cape_set_lastprivate((void *)&last, sizeof(last));
+      cape_set_shared((void *)&a, sizeof(__typeof__(a)));
+      cape_set_shared((void *)&b, sizeof(__typeof__(b)));
+      cape_set_private((void *)&t, sizeof(__typeof__(t)));
+      cape_set_firstprivate((void *)&scale, sizeof(__typeof__(scale)));
+      cape_set_firstprivate((void *)&k, sizeof(__typeof__(k)));
+      cape_set_lastprivate((void *)&i, sizeof(__typeof__(i)));
+      cape_set_lastprivate((void *)&last, sizeof(__typeof__(last)));
       cape_reduction((void *)&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
       cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */
       cape_set_order((long)cape_cc_order(cape_n_1, 0));
@@ -61,13 +61,13 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
       CAPE_CC_RESTORE(s, cape_rv_1_s);
       cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
       cape_set_default_none();
-      cape_set_shared((void *)&a, sizeof(a));
-      cape_set_shared((void *)&b, sizeof(b));
-      cape_set_private((void *)&t, sizeof(t));
-      cape_set_firstprivate((void *)&scale, sizeof(scale));
-      cape_set_firstprivate((void *)&k, sizeof(k));
-      cape_set_lastprivate((void *)&i, sizeof(i));
-      cape_set_lastprivate((void *)&last, sizeof(last));
+      cape_set_shared((void *)&a, sizeof(__typeof__(a)));
+      cape_set_shared((void *)&b, sizeof(__typeof__(b)));
+      cape_set_private((void *)&t, sizeof(__typeof__(t)));
+      cape_set_firstprivate((void *)&scale, sizeof(__typeof__(scale)));
+      cape_set_firstprivate((void *)&k, sizeof(__typeof__(k)));
+      cape_set_lastprivate((void *)&i, sizeof(__typeof__(i)));
+      cape_set_lastprivate((void *)&last, sizeof(__typeof__(last)));
       cape_reduction((void *)&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
       cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */
       cape_set_order((long)cape_cc_order(cape_n_1, 0));

@@ -9,7 +9,7 @@ void f(int n) {
   CAPE_CC_SAVE(cape_pv_5_n, n);
   static __thread __typeof__(n) cape_pt_5_n __attribute__((unused)); /* for barriers */
   if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM, "region.c:4")) {
-    cape_set_private((void *)&n, sizeof(n));
+    cape_set_private((void *)&n, sizeof(__typeof__(n)));
     cape_start();
   }
 #line 5 "region.c"

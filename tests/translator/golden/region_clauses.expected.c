@@ -34,8 +34,8 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
       cape_receive("copyin");
       cape_inject("copyin");
     }
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
-    cape_set_firstprivate((void *)&x, sizeof(x));
+    cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
+    cape_set_firstprivate((void *)&x, sizeof(__typeof__(x)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
     CAPE_CC_SAVE(cape_ri_7_sum, sum); /* start() gave it the identity */
@@ -66,7 +66,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     }
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_reduction((void *)&y, sizeof(y), CAPE_RED_MAX, CAPE_CC_TYPE(y));
     cape_start();
@@ -121,7 +121,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     }
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
     CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
@@ -162,7 +162,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     }
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_131_me);
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
     CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
@@ -197,7 +197,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_154_me);
     CAPE_CC_RESTORE(me, cape_cp_6_me); /* copyprivate */
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
     CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */

@@ -32,11 +32,11 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
       cape_inject("copyin");
     }
     cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
-    cape_set_shared((void *)&y, sizeof(y)); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&last, sizeof(last)); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&z, sizeof(z)); /* implicitly shared (TICKPT) */
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
-    cape_set_firstprivate((void *)&x, sizeof(x));
+    cape_set_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
+    cape_set_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
+    cape_set_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
+    cape_set_firstprivate((void *)&x, sizeof(__typeof__(x)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
     CAPE_CC_SAVE(cape_ri_7_sum, sum); /* start() gave it the identity */
@@ -68,10 +68,10 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
     cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
-    cape_set_shared((void *)&y, sizeof(y)); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&last, sizeof(last)); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&z, sizeof(z)); /* implicitly shared (TICKPT) */
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_set_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
+    cape_set_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
+    cape_set_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_reduction((void *)&y, sizeof(y), CAPE_RED_MAX, CAPE_CC_TYPE(y));
     cape_start();
@@ -127,10 +127,10 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
     cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
-    cape_set_shared((void *)&y, sizeof(y)); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&last, sizeof(last)); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&z, sizeof(z)); /* implicitly shared (TICKPT) */
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_set_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
+    cape_set_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
+    cape_set_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
     CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
@@ -172,10 +172,10 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_131_me);
     cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
-    cape_set_shared((void *)&y, sizeof(y)); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&last, sizeof(last)); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&z, sizeof(z)); /* implicitly shared (TICKPT) */
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_set_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
+    cape_set_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
+    cape_set_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
     CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
@@ -205,10 +205,10 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_154_me);
     cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
-    cape_set_shared((void *)&y, sizeof(y)); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&last, sizeof(last)); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&z, sizeof(z)); /* implicitly shared (TICKPT) */
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_set_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
+    cape_set_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
+    cape_set_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_set_copyprivate((void *)&cape_cp_6_me, sizeof(cape_cp_6_me));
     cape_start();
@@ -241,10 +241,10 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     CAPE_CC_RESTORE(me, cape_lt_154_me);
     CAPE_CC_RESTORE(me, cape_cp_6_me); /* copyprivate */
     cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
-    cape_set_shared((void *)&y, sizeof(y)); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&last, sizeof(last)); /* implicitly shared (TICKPT) */
-    cape_set_shared((void *)&z, sizeof(z)); /* implicitly shared (TICKPT) */
-    cape_set_threadprivate((void *)&counter, sizeof(counter));
+    cape_set_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
+    cape_set_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
+    cape_set_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
     CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */

@@ -47,17 +47,41 @@ TEST(Clauses, ReductionsScheduleAndConditions) {
 }
 
 TEST(Clauses, ErrorsSayWhatAndWhere) {
-  ClausesOf p("parallel lastprivate(x) num_threads(2) reduction(foo: y) private(a[1]) shared(b) private(b)",
+  ClausesOf p("parallel lastprivate(x) num_threads(2) num_threads(3) reduction(foo: y) private(a[1]) shared(b) "
+              "private(b)",
               kParallelClauses, /*whole_team=*/true);
   EXPECT_FALSE(p.cl.ok);
   auto m = p.messages();
   ASSERT_EQ(m.size(), 5u);
   EXPECT_EQ(m[0], "2:22: clause 'lastprivate' is not valid on 'omp parallel'");
-  EXPECT_EQ(m[1].rfind("2:37: clause 'num_threads' on 'omp parallel' is not supported yet", 0), 0u) << m[1];
-  EXPECT_EQ(m[2].rfind("2:62: unknown reduction operator 'foo'", 0), 0u) << m[2];
-  EXPECT_EQ(m[3], "2:79: expected ',' in the list of clause 'private', found '[' (array sections and members "
+  // A clause that may appear once: reported once, at its second place, with the first's column.
+  EXPECT_EQ(m[1], "2:52: clause 'num_threads' may appear once on 'omp parallel', given 2 times (first at column 37)");
+  EXPECT_EQ(m[2].rfind("2:77: unknown reduction operator 'foo'", 0), 0u) << m[2];
+  EXPECT_EQ(m[3], "2:94: expected ',' in the list of clause 'private', found '[' (array sections and members "
                   "are not supported)");
-  EXPECT_EQ(m[4], "2:102: variable 'b' appears in both 'shared' and 'private' clauses");
+  EXPECT_EQ(m[4], "2:117: variable 'b' appears in both 'shared' and 'private' clauses");
+}
+
+TEST(Clauses, ArraySectionsAndCollapse) {
+  ClausesOf p("for reduction(+: h, a[lo:n * 2], b[:4], c[i + 1:]) collapse(3)", kForClauses);
+  EXPECT_TRUE(p.cl.ok);
+  ASSERT_EQ(p.cl.red.size(), 4u);
+  EXPECT_FALSE(p.cl.red[0].section);
+  EXPECT_TRUE(p.cl.red[1].section);
+  EXPECT_EQ(p.cl.red[1].var, "a");
+  EXPECT_EQ(p.cl.red[1].lo, "lo");
+  EXPECT_EQ(p.cl.red[1].len, "n * 2");
+  EXPECT_EQ(p.cl.red[2].lo, "");
+  EXPECT_EQ(p.cl.red[2].len, "4");
+  EXPECT_EQ(p.cl.red[3].lo, "i + 1");
+  EXPECT_EQ(p.cl.red[3].len, "");
+  EXPECT_EQ(p.cl.collapse, 3);
+  ClausesOf q("for reduction(+: a[0:2][0:2]) collapse(N)", kForClauses);
+  EXPECT_FALSE(q.cl.ok);
+  auto m = q.messages();
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].rfind("2:36: array sections of more than one dimension are not supported yet", 0), 0u) << m[0];
+  EXPECT_EQ(m[1].rfind("2:43: clause 'collapse(N)': expected a constant from 1 to 8", 0), 0u) << m[1];
 }
 
 TEST(Clauses, FirstprivateWithLastprivateIsAllowed) {

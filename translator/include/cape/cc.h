@@ -31,7 +31,7 @@ typedef struct cape_share {
  * thread); in both cases the omp_ calls answer for the new team. */
 int cape_cc_fork(int num_threads, int cond, int flags, const char *where);
 #define CAPE_CC_MASTER_IDLE 1
-#define CAPE_CC_WHOLE_TEAM 2 /* a `parallel` region: one thread per node, whatever is asked */
+#define CAPE_CC_WHOLE_TEAM 2 /* a `parallel` region: one thread per node, or num_threads nodes when fewer */
 /* This node's thread number in the current team, -1 when it has no share. */
 int cape_cc_tid(void);
 /* Ends the region begun by cape_cc_fork (after cape_stop() when it returned 1). */
@@ -71,6 +71,12 @@ void cape_cc_exit(void) __attribute__((noreturn));
     __builtin_memcpy((void *)&(save), &(x), sizeof(x));         \
   } while (0)
 #define CAPE_CC_RESTORE(x, save) __builtin_memcpy((void *)&(x), &(save), sizeof(x))
+/* The same for `size` bytes at `addr` (an array section of a reduction) into `save`. */
+#define CAPE_CC_SAVE_BYTES(save, addr, size)                    \
+  do {                                                          \
+    __asm__ __volatile__("" : : "r"(addr) : "memory");          \
+    __builtin_memcpy((void *)&(save), (addr), (size));          \
+  } while (0)
 /* A local the region shares: its address escapes, so the compiler keeps it in memory across
  * the runtime calls (never only in a register that an injected checkpoint cannot reach). */
 #define CAPE_CC_IN_MEMORY(x) __asm__ __volatile__("" : : "r"(&(x)) : "memory")

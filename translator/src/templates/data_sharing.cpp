@@ -61,7 +61,8 @@ std::string clause_calls(const TranslationContext& cx, const Clauses& cl, int at
   Holes h{{"ind", ind}};
   auto set = [&](const char* fn, const std::vector<std::string>& v) {
     std::string r;
-    for (auto& x : v) r += h.with("fn", fn).with("x", x).fill("${ind}$fn((void *)&$x, sizeof($x));\n");
+    // sizeof of the type: a parameter declared `T x[]` is a pointer, and gcc warns at sizeof(x).
+    for (auto& x : v) r += h.with("fn", fn).with("x", x).fill("${ind}$fn((void *)&$x, sizeof(__typeof__($x)));\n");
     return r;
   };
   std::string r = set("cape_set_threadprivate", threadprivates_at(cx, at));
@@ -72,35 +73,90 @@ std::string clause_calls(const TranslationContext& cx, const Clauses& cl, int at
     r += set("cape_set_firstprivate", cl.firstpriv);
   }
   r += set("cape_set_lastprivate", cl.lastpriv);
-  return r + reduction_calls(cl, ind);
+  return r + reduction_calls(cl, ind, cx.opt.tickpt);
 }
 
-std::string reduction_calls(const Clauses& cl, const std::string& ind) {
+std::string reduction_calls(const Clauses& cl, const std::string& ind, bool tickpt) {
   std::string r;
-  for (auto& rd : cl.red)
-    r += Holes{{"ind", ind}, {"x", rd.var}, {"op", red_op(rd.op)}}.fill(
-        "${ind}cape_reduction((void *)&$x, sizeof($x), $op, CAPE_CC_TYPE($x));\n");
+  for (auto& rd : cl.red) {
+    Holes h{{"ind", ind}, {"x", rd.var}, {"op", red_op(rd.op)}, {"a", rd.addr}, {"s", rd.size}, {"e", rd.elem}};
+    r += h.fill("${ind}cape_reduction($a, $s, $op, CAPE_CC_TYPE($e));\n");
+    // TICKPT: the rest of a section's array is shared as the array would be (registered
+    // around the section: the monitor refuses overlapping registrations).
+    if (tickpt && rd.section)
+      r += h.fill(R"c(${ind}{
+${ind}  char *cape_x_ = (char *)(void *)&$x, *cape_a_ = (char *)$a, *cape_e_ = cape_a_ + $s;
+${ind}  if (cape_a_ > cape_x_) cape_set_shared(cape_x_, (unsigned long)(cape_a_ - cape_x_));
+${ind}  if (cape_e_ < cape_x_ + sizeof($x)) cape_set_shared(cape_e_, (unsigned long)(cape_x_ + sizeof($x) - cape_e_));
+${ind}}
+)c");
+  }
   return r;
+}
+
+void resolve_reductions(TranslationContext& cx, Clauses& cl, int at) {
+  for (auto& rd : cl.red) {
+    const std::string& x = rd.var;
+    int dims = cx.decls().array_dims(x, at);
+    std::string zeros;
+    for (int k = 1; k < dims; ++k) zeros += "[0]";
+    if (!rd.section) {
+      rd.addr = "(void *)&" + x;
+      rd.size = "sizeof(" + x + ")";
+      rd.elem = dims > 0 ? x + "[0]" + zeros : x;  // an array: every element is reduced
+      continue;
+    }
+    if (dims <= 0) {
+      cx.d.error_at(rd.tok, "array section '" + x + "[" + rd.lo + ":" + rd.len + "]' in clause 'reduction': '" + x +
+                                "' must be an array declared in this file (a section of a pointer is not supported yet)");
+      cl.ok = false;
+      continue;
+    }
+    if (cx.opt.tickpt && cx.decls().file_scope_var(x, at)) {
+      cx.d.error_at(rd.tok, "array section '" + x + "[" + rd.lo + ":" + rd.len + "]' in clause 'reduction' of a file-scope "
+                                "array under --ckpt=tickpt is not supported yet (every file-scope variable is registered "
+                                "shared whole); reduce the whole array, or use --ckpt=dickpt");
+      cl.ok = false;
+      continue;
+    }
+    std::string lo = rd.lo.empty() ? "0" : rd.lo;
+    std::string len = rd.len.empty() ? "(sizeof(" + x + ") / sizeof((" + x + ")[0]) - (" + lo + "))" : "(" + rd.len + ")";
+    rd.addr = "(void *)&(" + x + ")[" + lo + "]";
+    rd.size = len + " * sizeof((" + x + ")[0])";
+    rd.elem = "(" + x + ")[0]" + zeros;
+  }
+}
+
+std::string save_reduction(const Reduction& rd, const std::string& save) {
+  if (rd.whole()) return "CAPE_CC_SAVE(" + save + ", " + rd.var + ");";
+  return "CAPE_CC_SAVE_BYTES(" + save + ", " + rd.addr + ", " + rd.size + ");";
+}
+
+std::string restore_reduction(const Reduction& rd, const std::string& save) {
+  if (rd.whole()) return "CAPE_CC_RESTORE(" + rd.var + ", " + save + ");";
+  return "__builtin_memcpy(" + rd.addr + ", (const void *)&" + save + ", " + rd.size + ");";
 }
 
 void reduction_checks(TranslationContext& cx, const Clauses& cl) {
   for (auto& rd : cl.red) {
-    const Token& t = cx.t[rd.tok];
+    int col = cx.d.user_col(rd.tok);  // gcc's error then points at the variable in the pragma
     bool bitwise = rd.op == "&" || rd.op == "|" || rd.op == "^";
-    cx.em.line(t.line);
-    cx.em.raw(Holes{{"indent", std::string(t.col > 1 ? t.col - 1 : 0, ' ')},
+    cx.line_at(rd.tok);
+    cx.em.raw(Holes{{"indent", std::string(col > 1 ? col - 1 : 0, ' ')},
                     {"test", bitwise ? "CAPE_CC_IS_INTEGER" : "CAPE_CC_TYPE"},
                     {"op", rd.op},
-                    {"x", rd.var},
+                    {"x", rd.section ? rd.var + "[" + rd.lo + ":" + rd.len + "]" : rd.var},
+                    {"e", rd.elem},
                     {"type", bitwise ? "an integer type (char, short, int, long, long long, signed or unsigned)"
                                      : "an arithmetic type (char, short, int, long, long long, signed or "
                                        "unsigned, float or double)"}}
-                  .fill("${indent}_Static_assert($test($x) != 0, \"reduction($op: $x): $x must have $type\");\n"));
+                  .fill("${indent}_Static_assert($test($e) != 0, \"reduction($op: $x): $x must have $type\");\n"));
   }
 }
 
 bool check_vars(TranslationContext& cx, Construct* c, Clauses& cl, const std::string& loop_var) {
   const Tokens& t = cx.t;
+  resolve_reductions(cx, cl, c->dir.first_tok);
   auto error = [&](int tok, const std::string& m) {
     cx.d.error_at(tok, m);
     cl.ok = false;
@@ -246,7 +302,7 @@ std::string tickpt_shared(const TranslationContext& cx, Construct* c, const Clau
   auto vars = cx.decls().implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false);
   Holes h{{"ind", ind}};
   return h.fill("${ind}cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */\n") +
-         each(vars, c->id, {}, "${ind}cape_set_shared((void *)&$x, sizeof($x)); /* implicitly shared (TICKPT) */\n", h);
+         each(vars, c->id, {}, "${ind}cape_set_shared((void *)&$x, sizeof(__typeof__($x))); /* implicitly shared (TICKPT) */\n", h);
 }
 
 // TICKPT: variables of static storage are shared (002 Sect. 3.1), and a region's functions

@@ -22,7 +22,17 @@ std::vector<std::string> threadprivates_at(const TranslationContext& cx, int at)
 std::string clause_calls(const TranslationContext& cx, const Clauses& cl, int at, const std::string& ind,
                          bool with_private = true);
 // cape_reduction(&v, sizeof v, CAPE_RED_op, CAPE_CC_TYPE(v)) for each reduction variable.
-std::string reduction_calls(const Clauses& cl, const std::string& ind);
+// TICKPT (`tickpt`): an array section's reduction also registers the rest of its array shared.
+std::string reduction_calls(const Clauses& cl, const std::string& ind, bool tickpt);
+
+// The bytes each reduction covers and its element (Reduction::addr, size, elem): a whole
+// variable, every element of an array (its dimensions from its declaration), or a section
+// `a[lo:len]` of an array. Called by check_vars.
+void resolve_reductions(TranslationContext& cx, Clauses& cl, int at);
+// Statements saving the bytes a reduction covers into `save` (a static __thread of the
+// variable's type), and putting them back.
+std::string save_reduction(const Reduction& rd, const std::string& save);
+std::string restore_reduction(const Reduction& rd, const std::string& save);
 
 // The reduction variables' types, checked by the C compiler at the variable's position in
 // the pragma: the translator sees no declarations, _Generic does.

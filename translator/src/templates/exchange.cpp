@@ -69,7 +69,20 @@ $exchange
 }
 
 std::string barrier_code(const TranslationContext& cx, const Enclosing& enc, int at, const std::string& after,
-                         const std::string& calls) {
+                         const std::string& calls, const std::vector<std::string>& unshare) {
+  std::string region_calls = enc.calls;
+  for (auto& x : unshare) {
+    std::string line = "cape_set_shared((void *)&" + x + ", sizeof(__typeof__(" + x + ")));";
+    std::string kept;
+    for (size_t pos = 0; pos < region_calls.size();) {
+      size_t eol = region_calls.find('\n', pos);
+      eol = eol == std::string::npos ? region_calls.size() : eol + 1;
+      if (region_calls.substr(pos, eol - pos).find(line) == std::string::npos)
+        kept += region_calls.substr(pos, eol - pos);
+      pos = eol;
+    }
+    region_calls = kept;
+  }
   std::string calls2;
   if (cx.opt.tickpt && !enc.region)  // orphaned: the caller's registrations ended at stop()
     calls2 += "    cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */\n";
@@ -89,9 +102,10 @@ std::string barrier_code(const TranslationContext& cx, const Enclosing& enc, int
                  {"pt", gen_name("pt", enc.region, x)}, {"pv", gen_name("pv", enc.region, x)},
                  {"lt", gen_name("lt", at, x)}};
   };
-  for (auto& x : enc.reductions) {
-    red_save += names(x).fill("    CAPE_CC_SAVE($rp, $x); CAPE_CC_RESTORE($x, $ri);\n");
-    red_back += names(x).fill("    CAPE_CC_RESTORE($x, $rp); /* this thread's partial result */\n");
+  for (auto& rd : enc.reductions) {
+    Holes r = names(rd.var);
+    red_save += "    " + save_reduction(rd, r.fill("$rp")) + " " + restore_reduction(rd, r.fill("$ri")) + "\n";
+    red_back += "    " + restore_reduction(rd, r.fill("$rp")) + " /* this thread's partial result */\n";
   }
   // The region's privates get their bytes back, its locals are cleared (equal bytes on
   // every node are no conflict); each node takes its own values back after the exchange.
@@ -104,7 +118,7 @@ std::string barrier_code(const TranslationContext& cx, const Enclosing& enc, int
     keep += names(x).fill("    CAPE_CC_SAVE($lt, $x); CAPE_CC_CLEAR($x);\n");
     back += names(x).fill("    CAPE_CC_RESTORE($x, $lt);\n");
   }
-  Holes h{{"between", back + after + enc.calls + calls2}, {"started", red_back}};
+  Holes h{{"between", back + after + region_calls + calls2}, {"started", red_back}};
   h.set("why", keep.empty() ? "" : ": the region's private variables stay out of the checkpoint");
   h.set("red_save", red_save).set("keep", keep).set("exchange", h.fill(kBarrier));
   return h.fill(R"c(  if (cape_cc_distributed()) { /* barrier$why */
@@ -117,13 +131,16 @@ $exchange  }
 // Every thread of the team meets a worksharing construct, so the added barrier changes no result.
 std::string reduction_window(const TranslationContext& cx, Construct* c, const Enclosing& enc, const Clauses& cl) {
   if (cl.red.empty()) return "";
-  return barrier_code(cx, enc, c->all.b, "", reduction_calls(cl, "    "));
+  std::vector<std::string> unshare;
+  for (auto& rd : cl.red)
+    if (rd.section && cx.opt.tickpt) unshare.push_back(rd.var);
+  return barrier_code(cx, enc, c->all.b, "", reduction_calls(cl, "    ", cx.opt.tickpt), unshare);
 }
 
 void barrier(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   read_clauses(cx.d, cx.t, c->dir, {});
   if (enc.in_ws) cx.d.error_at(name_tok(c->dir), "'omp barrier' may not be closely nested in a worksharing construct");
-  cx.em.line(cx.t[c->dir.first_tok].line);
+  cx.line_at(c->dir.first_tok);
   cx.em.raw(barrier_code(cx, enc, c->all.b));
 }
 

@@ -18,8 +18,12 @@ std::string end_code(const TranslationContext& cx, Construct* c);
 // are cleared before create(); each node takes its own values back afterwards. `after`:
 // code run once the exchange is over; `calls`: clause calls of the window the barrier
 // opens, besides the region's own (Fig. 7: they hold only until cape_stop()).
+// `unshare`: variables whose whole registration as shared the region's calls leave out in
+// this window (the bases of array sections reduced in it: the monitor refuses overlapping
+// registrations; the section's reduction call registers the rest of the array shared).
 std::string barrier_code(const TranslationContext& cx, const Enclosing& enc, int at,
-                         const std::string& after = "", const std::string& calls = "");
+                         const std::string& after = "", const std::string& calls = "",
+                         const std::vector<std::string>& unshare = {});
 
 // A worksharing construct with a reduction starts a window of its own: a barrier whose
 // start() follows the reduction calls ("" without reduction).

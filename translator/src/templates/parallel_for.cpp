@@ -53,12 +53,13 @@ $calls
 }  // namespace
 
 void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
-  bool simd = c->dir.name != "parallel for";
-  Clauses cl = read_clauses(cx.d, cx.t, c->dir,
-                            unite(kParallelClauses, simd ? unite(kForClauses, kSimdClauses) : kForClauses, "nowait"));
+  bool simd = c->dir.name == "parallel for simd", loop = c->dir.name == "parallel loop";
+  Clauses cl = read_clauses(
+      cx.d, cx.t, c->dir,
+      unite(kParallelClauses, loop ? kLoopClauses : simd ? unite(kForClauses, kSimdClauses) : kForClauses, "nowait"));
   if (simd) cx.d.note_at(name_tok(c->dir), "'simd' dropped from 'omp " + c->dir.name + "'");
   Loop L;
-  if (!check_not_nested(cx, c, enc) || !read_canonical_loop(cx.d, cx.t, *c, L) || !check_vars(cx, c, cl, L.var) ||
+  if (!check_not_nested(cx, c, enc) || !read_canonical_loop(cx.d, cx.t, *c, L, cl.collapse) || !check_vars(cx, c, cl, L.var) ||
       !cl.ok)
     return cx.emit_stmt(c->stmt, enc);
   const int id = c->id;
@@ -68,6 +69,7 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
     if (L.type.empty()) priv = with(priv, L.var);
     else priv.insert(priv.begin(), L.var);
   }
+  if (!nest_privates(cx, c, L, cl, priv)) return cx.emit_stmt(c->stmt, enc);
   Holes h = loop_holes(id);
   h.set("chunk", cl.chunk).set("num_threads", cl.num_threads).set("cond", cl.cond).set("flags", cx.fork_flags()).set("where", cx.where(c));
   // The implicit (TICKPT) registrations first: the monitor keeps the later call on a variable.
@@ -87,8 +89,8 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   std::string keep_red, back_red;
   for (auto& rd : cl.red) {
     Holes r{{"x", rd.var}, {"rv", gen_name("rv", id, rd.var)}};
-    keep_red += r.fill("      static __thread __typeof__($x) $rv;\n      CAPE_CC_SAVE($rv, $x);\n");
-    back_red += r.fill("      CAPE_CC_RESTORE($x, $rv);\n");
+    keep_red += r.fill("      static __thread __typeof__($x) $rv;\n      ") + save_reduction(rd, r.fill("$rv")) + "\n";
+    back_red += "      " + restore_reduction(rd, r.fill("$rv")) + "\n";
   }
   h.set("copyin", copyin_code(cl, id)).set("master_calls", master_calls).set("calls", calls);
   h.set("keep_red", keep_red).set("back_red", back_red);

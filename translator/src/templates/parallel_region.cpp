@@ -2,12 +2,87 @@
 // worksharing constructs take their share, and a barrier is the exchange of
 // 001_3036025dc34c4021.txt Fig. 3 followed by cape_start() again (exchange.cpp); the end of
 // the region is the same exchange. docs/translator.md, "parallel regions".
+#include <algorithm>
+
 #include "code.h"
+#include "directive.h"
 #include "templates/data_sharing.h"
 #include "templates/exchange.h"
 #include "templates/templates.h"
 
 namespace cape::tr {
+
+namespace {
+
+// num_threads(n): the nodes beyond the team (cape_cc_tid() < 0) must still meet every
+// barrier of the region, so they run its worksharing constructs (where they have no share)
+// and jump over the code between them, which only the team's threads run. So the
+// directives must be at the top of the region's block: one inside a loop or an `if` would
+// put team code around a barrier. Declarations jumped over leave the variable
+// uninitialised on those nodes, which never use it (their constructs have no share).
+bool team_body(TranslationContext& cx, Construct* c, const Enclosing& inner) {
+  Stmt* s = c->stmt;
+  if (s->kind != Stmt::Compound || s->items.b < 0) {
+    cx.emit_stmt(s, inner);
+    return true;
+  }
+  int b = s->items.b, e = s->items.e;
+  const auto& cs = s->items.cs;
+  // A directive at the top of the block: reached from the block's start by skipping whole
+  // bracket groups, right after a statement's end (`;`, `}`, `{`, or another directive).
+  std::vector<Construct*> top;
+  int i = b, prev = -1;
+  size_t ci = 0;
+  while (i < e) {
+    if (ci < cs.size() && cs[ci]->all.b == i) {
+      bool after_stmt = prev < 0 || cx.t.punct(prev, ";") || cx.t.punct(prev, "}") || cx.t.punct(prev, "{") ||
+                        (!top.empty() && top.back()->all.e == prev + 1);
+      if (!after_stmt) break;
+      top.push_back(cs[ci]);
+      prev = cs[ci]->all.e - 1;
+      i = cs[ci]->all.e;
+      ++ci;
+      continue;
+    }
+    if (ci < cs.size() && cs[ci]->all.b < i) break;  // inside a group skipped
+    prev = i;
+    i = cx.t.opens(i) ? cx.t.match(i) + 1 : i + 1;
+    if (cx.t.opens(prev)) prev = i - 1;
+  }
+  if (top.size() != cs.size()) {
+    Construct* x = cs[top.size()];
+    cx.d.error_at(name_tok(x->dir), "'omp " + x->dir.name + "' inside a statement of a 'parallel num_threads' "
+                                    "region is not supported yet: the nodes outside the team jump over the "
+                                    "region's code between its directives, which must then be at the top of "
+                                    "its block");
+    cx.emit_stmt(s, inner);
+    return false;
+  }
+  // `{`, then the runs of code between the directives, each skipped by the nodes outside
+  // the team, and the directives themselves.
+  cx.emit_range(s->all.b, b, {}, inner, true);
+  int skip = 0;
+  auto run = [&](int from, int to) {
+    bool code = false;
+    for (int i = from; i < to && !code; ++i) code = cx.t[i].kind != TokKind::End;
+    if (!code) return;
+    std::string label = "cape_skip_" + std::to_string(c->id) + "_" + std::to_string(++skip);
+    cx.gen("  if (cape_cc_tid() < 0) goto " + label + "; /* outside the team (num_threads) */\n");
+    cx.emit_range(from, to, {}, inner, true);
+    cx.gen(label + ":;\n");
+  };
+  int pos = b;
+  for (auto* x : top) {
+    run(pos, x->all.b);
+    cx.emit_range(x->all.b, x->all.e, {x}, inner, true);
+    pos = x->all.e;
+  }
+  run(pos, e);
+  cx.emit_range(e, s->all.e, {}, inner, true);
+  return true;
+}
+
+}  // namespace
 
 void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   Clauses cl = read_clauses(cx.d, cx.t, c->dir, kParallelClauses, /*whole_team=*/true);
@@ -25,7 +100,7 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
     Holes r{{"x", rd.var}, {"ri", gen_name("ri", id, rd.var)}, {"rp", gen_name("rp", id, rd.var)}};
     ri += r.fill("  static __thread __typeof__($x) $ri __attribute__((unused)), $rp __attribute__((unused)); "
                  "/* the identity, the partial result */\n");
-    identities += r.fill("    CAPE_CC_SAVE($ri, $x); /* start() gave it the identity */\n");
+    identities += "    " + save_reduction(rd, r.fill("$ri")) + " /* start() gave it the identity */\n";
   }
   Holes h{{"cond", cl.cond},
           {"where", cx.where(c)},
@@ -39,7 +114,8 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
   cx.gen(save_privates(priv, id, false));
   cx.gen(pt);
   cx.gen(ri);
-  cx.gen(h.fill(R"c(  if (cape_cc_fork(0, $cond, CAPE_CC_WHOLE_TEAM, $where)) {
+  h.set("num_threads", cl.num_threads);
+  cx.gen(h.fill(R"c(  if (cape_cc_fork($num_threads, $cond, CAPE_CC_WHOLE_TEAM, $where)) {
 $copyin
 $calls
     cape_start();
@@ -52,8 +128,12 @@ $identities
   inner.region_b = c->stmt->all.b;
   inner.calls = shared + clause_calls(cx, cl, c->dir.first_tok, "    ", /*with_private=*/false);
   inner.default_none = cl.default_none;
-  for (auto& rd : cl.red) inner.reductions.push_back(rd.var);
-  cx.emit_stmt(c->stmt, inner);
+  inner.reductions = cl.red;
+  if (cl.num_threads != "0") {
+    if (!team_body(cx, c, inner)) return;
+  } else {
+    cx.emit_stmt(c->stmt, inner);
+  }
   cx.gen(restore_privates(priv, id));
   cx.gen(end_code(cx, c));
 }

@@ -20,6 +20,11 @@ Holes loop_holes(int id);
 // Loop variables and bounds, evaluated once (OpenMP leaves the number of evaluations open),
 // before the window, in the loop variable's type.
 void loop_setup(TranslationContext& cx, const Loop& L, const Holes& h);
+// The holes of loop `level` (2..n) of a collapse(n) nest: $lb_2, $ub_2, $st_2, $n_2...
+Holes nest_holes(const Holes& h, size_t level);
+// collapse(n): the inner loops' variables are private too (OpenMP 4.5 Sect. 2.15.1.1);
+// they join `priv` as the outer one does. False (reported) for lastprivate of one of them.
+bool nest_privates(TranslationContext& cx, Construct* c, const Loop& L, const Clauses& cl, std::vector<std::string>& priv);
 
 // The loop over this thread's chunks of $sh, running the user's body.
 void chunk_loop(TranslationContext& cx, const Loop& L, const Holes& h, const Enclosing& enc);

@@ -46,6 +46,7 @@ void single(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   cx.gen("  if (cape_cc_tid() == 0) {\n");
   Enclosing inner = enc;
   inner.in_ws = is_single;
+  inner.alone = true;
   cx.emit_stmt(c->stmt, inner);
   cx.gen(save);
   cx.gen("  }\n");

@@ -8,6 +8,7 @@
 //   single.cpp             `single` and `master`
 //   threadprivate.cpp      `threadprivate`: 002_2c61c2cb27f62a9a.txt Fig. 6
 //   exchange.cpp           the end of a region and `barrier`: 001 Fig. 3 lines 6-25
+//   synchronization.cpp    `flush`, `critical`/`atomic` run alone, OpenMP 5's `loop`
 //
 // with their shared pieces in data_sharing.h (clauses, 002 Fig. 6-7, Table 2), exchange.h
 // and shares.h (loop chunks, sections). Every template reads the construct's clauses, checks
@@ -27,6 +28,10 @@ void ws_sections(TranslationContext& cx, Construct* c, const Enclosing& enc);
 void single(TranslationContext& cx, Construct* c, const Enclosing& enc);
 void threadprivate(TranslationContext& cx, Construct* c, const Enclosing& enc);
 void barrier(TranslationContext& cx, Construct* c, const Enclosing& enc);
+// synchronization.cpp: flush (a no-op), critical and atomic where one thread runs alone, loop.
+void flush(TranslationContext& cx, Construct* c, const Enclosing& enc);
+void exclusive(TranslationContext& cx, Construct* c, const Enclosing& enc);
+void loop(TranslationContext& cx, Construct* c, const Enclosing& enc);
 
 // A parallel construct inside a region or a worksharing construct: each node runs one
 // thread, so nested parallelism is refused.

@@ -45,7 +45,7 @@ void threadprivate(TranslationContext& cx, Construct* c, const Enclosing& enc) {
     cx.threadprivates.push_back({v, c->dir.first_tok, scope_end});
     list += (list.empty() ? "" : ", ") + v;
   }
-  cx.em.line(t[c->dir.first_tok].line);
+  cx.line_at(c->dir.first_tok);
   cx.em.raw("/* cape: #pragma omp threadprivate(" + list + "): each node keeps its own copy; "
             "cape_set_threadprivate() before every region's cape_start() (002_2c61c2cb27f62a9a.txt Fig. 6) */\n");
 }

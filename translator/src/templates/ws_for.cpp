@@ -13,11 +13,11 @@
 namespace cape::tr {
 
 void ws_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
-  bool simd = c->dir.name != "for";
-  Clauses cl = read_clauses(cx.d, cx.t, c->dir, simd ? unite(kForClauses, kSimdClauses) : kForClauses);
+  bool simd = c->dir.name == "for simd", loop = c->dir.name == "loop";
+  Clauses cl = read_clauses(cx.d, cx.t, c->dir, loop ? kLoopClauses : simd ? unite(kForClauses, kSimdClauses) : kForClauses);
   if (simd) cx.d.note_at(name_tok(c->dir), "'simd' dropped from 'omp for simd'");
   Loop L;
-  if (!check_ws(cx, c, enc) || !read_canonical_loop(cx.d, cx.t, *c, L) || !check_vars(cx, c, cl, L.var) || !cl.ok)
+  if (!check_ws(cx, c, enc) || !read_canonical_loop(cx.d, cx.t, *c, L, cl.collapse) || !check_vars(cx, c, cl, L.var) || !cl.ok)
     return cx.emit_stmt(c->stmt, enc);
   const int id = c->id;
   bool var_last = std::find(cl.lastpriv.begin(), cl.lastpriv.end(), L.var) != cl.lastpriv.end();
@@ -26,6 +26,7 @@ void ws_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
     if (L.type.empty()) priv = with(priv, L.var);
     else priv.insert(priv.begin(), L.var);
   }
+  if (!nest_privates(cx, c, L, cl, priv)) return cx.emit_stmt(c->stmt, enc);
   Holes h = loop_holes(id);
   h.set("chunk", cl.chunk);
 
