@@ -6,6 +6,8 @@
 #                        STRESS_ALL=ON: the contract stress test in all 14 combinations (not 4)
 #   make demo            the papers' matrix product on a local 3-node cape cluster vs native OpenMP
 #   make bench           benchmarks (Release build in build-bench), ratios measured in one run
+#   make bench-e2e       only the end-to-end one: cape run -n 3 jobs beside MPI (BENCH_E2E=full:
+#                        the issue's sizes; BENCH_BASELINE=DIR: an earlier build beside it)
 #   make fuzz            libFuzzer on the checkpoint reader, then the translator, FUZZ_SECONDS each (default 60)
 #   make install PREFIX=/opt/cape
 #   make clean
@@ -19,7 +21,7 @@ FUZZ_SECONDS ?= 60
 CTEST_ARGS ?=
 STRESS_ALL ?= OFF
 
-.PHONY: all deps configure build check demo bench fuzz install clean
+.PHONY: all deps configure build check demo bench bench-e2e fuzz install clean
 
 all: build
 
@@ -43,6 +45,11 @@ bench: deps
 	@cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DCAPE_BENCH=ON >/dev/null
 	cmake --build build-bench -j$(JOBS)
 	scripts/bench.sh build-bench
+
+bench-e2e: deps
+	@cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DCAPE_BENCH=ON >/dev/null
+	cmake --build build-bench -j$(JOBS) --target cape cape-cc
+	scripts/bench-e2e.sh build-bench
 
 fuzz: deps
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAPE_FUZZ=ON \

@@ -64,6 +64,7 @@ SerializedParts serialize_parts(const Checkpoint& c, SerializeOptions options) {
   if (c.name.size() > kMaxNameLength) throw Error("checkpoint name longer than 4096 bytes");
   if (c.registers && c.registers->bytes.size() > kMaxRegisterLength)
     throw Error("register set larger than 4096 bytes");
+  if (c.registers && c.registers->bytes.empty()) throw Error("an empty register set (no registers: leave it out)");
 
   SerializedParts parts;
   if (auto block = data_in_run_order(c)) {
@@ -94,10 +95,10 @@ SerializedParts serialize_parts(const Checkpoint& c, SerializeOptions options) {
   put<uint64_t>(out, 56, parts.data.size());
 
   size_t at = kHeaderSize;
-  std::memcpy(out.data() + at, c.name.data(), c.name.size());
+  if (!c.name.empty()) std::memcpy(out.data() + at, c.name.data(), c.name.size());
   at += pad8(c.name.size());
   if (c.registers) {
-    std::memcpy(out.data() + at, c.registers->bytes.data(), c.registers->bytes.size());
+    std::memcpy(out.data() + at, c.registers->bytes.data(), c.registers->bytes.size());  // not empty
     at += pad8(c.registers->bytes.size());
   }
   if (map_bytes) {
@@ -144,18 +145,48 @@ std::vector<uint8_t> serialize(const Checkpoint& c) {
 
 namespace {
 
+// The file size the 64-byte header declares, checked against `file_size`. Throws Error when
+// they disagree. The mapping table's entry count is in the body, so with the mappings flag
+// the rest must be an 8-byte count plus whole 24-byte entries.
+void check_declared_size(std::span<const uint8_t> h, uint64_t file_size) {
+  auto flags = get<uint8_t>(h, 11);
+  auto run_count = get<uint64_t>(h, 40);
+  auto name_len = get<uint32_t>(h, 48);
+  auto reg_len = get<uint16_t>(h, 54);
+  auto payload = get<uint64_t>(h, 56);
+  // Each term is bounded by the file size before they are added, so nothing overflows.
+  if (name_len > kMaxNameLength) throw Error("name length " + std::to_string(name_len) + " exceeds 4096" + at_offset(48));
+  if (run_count > file_size / kRunHeaderSize)
+    throw Error("run count " + std::to_string(run_count) + " cannot fit in a file of " + std::to_string(file_size) +
+                " bytes" + at_offset(40));
+  if (payload > file_size)
+    throw Error("payload size " + std::to_string(payload) + " exceeds the file's " + std::to_string(file_size) +
+                " bytes" + at_offset(56));
+  uint64_t fixed = kHeaderSize + pad8(name_len) + ((flags & kFlagRegisters) ? pad8(reg_len) : 0) +
+                   run_count * kRunHeaderSize + pad8(payload) + kTrailerSize;
+  if (fixed > file_size)
+    throw Error("truncated: the header declares " + std::to_string(fixed) + " bytes at least, the file has " +
+                std::to_string(file_size));
+  uint64_t rest = file_size - fixed;
+  if (flags & kFlagMappings) {
+    if (rest < 8 + kMappingEntrySize || (rest - 8) % kMappingEntrySize != 0)
+      throw Error("the file's size (" + std::to_string(file_size) + " bytes) does not match its header and " +
+                  "a mapping table (" + std::to_string(rest) + " bytes left for it)");
+  } else if (rest != 0) {
+    throw Error("the file is " + std::to_string(file_size) + " bytes but its header declares " +
+                std::to_string(fixed));
+  }
+}
+
 // Checks everything but the data block's contents and fills all of `c` but its bytes.
 // Returns where the data block starts.
 size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoint& c) {
   if (in.size() < kHeaderSize + kTrailerSize)
     throw Error("truncated: " + std::to_string(in.size()) + " bytes is shorter than the " +
                 std::to_string(kHeaderSize + kTrailerSize) + "-byte minimum of a DICKPT file");
-  if (std::memcmp(in.data(), kMagic, sizeof kMagic) != 0)
-    throw Error("not a DICKPT checkpoint (bad magic)");
+  // A huge or garbage file is refused from its first 64 bytes, before anything is hashed.
+  check_header(in.first(kHeaderSize), in.size());
   auto version = get<uint16_t>(in, 8);
-  if (version < 1 || version > kFormatVersion)
-    throw Error("unsupported DICKPT version " + std::to_string(version) + "; this cape reads versions 1 to " +
-                std::to_string(kFormatVersion));
 
   size_t body = in.size() - kTrailerSize;
   if (options.verify_checksum) {
@@ -185,7 +216,6 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
   size_t at = kHeaderSize;
   auto remaining = [&] { return body - at; };
 
-  if (name_len > kMaxNameLength) throw Error("name length " + std::to_string(name_len) + " exceeds 4096" + at_offset(48));
   if (pad8(name_len) > remaining()) throw Error("truncated in the name" + at_offset(at));
   c.name.assign(reinterpret_cast<const char*>(in.data() + at), name_len);
   at += pad8(name_len);
@@ -193,6 +223,7 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
   if (flags & kFlagRegisters) {
     if (reg_arch != static_cast<uint16_t>(Arch::x86_64))
       throw Error("unknown register architecture " + std::to_string(reg_arch) + at_offset(52));
+    if (reg_len == 0) throw Error("the registers flag is set with an empty register set" + at_offset(54));
     if (pad8(reg_len) > remaining()) throw Error("truncated in the registers" + at_offset(at));
     c.registers = Registers{Arch::x86_64, {in.begin() + at, in.begin() + at + reg_len}};
     at += pad8(reg_len);
@@ -304,6 +335,18 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
 
 }  // namespace
 
+void check_header(std::span<const uint8_t> h, uint64_t file_size) {
+  if (h.size() < kHeaderSize || file_size < kHeaderSize + kTrailerSize)
+    throw Error("truncated: " + std::to_string(file_size) + " bytes is shorter than the " +
+                std::to_string(kHeaderSize + kTrailerSize) + "-byte minimum of a DICKPT file");
+  if (std::memcmp(h.data(), kMagic, sizeof kMagic) != 0) throw Error("not a DICKPT checkpoint (bad magic)");
+  auto version = get<uint16_t>(h, 8);
+  if (version < 1 || version > kFormatVersion)
+    throw Error("unsupported DICKPT version " + std::to_string(version) + "; this cape reads versions 1 to " +
+                std::to_string(kFormatVersion));
+  check_declared_size(h, file_size);
+}
+
 Checkpoint parse(std::span<const uint8_t> in, ParseOptions options) {
   Checkpoint c;
   size_t data = parse_layout(in, options, c);
@@ -323,15 +366,19 @@ Checkpoint parse(Bytes&& buffer, size_t offset, ParseOptions options) {
 
 void write_file(const Checkpoint& c, const std::string& path) {
   std::vector<uint8_t> bytes = serialize(c);
-  std::string tmp = path + ".tmp." + std::to_string(getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(path + ": cannot create: " + std::strerror(errno));
+  // A fresh temporary name made with O_EXCL (mkostemp): a file or symlink planted under any
+  // name is never opened, so nothing outside is truncated. Mode 0600: a checkpoint holds the
+  // program's memory. rename() then replaces `path` itself (a symlink there is replaced, not
+  // followed).
+  std::string tmp = path + ".tmp.XXXXXX";
+  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot create a temporary file beside it: " + std::strerror(errno));
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      int e = errno;
+      int e = n < 0 ? errno : ENOSPC;
       ::close(fd);
       ::unlink(tmp.c_str());
       throw Error(path + ": write failed: " + std::strerror(e));
@@ -346,27 +393,59 @@ void write_file(const Checkpoint& c, const std::string& path) {
 }
 
 Checkpoint read_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO (or a device) would block open() until a writer came; it is refused
+  // below instead. Nothing is read before the header says how big the file must be.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   struct stat st;
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(path + ": not a regular file");
-  }
-  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  bytes.resize(done);
+  if (::fstat(fd, &st) != 0) throw Error(path + ": cannot stat: " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    throw Error(path + ": not a regular file (" +
+                (S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device") +
+                "); give a checkpoint file");
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  auto read_at = [&](uint8_t* to, size_t n, uint64_t off) {
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd, to + done, n - done, static_cast<off_t>(off + done));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) throw Error(path + ": read failed: " + std::strerror(errno));
+      if (r == 0) throw Error(path + ": truncated while being read (" + std::to_string(off + done) + " of " +
+                              std::to_string(size) + " bytes)");
+      done += static_cast<size_t>(r);
+    }
+  };
   try {
-    return parse(bytes);
+    uint8_t header[kHeaderSize] = {};
+    read_at(header, std::min<uint64_t>(size, kHeaderSize), 0);
+    check_header({header, kHeaderSize}, size);
+    Bytes bytes;
+    try {
+      bytes.resize(static_cast<size_t>(size));
+    } catch (const std::bad_alloc&) {
+      throw Error("cannot allocate " + std::to_string(size) + " bytes to read it");
+    }
+    read_at(bytes.data(), bytes.size(), 0);
+    Checkpoint c = parse(std::move(bytes), 0);
+    // Keep only the data block, moved to the front in place (as parse() of a span would
+    // copy it out): the bytes are the runs' data, whatever the reader.
+    if (!c.runs.empty()) {
+      uint64_t start = c.runs.front().offset, end = c.runs.back().offset + c.runs.back().stored();
+      std::memmove(c.bytes.data(), c.bytes.data() + start, end - start);
+      c.bytes.resize(end - start);  // (no shrink_to_fit: that would copy it all again)
+      for (Run& r : c.runs) r.offset -= start;
+    } else {
+      c.bytes.clear();
+    }
+    return c;
   } catch (const Error& e) {
-    throw Error(path + ": " + e.what());
+    std::string what = e.what();
+    if (what.rfind(path + ":", 0) == 0) throw;
+    throw Error(path + ": " + what);
   }
 }
 

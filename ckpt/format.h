@@ -77,9 +77,17 @@ Checkpoint parse(std::span<const uint8_t> file, ParseOptions options = {});
 // the Checkpoint's bytes as it is, runs pointing at their data inside it (nothing copied).
 Checkpoint parse(Bytes&& buffer, size_t offset, ParseOptions options = {});
 
+// Checks a file's first kHeaderSize bytes: magic, version, and that the sizes it declares
+// (name, registers, run table, payload, mapping table) add up to `file_size`. parse() and
+// read_file() call it before they hash or read the rest, so a huge or garbage file is
+// refused at once. Throws Error.
+void check_header(std::span<const uint8_t> first_bytes, uint64_t file_size);
+
 // Writes atomically (temporary file + rename) so a crash never leaves half a checkpoint.
 // Errors name the path.
 void write_file(const Checkpoint& c, const std::string& path);
+// Reads and parses `path`, refusing what is not a regular file (a FIFO does not block) and
+// reading nothing past the header of a file whose size does not match it. Errors name the path.
 Checkpoint read_file(const std::string& path);
 
 }  // namespace cape::ckpt

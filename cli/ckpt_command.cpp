@@ -1,5 +1,7 @@
 // `cape ckpt dump|stat|merge|diff|verify`: inspecting and combining DICKPT files.
 // `dump --json` is a stable interface (docs/dickpt-format.md, "JSON"); scripts read it.
+#include <sys/stat.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <optional>
@@ -10,6 +12,7 @@
 #include "ckpt/symbols.h"
 #include "cli/command.h"
 #include "util/error.h"
+#include "util/text.h"
 
 namespace cape::cli {
 namespace {
@@ -98,8 +101,9 @@ void dump_json(const ckpt::Checkpoint& c, const std::optional<ckpt::SymbolTable>
 void dump(const ckpt::Checkpoint& c, const std::string& path, bool json,
           const std::optional<ckpt::SymbolTable>& syms, size_t preview) {
   if (json) return dump_json(c, syms);
+  // The name is the file's content: escaped, so it cannot write to the terminal.
   std::printf("%s: DICKPT v%u %s checkpoint '%s'\n", path.c_str(), ckpt::format_version(c), ckpt::to_string(c.kind),
-              c.name.c_str());
+              util::printable(c.name).c_str());
   std::printf("  node %u, sequence %" PRIu64 ", timestamp %" PRIu64 ", load base %s, registers: %s\n", c.node,
               c.sequence, c.timestamp, hex_addr(c.load_base).c_str(),
               c.registers ? (std::to_string(c.registers->bytes.size()) + " bytes (x86_64)").c_str() : "none");
@@ -153,12 +157,8 @@ void stat(const ckpt::Checkpoint& c, const std::string& path, uint64_t file_size
 }
 
 uint64_t file_size_of(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) return 0;
-  std::fseek(f, 0, SEEK_END);
-  long n = std::ftell(f);
-  std::fclose(f);
-  return n < 0 ? 0 : static_cast<uint64_t>(n);
+  struct stat st;  // (not by opening it: a FIFO would block)
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
 struct CkptArgs {
@@ -204,7 +204,10 @@ void add_ckpt_command(CLI::App& app, Context& ctx) {
   CLI::App* s = ck->add_subcommand("stat", "Runs, bytes and coverage of checkpoints");
   s->add_option("files", args->files, "checkpoint files")->required();
   s->callback([args] {
-    for (const auto& path : args->files) stat(ckpt::read_file(path), path, file_size_of(path));
+    for (const auto& path : args->files) {
+      ckpt::Checkpoint c = ckpt::read_file(path);  // first: it refuses what is not a file
+      stat(c, path, file_size_of(path));
+    }
   });
 
   CLI::App* v = ck->add_subcommand("verify", "Check checkpoints for corruption; exit 1 if any is bad");

@@ -6,7 +6,10 @@
 // PMI). Rank 0 listens on PORT; the others connect. `cape run` starts nodes with
 // --secret-fd (a pipe), --listen-fd (a socket it bound) and --status-fd (where the master
 // reports its region, so the launcher can name it if the master node itself dies).
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -19,10 +22,12 @@
 
 #include "cli/command.h"
 #include "monitor/monitor.h"
+#include "net/handshake.h"
 #include "net/node.h"
 #include "net/program_io.h"
 #include "net/socket.h"
 #include "util/error.h"
+#include "util/files.h"
 #include "util/log.h"
 #include "util/scoped_fd.h"
 #include "util/wait_status.h"
@@ -32,7 +37,7 @@ namespace {
 using namespace cape;
 
 struct NodeArgs {
-  std::string master;
+  std::string master, listen, job;
   int rank = -1, size = -1;
   std::string secret_file;
   int secret_fd = -1, listen_fd = -1, status_fd = -1;
@@ -42,6 +47,8 @@ struct NodeArgs {
   std::string output_dir = "cape-logs";
   bool tag_output = false;
   bool watch_stdin = false;
+  bool env_stdin = false;
+  bool encrypt = false;
   bool check_races = false;
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::vector<std::string> argv;
@@ -61,6 +68,110 @@ int env_int(std::initializer_list<const char*> names, const char** which) {
     }
   }
   return -1;
+}
+
+// Reads exactly n bytes from fd (the ssh channel: nothing past what is ours is consumed).
+std::string read_exactly(int fd, size_t n) {
+  std::string out(n, '\0');
+  size_t done = 0;
+  while (done < n) {
+    ssize_t r = ::read(fd, out.data() + done, n - done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) throw UserError("the launcher's channel ended in the middle of the environment");
+    done += static_cast<size_t>(r);
+  }
+  return out;
+}
+
+// A decimal number and a newline, read byte by byte.
+size_t read_count(int fd) {
+  std::string digits;
+  for (;;) {
+    std::string c = read_exactly(fd, 1);
+    if (c == "\n") break;
+    if (c[0] < '0' || c[0] > '9' || digits.size() > 9) throw UserError("a malformed environment from the launcher");
+    digits += c;
+  }
+  if (digits.empty()) throw UserError("a malformed environment from the launcher");
+  return std::stoul(digits);
+}
+
+// The environment the ssh launcher sends down the channel after the secret (issue 16, item
+// 6: not on the remote command line, where the host's process list shows it): "env N\n",
+// then N entries "LEN\nNAME=VALUE". It replaces this process's environment, which the
+// program inherits.
+void take_environment(int fd) {
+  if (read_exactly(fd, 4) != "env ") throw UserError("a malformed environment from the launcher");
+  size_t n = read_count(fd);
+  if (n > 100000) throw UserError("an environment of " + std::to_string(n) + " variables from the launcher");
+  std::vector<std::string> entries;
+  size_t total = 0;
+  for (size_t i = 0; i < n; ++i) {
+    size_t len = read_count(fd);
+    total += len;
+    if (total > (size_t{64} << 20)) throw UserError("an environment larger than 64 MiB from the launcher");
+    entries.push_back(read_exactly(fd, len));
+  }
+  if (::clearenv() != 0) throw UserError("clearenv failed");
+  for (const std::string& e : entries) {
+    size_t eq = e.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    if (::setenv(e.substr(0, eq).c_str(), e.c_str() + eq + 1, 1) != 0)
+      throw UserError(errno_message("setenv " + e.substr(0, eq)));
+  }
+}
+
+// Rank 0 binds the --master address. A host name that resolves to loopback only here
+// (Debian's /etc/hosts maps the host's own name to 127.0.1.1) would keep other hosts out:
+// say so, and how to listen elsewhere.
+void warn_if_loopback_only(const std::string& host) {
+  in6_addr a6;
+  in_addr a4;
+  if (host.empty() || host == "localhost" || ::inet_pton(AF_INET, host.c_str(), &a4) == 1 ||
+      ::inet_pton(AF_INET6, host.c_str(), &a6) == 1)
+    return;  // an address: the user said it
+  addrinfo hints{}, *res = nullptr;
+  hints.ai_socktype = SOCK_STREAM;
+  if (::getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0) return;  // listen_tcp says why
+  bool loopback_only = true;
+  for (addrinfo* r = res; r; r = r->ai_next) {
+    if (r->ai_family == AF_INET) {
+      uint32_t ip = ntohl(reinterpret_cast<sockaddr_in*>(r->ai_addr)->sin_addr.s_addr);
+      loopback_only = loopback_only && (ip >> 24) == 127;
+    } else if (r->ai_family == AF_INET6) {
+      loopback_only = loopback_only && IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<sockaddr_in6*>(r->ai_addr)->sin6_addr);
+    }
+  }
+  ::freeaddrinfo(res);
+  if (loopback_only)
+    CAPE_LOG_AT(warn, "net") << "--master " << host << " is a loopback address here: rank 0 listens on it, so only "
+                             << "this host can join; give --listen 0.0.0.0:PORT (or this host's address) for others";
+}
+
+// The job's identity, the same on every node of one job and different between jobs that
+// share a secret file (issue 16, item 3): the launcher's job id (--job from cape run, or
+// mpirun's, srun's, PMIx's), the program and its arguments.
+std::string job_identity(const NodeArgs& a) {
+  std::string id = a.job;
+  if (id.empty())
+    if (const char* s = std::getenv("SLURM_JOB_ID"); s && *s) {
+      id = std::string("slurm ") + s;
+      if (const char* step = std::getenv("SLURM_STEP_ID"); step && *step) id += std::string(".") + step;
+    }
+  for (const char* var : {"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"})
+    if (const char* s = std::getenv(var); id.empty() && s && *s) id = std::string(var) + "=" + s;
+  std::string program;
+  for (const auto& w : a.argv) program += (program.empty() ? "" : " ") + w;
+  std::string job = (id.empty() ? "" : "job " + id + ", ") + "program " + program;
+  if (job.size() > net::kMaxJobLength) {
+    // Too long to travel whole: its digest stands for the rest.
+    net::Mac d = net::job_value(net::Secret(std::vector<uint8_t>(job.begin(), job.end())), "job");
+    static const char* hex = "0123456789abcdef";
+    std::string tail = " ... #";
+    for (int i = 0; i < 8; ++i) tail += {hex[d[i] >> 4], hex[d[i] & 15]};
+    job = job.substr(0, net::kMaxJobLength - tail.size()) + tail;
+  }
+  return job;
 }
 
 // The monitor's view of the network.
@@ -171,6 +282,11 @@ int run_node(const NodeArgs& a) {
     throw UserError("rank " + std::to_string(rank) + " (from " + rank_src + ") is not below the size " +
                     std::to_string(size) + " (from " + size_src + ")");
   util::set_log_rank(rank);
+  // The launcher's descriptors reach this process without close-on-exec (that is how they
+  // are inherited); the program must not inherit them in turn (issue 16, item 12).
+  for (int fd : {a.listen_fd, a.status_fd, a.secret_fd})
+    if (fd > STDERR_FILENO && ::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 && errno != EBADF)
+      throw UserError(errno_message("fcntl FD_CLOEXEC on fd " + std::to_string(fd)));
   // EPIPE, not death, when an output's reader goes away; the program still gets SIGPIPE.
   net::catch_sigpipe();
 
@@ -178,11 +294,11 @@ int run_node(const NodeArgs& a) {
   int out_fd = STDOUT_FILENO, err_fd = STDERR_FILENO;
   util::ScopedFd log_fd;
   if (rank != 0 && !a.output_dir.empty()) {
-    if (::mkdir(a.output_dir.c_str(), 0755) != 0 && errno != EEXIST)
-      throw UserError(errno_message("cannot create output directory " + a.output_dir));
+    // An existing directory is used; the log replaces what was at its name (an old log, or
+    // a symlink planted there: replaced, never followed).
+    util::ensure_directory(a.output_dir, 0755, "--output-dir");
     std::string path = a.output_dir + "/node." + std::to_string(rank) + ".log";
-    log_fd.reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!log_fd.valid()) throw UserError(errno_message("cannot open " + path));
+    log_fd = util::create_replacing(path, 0644);
     if (::dup2(log_fd.get(), STDOUT_FILENO) < 0 || ::dup2(log_fd.get(), STDERR_FILENO) < 0)
       throw UserError(errno_message("dup2 log"));
   }
@@ -192,6 +308,7 @@ int run_node(const NodeArgs& a) {
   o.size = size;
   if (a.secret_fd >= 0) {
     o.secret = net::Secret::from_fd(a.secret_fd);
+    if (a.env_stdin) take_environment(a.secret_fd);
     if (a.secret_fd != STDIN_FILENO) ::close(a.secret_fd);  // stdin stays: --watch-stdin
   } else if (!a.secret_file.empty()) {
     o.secret = net::Secret::from_file(a.secret_file);
@@ -203,12 +320,17 @@ int run_node(const NodeArgs& a) {
   }
   // Not the program's business, and every node must give it the same environment.
   ::unsetenv("CAPE_SECRET");
+  o.job = job_identity(a);
+  o.encrypt = a.encrypt;
   if (a.listen_fd >= 0) {
     o.listen_fd = a.listen_fd;
   } else {
     if (a.master.empty()) throw UserError("cape node needs --master HOST:PORT");
     o.master = net::parse_host_port(a.master);
-    if (rank == 0) o.master.host = "";  // listen on every interface, on that port
+    // Rank 0 listens where it was told (issue 16, item 2): --listen, else the --master
+    // address itself (127.0.0.1 stays on loopback). --listen 0.0.0.0:PORT for every interface.
+    if (rank == 0 && !a.listen.empty()) o.master = net::parse_host_port(a.listen);
+    if (rank == 0 && a.listen.empty()) warn_if_loopback_only(o.master.host);
   }
   auto ms = [](double s) { return std::chrono::milliseconds(static_cast<long>(s * 1000)); };
   o.timeout = ms(a.timeout);
@@ -219,6 +341,8 @@ int run_node(const NodeArgs& a) {
   auto kill_switch = std::make_shared<monitor::KillSwitch>();
   o.on_failure = [kill_switch](const std::string& msg, bool) { kill_switch->kill(msg); };
   o.on_shutdown = [kill_switch] { kill_switch->kill("the master ended the job"); };
+  // The launcher's channel closed while joining (--watch-stdin): stop trying (item 6).
+  o.cancelled = [kill_switch] { return kill_switch->killed(); };
 
   // The program's streams (net/program_io.h): pipes on every node (the determinism
   // contract: the same kind of stdout and stdin everywhere). The master's terminal is its
@@ -276,6 +400,7 @@ int run_node(const NodeArgs& a) {
     mo.check_races = a.check_races || cli::env_switch("CAPE_CHECK_RACES");
     mo.argv = a.argv;
     mo.node_rank = rank;
+    mo.node_count = size;
     mo.stdin_fd = pi_r.get();
     mo.stdout_fd = po_w.get();
     mo.stderr_fd = pe_w.get();
@@ -314,7 +439,14 @@ void add_node_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<NodeArgs>();
   auto* sub = app.add_subcommand(
       "node", "Run one node of a CAPE job (started by `cape run`, mpirun, srun or by hand)");
-  sub->add_option("--master", a->master, "HOST:PORT of rank 0 (rank 0 listens on PORT)");
+  sub->add_option("--master", a->master,
+                  "HOST:PORT of rank 0 (rank 0 listens there: 127.0.0.1 stays on loopback)");
+  sub->add_option("--listen", a->listen,
+                  "Rank 0: listen on HOST:PORT instead of the --master address (0.0.0.0:PORT: every interface)");
+  sub->add_flag("--encrypt", a->encrypt,
+                "Rank 0: encrypt every frame after the handshake (AES-256-GCM); they are always authenticated");
+  sub->add_option("--job", a->job,
+                  "The job's id, the same on every node (default: from srun/mpirun/PMIx); nodes of other jobs are refused");
   sub->add_option("--rank", a->rank, "This node's rank (default: from mpirun/srun/PMI)");
   sub->add_option("--size", a->size, "Number of nodes (default: from mpirun/srun/PMI)");
   sub->add_option("--secret-file", a->secret_file,
@@ -323,6 +455,8 @@ void add_node_command(CLI::App& app, Context& ctx) {
   sub->add_option("--listen-fd", a->listen_fd, "Rank 0: use this listening socket")->group("");
   sub->add_option("--status-fd", a->status_fd, "Report the region on this fd")->group("");
   sub->add_flag("--watch-stdin", a->watch_stdin, "Stop when stdin closes (ssh launcher)")->group("");
+  sub->add_flag("--env-stdin", a->env_stdin, "Take the environment from the secret's fd, after it (ssh launcher)")
+      ->group("");
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect or full")
       ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");

@@ -13,10 +13,13 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,6 +31,7 @@
 #include "net/launcher.h"
 #include "net/socket.h"
 #include "util/error.h"
+#include "util/files.h"
 #include "util/scoped_fd.h"
 #include "util/wait_status.h"
 
@@ -40,6 +44,7 @@ struct RunArgs {
   int n = 0;
   std::string hosts, hostfile, launcher;
   bool oversubscribe = false, tag_output = false, accept_new_host_keys = false, check_races = false;
+  bool encrypt = false;
   std::string output_dir = "cape-logs", tracker = "uffd", keep, log;
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::string remote_cape = "cape", identity, known_hosts, ssh_user;
@@ -60,8 +65,43 @@ std::string fmt(double d) {
   return b;
 }
 
+// execvp's search for the program, done once before any node starts: a program that
+// cannot run is said once, with a shell's status (127: not found, 126: found but not
+// runnable), instead of by every node's monitor at once (issue 16, item 14). The master runs
+// here, in this directory, so what it cannot run here the job cannot run.
+void check_program(const std::string& prog) {
+  auto cannot = [&](int e) {
+    throw UserError("cannot run " + prog + ": " + std::strerror(e), e == ENOENT || e == ENOTDIR ? 127 : 126);
+  };
+  auto runnable = [](const std::string& path) -> int {  // 0, or why not
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) return errno;
+    if (S_ISDIR(st.st_mode)) return EISDIR;
+    return ::access(path.c_str(), X_OK) == 0 ? 0 : errno;
+  };
+  if (prog.empty()) cannot(ENOENT);
+  if (prog.find('/') != std::string::npos) {
+    if (int e = runnable(prog)) cannot(e);
+    return;
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  int found_but = 0;  // as execvp: a match that cannot run is reported if nothing else runs
+  for (size_t from = 0;;) {
+    size_t colon = dirs.find(':', from);
+    std::string dir = dirs.substr(from, colon == std::string::npos ? std::string::npos : colon - from);
+    int e = runnable((dir.empty() ? "." : dir) + "/" + prog);
+    if (e == 0) return;
+    if (e != ENOENT && e != ENOTDIR) found_but = e;
+    if (colon == std::string::npos) break;
+    from = colon + 1;
+  }
+  cannot(found_but ? found_but : ENOENT);
+}
+
 int run_job(const RunArgs& a) {
   if (a.n < 1) throw UserError("-n wants at least 1 node");
+  check_program(a.argv.at(0));
   // A closed stderr must not kill the launcher before it has stopped its nodes. (A handler,
   // so the nodes it execs start with the default; they install their own.)
   net::catch_sigpipe();
@@ -82,6 +122,12 @@ int run_job(const RunArgs& a) {
       if (!net::is_local_host(h))
         throw UserError("host " + h + " is not this machine: use --launcher ssh");
 
+  // The slaves' log directory, when they run here: said once, before anything starts (a
+  // slave node that cannot open its log exits before it joins, and the master would wait
+  // --connect-timeout for it). An existing directory is used; anything else there is refused.
+  if (launcher == "local" && a.n > 1 && !a.output_dir.empty()) util::ensure_directory(a.output_dir, 0755, "--output-dir");
+  if (launcher == "local" && !a.keep.empty()) util::ensure_directory(a.keep, 0700, "--keep-checkpoints");
+
   net::Secret secret = net::Secret::generate();
   // The master always runs here; the slaves here too, or over SSH.
   net::LocalLauncher local(self_exe(), secret);
@@ -100,7 +146,9 @@ int run_job(const RunArgs& a) {
   uint16_t port = net::local_port(listen.get());
 
   // `cape node`'s command line, the same for every node but for how it joins (NodeLink).
-  std::vector<std::string> common = {"--size", std::to_string(a.n), "--tracker", a.tracker,
+  // The job's id: nodes of other jobs are refused in the handshake (item 3).
+  std::string job_id = "cape-run-" + net::Secret::generate().text().substr(0, 16);
+  std::vector<std::string> common = {"--size", std::to_string(a.n), "--job", job_id, "--tracker", a.tracker,
                                      "--output-dir", a.output_dir, "--timeout", fmt(a.timeout),
                                      "--heartbeat", fmt(a.heartbeat), "--connect-timeout",
                                      fmt(a.connect_timeout)};
@@ -108,6 +156,7 @@ int run_job(const RunArgs& a) {
   if (!a.log.empty()) common.insert(common.end(), {"--log", a.log});
   if (a.tag_output) common.push_back("--tag-output");
   if (a.check_races) common.push_back("--check-races");
+  if (a.encrypt) common.push_back("--encrypt");
   net::NodeCommand command = [&](int rank, const net::NodeLink& link) {
     std::vector<std::string> v = {"node", "--rank", std::to_string(rank)};
     if (!link.master.empty()) v.insert(v.end(), {"--master", link.master});
@@ -115,6 +164,7 @@ int run_job(const RunArgs& a) {
     if (link.listen_fd >= 0) v.insert(v.end(), {"--listen-fd", std::to_string(link.listen_fd)});
     if (link.status_fd >= 0) v.insert(v.end(), {"--status-fd", std::to_string(link.status_fd)});
     if (link.watch_stdin) v.push_back("--watch-stdin");
+    if (link.env_stdin) v.push_back("--env-stdin");
     v.insert(v.end(), common.begin(), common.end());
     v.push_back("--");
     v.insert(v.end(), a.argv.begin(), a.argv.end());
@@ -243,12 +293,15 @@ void add_run_command(CLI::App& app, Context& ctx) {
                 "Allow more slave ranks than host slots (wrap around the hosts)");
   sub->add_flag("--tag-output", a->tag_output, "Prefix output lines with [rank]<stream>:");
   sub->add_option("--output-dir", a->output_dir,
-                  "Slaves' output and logs: DIR/node.RANK.log on their host (default cape-logs)");
+                  "Slaves' output and logs: DIR/node.RANK.log on their host (default cape-logs; an existing "
+                  "directory is used, an old log or anything else at a log's name replaced)");
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect or full")
       ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
   sub->add_option("--keep-checkpoints", a->keep, "Every node writes its checkpoints into DIR");
   sub->add_flag("--check-races", a->check_races,
                 "Report two nodes writing different values to one shared word, with the variable (docs/tickpt.md)");
+  sub->add_flag("--encrypt", a->encrypt,
+                "Encrypt the traffic between nodes (AES-256-GCM); it is always authenticated (docs/net.md)");
   sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info)");
   sub->add_option("--timeout", a->timeout, "Seconds of silence that make a node dead (default 5)");
   sub->add_option("--heartbeat", a->heartbeat, "Seconds between heartbeats (default 0.5)");

@@ -12,6 +12,7 @@ namespace cape::monitor {
 void AddressSpace::reset(pid_t pid) {
   pid_ = pid;
   exe_.clear();
+  load_base_ = 0;
 }
 
 void AddressSpace::at_runtime_call(const Tracee& t, pid_t tid, uint64_t fs_base) {
@@ -57,6 +58,9 @@ std::vector<Area> AddressSpace::tracked(const std::vector<Mapping>& maps, uint64
   return tracked_set(maps, exe_, stack_boundary, tls_, tls_low_);
 }
 
-uint64_t AddressSpace::load_base() const { return monitor::load_base(read_maps(pid_), exe_); }
+uint64_t AddressSpace::load_base() const {
+  if (load_base_ == 0 && !exe_.empty()) load_base_ = monitor::load_base(read_maps(pid_), exe_);
+  return load_base_;
+}
 
 }  // namespace cape::monitor

@@ -35,7 +35,9 @@ class AddressSpace {
   std::vector<Area> tracked(uint64_t stack_boundary) const;
   // The same from maps already read (read_maps(pid())).
   std::vector<Area> tracked(const std::vector<Mapping>& maps, uint64_t stack_boundary) const;
-  uint64_t load_base() const;  // where the executable is mapped
+  // Where the executable is mapped: read once per image (its mappings never move), not at
+  // every create() (issue 14: each read of the maps costs tens of microseconds).
+  uint64_t load_base() const;
 
  private:
   void find_tls_low(const Tracee& t);
@@ -43,6 +45,7 @@ class AddressSpace {
   std::string exe_;
   uint64_t tls_ = 0;      // the main thread's fs_base
   uint64_t tls_low_ = 0;  // lowest static TLS block in use (0 = unknown)
+  mutable uint64_t load_base_ = 0;  // 0 = not read yet
 };
 
 }  // namespace cape::monitor

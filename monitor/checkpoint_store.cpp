@@ -4,6 +4,7 @@
 
 #include "ckpt/format.h"
 #include "util/error.h"
+#include "util/files.h"
 
 namespace cape::monitor {
 
@@ -19,10 +20,8 @@ std::string sanitize(const std::string& name) {
 void CheckpointStore::keep_in(const std::string& dir) {
   keep_dir_ = dir;
   if (keep_dir_.empty()) return;
-  ::mkdir(keep_dir_.c_str(), 0755);
-  struct stat st;
-  if (::stat(keep_dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw UserError("--keep-checkpoints: " + keep_dir_ + " is not a directory");
+  // 0700: checkpoints hold the program's memory (ckpt::write_file makes them 0600).
+  util::ensure_directory(keep_dir_, 0700, "--keep-checkpoints");
 }
 
 void CheckpointStore::load(const std::string& name, const std::string& file) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "ckpt/checkpoint.h"
 #include "ckpt/hash.h"
@@ -60,7 +61,10 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
       joined.push_back(a);
   }
   StateDigest d;
-  std::vector<uint8_t> buf(kReadPiece);
+  // Reused, never zeroed: a fresh 1 MiB vector at every region's begin cost its zeroing and
+  // 256 page faults (issue 14).
+  static thread_local std::unique_ptr<uint8_t[]> buffer(new uint8_t[kReadPiece]);
+  uint8_t* const buf = buffer.get();
   static const std::vector<uint8_t> zeros(kReadPiece, 0);
   // Only pages that hold data are read: most of a big .bss or heap is often never touched
   // (zeros on every node), and reading it would cost as much as copying it.
@@ -90,14 +94,14 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
           s += n;
           continue;
         }
-        std::span<uint8_t> piece(buf.data(), n);
+        std::span<uint8_t> piece(buf, n);
         size_t got = t.read_bytes_fallible(s, piece);
         std::fill(piece.begin() + static_cast<std::ptrdiff_t>(got), piece.end(), uint8_t{0});  // unmapped meanwhile
         for (auto it = zeroed.first_ending_after(s); it != zeroed.end() && it->first < s + n; ++it) {
           uint64_t lo = std::max(s, it->first), hi = std::min(s + n, it->second);
-          std::memset(buf.data() + (lo - s), 0, hi - lo);
+          std::memset(buf + (lo - s), 0, hi - lo);
         }
-        h.update(buf.data(), n);
+        h.update(buf, n);
         s += n;
       }
       p.hashes.push_back(h.digest());

@@ -37,6 +37,41 @@ namespace {
 
 std::string hex(uint64_t v) { return ckpt::hex_address(v); }
 
+const char* op_name(int op) {
+  static const char* const names[CAPE_OP_COUNT] = {
+      "?", "hello", "master", "start", "stop", "create", "inject", "send", "receive", "wait_for", "merge",
+      "broadcast", "last_parallel", "node_id", "num_nodes", "set_shared", "set_private", "set_firstprivate",
+      "set_lastprivate", "set_copyin", "set_copyprivate", "set_threadprivate", "set_default_none",
+      "reduction", "set_ckpt_model", "set_order", "region_begin"};
+  return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
+}
+
+static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_COUNT == 27, "op_name() follows protocol.h");
+
+// Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
+// and the time the monitor spent in them, and the time between calls (the program running,
+// plus the two ptrace stops around each call); summed at the end.
+struct CallTimes {
+  uint64_t count[CAPE_OP_COUNT] = {};
+  double us[CAPE_OP_COUNT] = {};
+  double between_us = 0;
+  uint64_t traps = 0;  // calls deferred by libcape ride on another call's trap
+  std::chrono::steady_clock::time_point last{};
+  void report(int rank) const {
+    uint64_t calls = 0;
+    double in = 0;
+    for (int op = 0; op < CAPE_OP_COUNT; op++) calls += count[op], in += us[op];
+    if (calls == 0) return;
+    CAPE_LOG_AT(info, "calls") << "rank " << rank << ": " << calls << " runtime calls in " << traps << " traps, "
+                               << in / 1000
+                               << " ms in the monitor, " << between_us / 1000 << " ms between calls";
+    for (int op = 0; op < CAPE_OP_COUNT; op++)
+      if (count[op])
+        CAPE_LOG_AT(info, "calls") << "  " << op_name(op) << ": " << count[op] << " x " << us[op] / count[op]
+                                   << " us";
+  }
+};
+
 class Monitor final : public CallServer {
  public:
   // Throws UserError for bad options (monitor.h), before anything starts.
@@ -47,8 +82,13 @@ class Monitor final : public CallServer {
     if (o.argv.empty()) throw UserError("no program to run");
   }
 
+  ~Monitor() override {
+    if (util::log_level("calls") >= util::LogLevel::info) times_.report(rank_);
+  }
+
   void new_image(pid_t pid) override;
   long runtime_call(const StoppedThread& st, const user_regs_struct& regs) override;
+  long serve(const StoppedThread& st, const user_regs_struct& regs);  // one call
   bool tracking_fault(const StoppedThread& st, const siginfo_t& info) override;
   void before_handler(const StoppedThread& st) override;
   void exited(const WaitStatus& ws) override {
@@ -87,6 +127,7 @@ class Monitor final : public CallServer {
   Places places_;
   uint64_t begins_ = 0;                 // cape_region_begin() calls so far
   std::optional<StateDigest> unchecked_;  // the master's digest, until the slaves' are compared
+  CallTimes times_;
 };
 
 void Monitor::new_image(pid_t pid) {
@@ -97,7 +138,41 @@ void Monitor::new_image(pid_t pid) {
 // Every runtime call passes here, the program stopped: the place for work due at each call
 // (window_.is_open() says whether the program is inside a region's window).
 long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs) {
+  ++times_.traps;
+  // A call deferred by libcape rides on this trap and is served first (protocol.h).
+  if (regs.r8 != 0) {
+    int deferred = static_cast<int>(regs.r8 & 0xff);
+    if ((regs.r8 & CAPE_TRAP_MAGIC_MASK) != CAPE_TRAP_MAGIC ||
+        deferred != CAPE_OP_RECEIVE)
+      throw UserError("a runtime call with a bad deferred call (r8 = " + hex(regs.r8) +
+                      "; libcape and cape come from different versions?)");
+    user_regs_struct d = regs;
+    d.rax = regs.r8;
+    d.rdi = regs.r9;
+    d.rsi = regs.r10;
+    d.r8 = 0;
+    serve(st, d);
+  }
+  return serve(st, regs);
+}
+
+long Monitor::serve(const StoppedThread& st, const user_regs_struct& regs) {
   int op = static_cast<int>(regs.rax & 0xff);
+  auto t0 = std::chrono::steady_clock::now();
+  if (times_.last != std::chrono::steady_clock::time_point{})
+    times_.between_us += std::chrono::duration<double, std::micro>(t0 - times_.last).count();
+  struct Timed {
+    CallTimes& t;
+    int op;
+    std::chrono::steady_clock::time_point t0;
+    ~Timed() {
+      t.last = std::chrono::steady_clock::now();
+      if (op > 0 && op < CAPE_OP_COUNT) {
+        t.count[op]++;
+        t.us[op] += std::chrono::duration<double, std::micro>(t.last - t0).count();
+      }
+    }
+  } timed{times_, op, t0};
   space_.at_runtime_call(st.tracee, st.tid, regs.fs_base);
   // What the program printed before this call, in the phase it printed it (before anything
   // the call sends: a slave's region lines reach the master before its checkpoint does).

@@ -53,11 +53,16 @@ struct MonitorOptions {
   std::string keep_checkpoints_dir;                          // "" = keep none
   std::vector<std::pair<std::string, std::string>> loads;    // NAME, FILE (--load)
   std::vector<std::string> argv;                             // the program and its arguments
-  int node_rank = 0;                                         // used when exchange == nullptr
+  int node_rank = 0;                                         // this node's rank (and CPU placement)
+  int node_count = 1;                                        // the job's nodes (CPU placement)
   // Descriptors the program gets as stdin/stdout/stderr (-1 = the monitor's own).
   int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
   // Synchronous trackers (mprotect) want the monitor on the program's vCPU
-  // (KERNEL-FACTS.md): pin both to the CPU the monitor runs on. Off = let them float.
+  // (KERNEL-FACTS.md): pin both to one CPU, chosen by rank among those allowed. The uffd
+  // tracker's too when the job has no more nodes than this host has CPUs (each runtime
+  // call's two ptrace stops then stay on one CPU: an empty region 2.5 -> 1.4 ms, issue 14);
+  // beyond that, pinned nodes would share CPUs while others idle. CAPE_PIN=1 / 0 in the
+  // environment forces it on / off for either tracker. Off = let them float.
   bool pin_for_sync_tracker = true;
   KillSwitch* kill_switch = nullptr;
   // Bernstein check (docs/tickpt.md): the master reports two nodes writing different values

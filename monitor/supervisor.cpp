@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 
 #include "ckpt/checkpoint.h"
 #include "monitor/crash_report.h"
@@ -83,10 +85,27 @@ void Supervisor::launch() {
   std::vector<char*> argv;
   for (const std::string& a : opt_.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  if (opt_.tracker == TrackerKind::mprotect && opt_.pin_for_sync_tracker) {
-    int cpu = sched_getcpu();
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) CPU_ZERO(&allowed);
+  bool pin = opt_.pin_for_sync_tracker &&
+             (opt_.tracker == TrackerKind::mprotect ||
+              (opt_.tracker == TrackerKind::uffd && opt_.node_count <= CPU_COUNT(&allowed)));
+  if (const char* e = std::getenv("CAPE_PIN"); e && (e[0] == '0' || e[0] == '1') && !e[1]) pin = e[0] == '1';
+  if (pin) {
+    // One CPU of those allowed, chosen by rank: the nodes of a host spread over its CPUs.
+    // (It was the CPU the monitor happened to start on: two nodes' programs landed on one
+    // vCPU while another was idle, issue 14.)
     cpu_set_t set;
     CPU_ZERO(&set);
+    int cpu = sched_getcpu();
+    if (CPU_COUNT(&allowed) > 0) {
+      int nth = opt_.node_rank % CPU_COUNT(&allowed);
+      for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &allowed) && nth-- == 0) {
+          cpu = c;
+          break;
+        }
+    }
     CPU_SET(cpu < 0 ? 0 : cpu, &set);
     if (sched_setaffinity(0, sizeof set, &set) != 0) fail_errno("sched_setaffinity");
   }
@@ -156,9 +175,56 @@ int Supervisor::run() {
     }
     return status;
   } catch (const std::exception& e) {
+    // The program died under the monitor's work (a SIGKILL from outside): its end is
+    // reported as any other end of the program, with its status (issue 16, item 10).
+    if (std::optional<WaitStatus> ws = died_meanwhile(e)) {
+      int status = finish(*ws);
+      // As at the end of loop(): finish() may have pulled the kill switch (a node's job
+      // failed because of this end); its reason is the one message.
+      if (opt_.kill_switch) opt_.kill_switch->detach();
+      if (killed()) {
+        write_stderr("cape: " + opt_.kill_switch->reason() + "\n");
+        return 1;
+      }
+      return status;
+    }
     kill_and_reap();
     return fail(e);
   }
+}
+
+// ESRCH from any ptrace call means the tracee is gone or going: a thread in a ptrace-stop
+// cannot vanish unless the process is being killed (docs/errors.md). Then the program's own
+// end comes within moments: wait for it (bounded), and give its status. Not when the kill
+// switch was pulled: that reason is said instead.
+std::optional<WaitStatus> Supervisor::died_meanwhile(const std::exception& e) {
+  if (pid_ <= 0 || killed()) return std::nullopt;
+  if (const auto* d = dynamic_cast<const TraceeDied*>(&e); d && d->tid == pid_) {
+    pid_ = 0;  // the wait that saw it reaped it
+    return d->status;
+  }
+  const auto* sys = dynamic_cast<const SystemError*>(&e);
+  if (!dynamic_cast<const TraceeDied*>(&e) && !(sys && sys->error == ESRCH)) return std::nullopt;
+  // Bounded: 2 s of 1 ms polls; a program that does not end by then is killed below as
+  // for any monitor failure.
+  for (int i = 0; i < 2000; ++i) {
+    int raw = 0;
+    pid_t got = ::waitpid(-1, &raw, __WALL | WNOHANG);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return std::nullopt;
+    if (got == 0) {
+      ::usleep(1000);
+      continue;
+    }
+    WaitStatus ws{raw};
+    if (got == pid_ && (ws.kind() == WaitStatus::exited || ws.kind() == WaitStatus::signaled)) return ws;
+    if (ws.kind() != WaitStatus::exited && ws.kind() != WaitStatus::signaled) {
+      // A thread still stopped: the program is not being killed after all.
+      CAPE_LOG_AT(debug, "monitor") << "thread " << got << " stopped (" << ws.describe() << ") after " << e.what();
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
 }
 
 // docs/errors.md. What the user can act on (UserError, a bad checkpoint: ckpt::Error) is

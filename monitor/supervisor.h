@@ -15,6 +15,7 @@
 #include <sys/user.h>
 
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "monitor/dirty_tracker.h"
@@ -58,6 +59,8 @@ class Supervisor {
   int finish(const WaitStatus& ws);
   void kill_and_reap();
   int fail(const std::exception& e);  // the way out: a message and the status
+  // The program's own end when `e` says it died under the monitor (TraceeDied, ESRCH).
+  std::optional<WaitStatus> died_meanwhile(const std::exception& e);
   bool killed() const { return opt_.kill_switch && opt_.kill_switch->killed(); }
 
   const MonitorOptions& opt_;

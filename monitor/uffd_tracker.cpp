@@ -120,6 +120,8 @@ namespace {
 constexpr size_t kListPairs = 2048;                       // runs per copy call
 constexpr size_t kListBytes = (kListPairs + 1) * 16;      // {src, len} pairs, zero-length end
 constexpr size_t kCopyBytes = 1 << 20;                    // pages per copy call: 256
+// Up to this much written, create() reads the pages itself rather than have the program copy them.
+constexpr uint64_t kReadDirectlyBytes = 64 * kPageSize;
 constexpr size_t kListArea = (kListBytes + 4095) & ~size_t{4095};
 constexpr size_t kHalfBytes = kListArea + kCopyBytes;
 }  // namespace
@@ -482,17 +484,34 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
     copying.clear();
   };
 
-  std::vector<Span> written;
+  // What was written, area by area, first: a few pages are read directly (one
+  // process_vm_readv each run), cheaper than a remote call's two ptrace stops (issue 14:
+  // most of a small region's create()s).
+  struct Written {
+    Seg* g;
+    bool whole;
+    std::vector<Span> spans;
+  };
+  std::vector<Written> all;
+  uint64_t written_bytes = 0;
   for (auto& [key, g] : segs_) {
-    written.clear();
+    Written w{&g, false, {}};
     // Part of it not registered any more (the program mapped something over it in the
     // window): every page may have changed. Those are read (not copied by the program:
     // some may be unmapped now).
-    const bool whole = !scan(g.start, g.end, Scan::written, written);
-    if (whole) written.assign(1, Span{g.start, g.end});
-    for (Span w : written) {
+    w.whole = !scan(g.start, g.end, Scan::written, w.spans);
+    if (w.whole) w.spans.assign(1, Span{g.start, g.end});
+    if (w.spans.empty()) continue;
+    for (const Span& x : w.spans) written_bytes += x.end - x.start;
+    all.push_back(std::move(w));
+  }
+  const bool use_program = scratch_ && written_bytes > kReadDirectlyBytes;
+  for (Written& wr : all) {
+    Seg& g = *wr.g;
+    const bool whole = wr.whole;
+    for (Span w : wr.spans) {
       uint64_t s = w.start, e = w.end;
-      if (scratch_ && !whole) {
+      if (use_program && !whole) {
         while (s < e) {
           uint64_t len = std::min<uint64_t>(e - s, kCopyBytes - batch_bytes);
           batch.push_back({&g, s, len});
@@ -517,7 +536,7 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
       }
     }
   }
-  if (scratch_) drain();
+  if (use_program) drain();
   if (remote) remote->restore();
 }
 

@@ -131,12 +131,16 @@ Nonce random_nonce() {
   return n;
 }
 
-Mac slave_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank, int size) {
+Mac slave_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank, int size,
+                std::string_view job, std::span<const uint8_t> context) {
   std::vector<uint8_t> msg{'c', 'a', 'p', 'e', '-', 's', 'l', 'a', 'v', 'e'};
   msg.insert(msg.end(), nonce_m.begin(), nonce_m.end());
   msg.insert(msg.end(), nonce_s.begin(), nonce_s.end());
   put32(msg, static_cast<uint32_t>(rank));
   put32(msg, static_cast<uint32_t>(size));
+  put32(msg, static_cast<uint32_t>(job.size()));
+  msg.insert(msg.end(), job.begin(), job.end());
+  msg.insert(msg.end(), context.begin(), context.end());
   return hmac(s, msg);
 }
 
@@ -145,11 +149,23 @@ Mac job_value(const Secret& s, const std::string& label) {
   return hmac(s, {reinterpret_cast<const uint8_t*>(msg.data()), msg.size()});
 }
 
-Mac master_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank) {
+Mac master_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank, std::string_view job,
+                 std::span<const uint8_t> context) {
   std::vector<uint8_t> msg{'c', 'a', 'p', 'e', '-', 'm', 'a', 's', 't', 'e', 'r'};
   msg.insert(msg.end(), nonce_m.begin(), nonce_m.end());
   msg.insert(msg.end(), nonce_s.begin(), nonce_s.end());
   put32(msg, static_cast<uint32_t>(rank));
+  put32(msg, static_cast<uint32_t>(job.size()));
+  msg.insert(msg.end(), job.begin(), job.end());
+  msg.insert(msg.end(), context.begin(), context.end());
+  return hmac(s, msg);
+}
+
+Mac derive_key(const Secret& s, std::string_view label, std::span<const uint8_t> material) {
+  std::vector<uint8_t> msg;
+  for (char c : std::string_view("cape-key ")) msg.push_back(static_cast<uint8_t>(c));
+  msg.insert(msg.end(), label.begin(), label.end());
+  msg.insert(msg.end(), material.begin(), material.end());
   return hmac(s, msg);
 }
 

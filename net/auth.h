@@ -2,9 +2,9 @@
 //
 //   master                                   slave
 //     | -- challenge {version, nonce_m} -------> |
-//     | <-- auth {rank, size, pid, host, nonce_s, |
-//     |          HMAC(k, "slave"|nonce_m|nonce_s|rank|size)} --
-//     | -- auth_ok {HMAC(k, "master"|nonce_m|nonce_s|rank)} --> |   (or refused {why})
+//     | <-- auth {rank, size, pid, host, job, nonce_s, |
+//     |          HMAC(k, "slave"|nonce_m|nonce_s|rank|size|job)} --
+//     | -- auth_ok {HMAC(k, "master"|nonce_m|nonce_s|rank|job)} --> |   (or refused {why})
 //
 // HMAC-SHA256 (OpenSSL libcrypto), compared in constant time (CRYPTO_memcmp). Nonces are
 // 32 bytes from getrandom(2), so an answer cannot be replayed to another connection, and
@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cape::net {
@@ -47,8 +48,15 @@ using Nonce = std::array<uint8_t, 32>;
 using Mac = std::array<uint8_t, 32>;
 
 Nonce random_nonce();
-Mac slave_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank, int size);
-Mac master_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank);
+// `job`: the job's identity (handshake.h), and `context`: the rest of the challenge (the
+// master's job nonce and flags), bound into both proofs.
+Mac slave_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank, int size,
+                std::string_view job = {}, std::span<const uint8_t> context = {});
+Mac master_proof(const Secret& s, const Nonce& nonce_m, const Nonce& nonce_s, int rank, std::string_view job = {},
+                 std::span<const uint8_t> context = {});
+// A key of the frame layer: HMAC(k, "cape-key " + label + material) (handshake.cpp says
+// which material makes which key).
+Mac derive_key(const Secret& s, std::string_view label, std::span<const uint8_t> material);
 bool macs_equal(std::span<const uint8_t> a, std::span<const uint8_t> b);  // constant time
 // A value every node of the job derives alike and nobody without the secret can guess:
 // HMAC(k, "cape " + label). (The programs' AT_RANDOM bytes: docs/monitor.md.)

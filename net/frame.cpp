@@ -3,6 +3,7 @@
 #include "ckpt/hash.h"
 
 #include <errno.h>
+#include <openssl/evp.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <memory>
 
 namespace cape::net {
@@ -49,15 +51,69 @@ int wait_fd(int fd, short events, std::chrono::milliseconds timeout) {
   }
 }
 
+// The AEAD of one frame (frame.h): the nonce is the stream and the sequence number.
+// Associated data first (the header, then the payload unless it is encrypted), then the
+// payload to encrypt or decrypt in place, then the tag. Authenticated only: ChaCha20-Poly1305
+// with everything as associated data, i.e. a Poly1305 tag (8 GB/s here, GMAC 5.5 GB/s: the
+// checkpoint transfer stays near raw TCP); encrypted: AES-256-GCM (AES-NI).
+class Gcm {
+ public:
+  Gcm(const FrameKey& key, uint32_t stream, uint64_t seq, bool sealing, bool encrypt) : sealing_(sealing) {
+    const EVP_CIPHER* cipher = encrypt ? EVP_aes_256_gcm() : EVP_chacha20_poly1305();
+    uint8_t iv[12];
+    for (int i = 0; i < 4; ++i) iv[i] = static_cast<uint8_t>(stream >> (8 * i));
+    for (int i = 0; i < 8; ++i) iv[4 + i] = static_cast<uint8_t>(seq >> (8 * i));
+    ok_ = ctx_ != nullptr &&
+          (sealing ? EVP_EncryptInit_ex(ctx_, cipher, nullptr, key.data(), iv)
+                   : EVP_DecryptInit_ex(ctx_, cipher, nullptr, key.data(), iv)) == 1;
+  }
+  ~Gcm() { EVP_CIPHER_CTX_free(ctx_); }
+  Gcm(const Gcm&) = delete;
+  Gcm& operator=(const Gcm&) = delete;
+
+  void aad(const uint8_t* p, size_t n) { update(nullptr, p, n); }
+  void crypt(const uint8_t* in, uint8_t* out, size_t n) { update(out, in, n); }
+  void tag(uint8_t out[16]) {
+    int len = 0;
+    uint8_t none[16];
+    ok_ = ok_ && EVP_EncryptFinal_ex(ctx_, none, &len) == 1 &&
+          EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, 16, out) == 1;
+    if (!ok_) std::fill(out, out + 16, 0);  // never verifies: the reader refuses the frame
+  }
+  bool verify(const uint8_t tag[16]) {
+    int len = 0;
+    uint8_t none[16];
+    return ok_ && EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_SET_TAG, 16, const_cast<uint8_t*>(tag)) == 1 &&
+           EVP_DecryptFinal_ex(ctx_, none, &len) == 1;
+  }
+
+ private:
+  void update(uint8_t* out, const uint8_t* in, size_t n) {
+    // In steps an int can count.
+    while (ok_ && n > 0) {
+      int step = static_cast<int>(std::min<size_t>(n, size_t{1} << 30)), len = 0;
+      ok_ = (sealing_ ? EVP_EncryptUpdate(ctx_, out, &len, in, step) : EVP_DecryptUpdate(ctx_, out, &len, in, step)) ==
+            1;
+      in += step;
+      if (out) out += step;
+      n -= static_cast<size_t>(step);
+    }
+  }
+  EVP_CIPHER_CTX* ctx_ = EVP_CIPHER_CTX_new();
+  bool sealing_;
+  bool ok_ = false;
+};
+
 // Reads exactly n bytes. `started` says whether a frame is under way (EOF is then
-// truncation). Feeds the bytes into `hash` when given.
-IoResult read_exact(int fd, uint8_t* buf, size_t n, std::chrono::milliseconds silence,
-                    bool started, ckpt::Hasher* hash) {
+// truncation). Hands each piece read to `consume` when given (checksum, tag, decryption).
+IoResult read_exact(int fd, uint8_t* buf, size_t n, std::chrono::milliseconds silence, bool started,
+                    const std::function<void(uint8_t*, size_t)>& consume, const Deadline& deadline) {
   size_t done = 0;
   while (done < n) {
-    ssize_t r = ::read(fd, buf + done, std::min<size_t>(n - done, size_t{1} << 20));
+    // In pieces that stay in cache for `consume` (checksum, tag, decryption) right after.
+    ssize_t r = ::read(fd, buf + done, std::min<size_t>(n - done, size_t{256} << 10));
     if (r > 0) {
-      if (hash) hash->update(buf + done, static_cast<size_t>(r));
+      if (consume) consume(buf + done, static_cast<size_t>(r));
       done += static_cast<size_t>(r);
       started = true;
       continue;
@@ -70,14 +126,20 @@ IoResult read_exact(int fd, uint8_t* buf, size_t n, std::chrono::milliseconds si
     }
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) return {IoStatus::error, errno, {}};
-    int w = wait_fd(fd, POLLIN, silence);
+    std::chrono::milliseconds wait = silence;
+    if (deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
+      if (left.count() <= 0) return {IoStatus::timeout, 0, {}};
+      wait = std::min(wait, left);
+    }
+    int w = wait_fd(fd, POLLIN, wait);
     if (w < 0) return {IoStatus::error, errno, {}};
     if (w == 0) return {IoStatus::timeout, 0, {}};
   }
   return {};
 }
 
-uint64_t header_hash(const uint8_t* h) { return ckpt::hash64({h, 16}); }
+uint64_t header_hash(const uint8_t* h) { return ckpt::hash64({h, 24}); }
 
 }  // namespace
 
@@ -116,9 +178,11 @@ void encode_header(const FrameHeader& h, uint8_t out[kFrameHeaderSize]) {
   put_u32(out, kFrameMagic);
   out[4] = kProtocolVersion;
   out[5] = static_cast<uint8_t>(h.type);
-  out[6] = out[7] = 0;
+  out[6] = h.flags;
+  out[7] = 0;
   put_u64(out + 8, h.length);
-  put_u64(out + 16, header_hash(out));
+  put_u64(out + 16, h.seq);
+  put_u64(out + 24, header_hash(out));
 }
 
 std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_payload,
@@ -127,8 +191,9 @@ std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_paylo
   if (in[4] != kProtocolVersion)
     return "protocol version " + std::to_string(in[4]) + ", this cape speaks " +
            std::to_string(kProtocolVersion) + " (run the same cape on every node)";
-  if (get_u64(in + 16) != header_hash(in)) return "header checksum mismatch";
-  if (in[6] != 0 || in[7] != 0) return "reserved header bytes are not zero";
+  if (get_u64(in + 24) != header_hash(in)) return "header checksum mismatch";
+  if (in[7] != 0) return "reserved header byte is not zero";
+  if (in[6] & ~(kFlagBroadcast | kFlagEncrypted)) return "unknown header flags " + std::to_string(in[6]);
   uint8_t t = in[5];
   if (t < static_cast<uint8_t>(FrameType::challenge) ||
       t > static_cast<uint8_t>(FrameType::state))
@@ -139,25 +204,59 @@ std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_paylo
            std::to_string(max_payload);
   out.type = static_cast<FrameType>(t);
   out.length = len;
+  out.flags = in[6];
+  out.seq = get_u64(in + 16);
   return {};
 }
 
-IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milliseconds silence) {
+IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milliseconds silence,
+                    Deadline deadline, const Unseal& unseal) {
   uint8_t hdr[kFrameHeaderSize];
-  IoResult r = read_exact(fd, hdr, sizeof hdr, silence, false, nullptr);
+  IoResult r = read_exact(fd, hdr, sizeof hdr, silence, false, nullptr, deadline);
   if (!r.ok()) return r;
   FrameHeader h;
   std::string bad = decode_header(hdr, max_payload, h);
   if (!bad.empty()) return {IoStatus::bad_frame, 0, bad};
+  auto refuse = [&](const std::string& why) {
+    return IoResult{IoStatus::bad_frame, 0, why + " (" + to_string(h.type) + " frame of " + std::to_string(h.length) +
+                                                " bytes)"};
+  };
+  bool broadcast = h.flags & kFlagBroadcast;
+  std::unique_ptr<Gcm> gcm;
+  if (unseal.key) {
+    // Checked before the payload is read: a frame out of sequence is refused at once.
+    if (bool(h.flags & kFlagEncrypted) != unseal.encrypt)
+      return refuse(unseal.encrypt ? "an unencrypted frame in an encrypted job" : "an encrypted frame");
+    if (broadcast ? !unseal.last_broadcast || h.seq <= *unseal.last_broadcast : h.seq != *unseal.last_seq + 1)
+      return refuse("unauthenticated frame: sequence number " + std::to_string(h.seq) + " out of order");
+    gcm = std::make_unique<Gcm>(*unseal.key, broadcast ? kBroadcastStream : unseal.stream, h.seq, false,
+                                unseal.encrypt);
+    gcm->aad(hdr, sizeof hdr);
+  } else if (h.flags != 0 || h.seq != 0) {
+    return refuse("a sealed frame before the handshake's keys");
+  }
   out.type = h.type;
   out.payload.resize(h.length);  // no zero fill (ckpt::Bytes)
   ckpt::Hasher hash;
-  r = read_exact(fd, out.payload.data(), h.length, silence, true, &hash);
+  std::function<void(uint8_t*, size_t)> consume;
+  if (!gcm)
+    consume = [&](uint8_t* p, size_t n) { hash.update(p, n); };
+  else if (unseal.encrypt)
+    consume = [&](uint8_t* p, size_t n) { gcm->crypt(p, p, n); };
+  else
+    consume = [&](uint8_t* p, size_t n) { gcm->aad(p, n); };
+  r = read_exact(fd, out.payload.data(), h.length, silence, true, consume, deadline);
   if (!r.ok()) return r;
   uint8_t trailer[kFrameTrailerSize];
-  r = read_exact(fd, trailer, sizeof trailer, silence, true, nullptr);
+  r = read_exact(fd, trailer, sizeof trailer, silence, true, nullptr, deadline);
   if (!r.ok()) return r;
-  if (hash.digest() != get_u64(trailer))
+  if (gcm) {
+    if (!gcm->verify(trailer)) return refuse("unauthenticated frame: its tag does not match (altered, or not from the job)");
+    *(broadcast ? unseal.last_broadcast : unseal.last_seq) = h.seq;
+    return {};
+  }
+  bool zeros = std::all_of(trailer + 8, trailer + 16, [](uint8_t b) { return b == 0; });
+  if (hash.digest() != get_u64(trailer) || !zeros)
     return {IoStatus::bad_frame, 0, std::string("payload checksum mismatch in a ") +
                                         to_string(h.type) + " frame of " +
                                         std::to_string(h.length) + " bytes"};
@@ -167,30 +266,47 @@ IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milli
 namespace {
 
 // A frame on its way out: header, payload parts, trailer, as one byte sequence that is
-// hashed ahead of the fastest destination and cut into iovecs for any range of it.
+// sealed (checksummed, authenticated, or encrypted into a buffer of its own) ahead of the
+// fastest destination and cut into iovecs for any range of it.
 class OutgoingFrame {
  public:
-  OutgoingFrame(FrameType type, std::span<const iovec> parts) {
+  OutgoingFrame(FrameType type, std::span<const iovec> parts, const Seal& seal) {
     FrameHeader h;
     h.type = type;
     for (const iovec& v : parts) h.length += v.iov_len;
+    if (seal.key) {
+      h.seq = seal.seq;
+      h.flags = static_cast<uint8_t>((seal.stream == kBroadcastStream ? kFlagBroadcast : 0) |
+                                     (seal.encrypt ? kFlagEncrypted : 0));
+    }
     encode_header(h, header_);
-    segments_.push_back({header_, sizeof header_});
-    for (const iovec& v : parts)
-      if (v.iov_len) segments_.push_back(v);
-    segments_.push_back({trailer_, sizeof trailer_});
     payload_ = h.length;
-    if (payload_ == 0) put_u64(trailer_, hash_.digest());
+    for (const iovec& v : parts)
+      if (v.iov_len) parts_.push_back(v);
+    segments_.push_back({header_, sizeof header_});
+    if (seal.key) {
+      gcm_ = std::make_unique<Gcm>(*seal.key, seal.stream, seal.seq, true, seal.encrypt);
+      gcm_->aad(header_, sizeof header_);
+    }
+    if (seal.key && seal.encrypt) {
+      // The ciphertext is sent from a buffer of its own: the parts are the program's data.
+      cipher_.resize(payload_);
+      if (payload_) segments_.push_back({cipher_.data(), cipher_.size()});
+    } else {
+      segments_.insert(segments_.end(), parts_.begin(), parts_.end());
+    }
+    segments_.push_back({trailer_, sizeof trailer_});
+    if (payload_ == 0) finish();
   }
 
   uint64_t size() const { return kFrameHeaderSize + payload_ + kFrameTrailerSize; }
 
-  // How far a destination may be sent: the hashed part of the payload, or everything once
-  // it is all hashed (the trailer then holds the digest). Hashes more first when `pos` is
-  // close to that point.
+  // How far a destination may be sent: the sealed part of the payload, or everything once
+  // it is all sealed (the trailer then holds the tag). Seals more first when `pos` is close
+  // to that point.
   uint64_t ready_up_to(uint64_t pos) {
-    while (hashed_ < payload_ && kFrameHeaderSize + hashed_ - pos < kHashAhead) hash_step();
-    return hashed_ == payload_ ? size() : kFrameHeaderSize + hashed_;
+    while (sealed_ < payload_ && kFrameHeaderSize + sealed_ - pos < kSealAhead) seal_step();
+    return sealed_ == payload_ ? size() : kFrameHeaderSize + sealed_;
   }
 
   // The iovecs of bytes [from, to), at most `max` of them.
@@ -209,28 +325,46 @@ class OutgoingFrame {
   }
 
  private:
-  static constexpr uint64_t kHashStep = uint64_t{1} << 20;
-  static constexpr uint64_t kHashAhead = uint64_t{4} << 20;
+  // Sealed a little ahead of the socket, so that the bytes are still in cache when the
+  // kernel copies them.
+  static constexpr uint64_t kSealStep = uint64_t{256} << 10;
+  static constexpr uint64_t kSealAhead = uint64_t{1} << 20;
 
-  void hash_step() {
-    uint64_t goal = std::min(payload_, hashed_ + kHashStep);
-    while (hashed_ < goal) {
-      const iovec& s = segments_[next_part_];
-      size_t take = static_cast<size_t>(std::min<uint64_t>(s.iov_len - part_offset_, goal - hashed_));
-      hash_.update(static_cast<const uint8_t*>(s.iov_base) + part_offset_, take);
-      hashed_ += take;
+  void seal_step() {
+    uint64_t goal = std::min(payload_, sealed_ + kSealStep);
+    while (sealed_ < goal) {
+      const iovec& s = parts_[next_part_];
+      size_t take = static_cast<size_t>(std::min<uint64_t>(s.iov_len - part_offset_, goal - sealed_));
+      const uint8_t* p = static_cast<const uint8_t*>(s.iov_base) + part_offset_;
+      if (!gcm_)
+        hash_.update(p, take);
+      else if (!cipher_.empty())
+        gcm_->crypt(p, cipher_.data() + sealed_, take);
+      else
+        gcm_->aad(p, take);
+      sealed_ += take;
       part_offset_ += take;
       if (part_offset_ == s.iov_len) ++next_part_, part_offset_ = 0;
     }
-    if (hashed_ == payload_) put_u64(trailer_, hash_.digest());
+    if (sealed_ == payload_) finish();
+  }
+
+  void finish() {
+    if (gcm_)
+      gcm_->tag(trailer_);
+    else
+      put_u64(trailer_, hash_.digest());
   }
 
   uint8_t header_[kFrameHeaderSize];
   uint8_t trailer_[kFrameTrailerSize] = {};
-  std::vector<iovec> segments_;
-  uint64_t payload_ = 0, hashed_ = 0;
-  size_t next_part_ = 1, part_offset_ = 0;  // where hashing goes on (segments_[1..] are the parts)
+  std::vector<iovec> parts_;     // the payload as given (the non-empty parts)
+  std::vector<iovec> segments_;  // what is sent: header, payload (or cipher_), trailer
+  uint64_t payload_ = 0, sealed_ = 0;
+  size_t next_part_ = 0, part_offset_ = 0;  // where sealing goes on in parts_
   ckpt::Hasher hash_;
+  std::unique_ptr<Gcm> gcm_;
+  Buffer cipher_;
 };
 
 // One destination of a (multi-)write.
@@ -245,8 +379,8 @@ struct Cursor {
 
 std::vector<IoResult> write_frame_to_all(std::span<const int> fds, FrameType type,
                                          std::span<const iovec> parts,
-                                         std::chrono::milliseconds stall) {
-  OutgoingFrame frame(type, parts);
+                                         std::chrono::milliseconds stall, const Seal& seal) {
+  OutgoingFrame frame(type, parts, seal);
   std::vector<Cursor> cursors;
   cursors.reserve(fds.size());
   for (int fd : fds) cursors.push_back(Cursor{fd, 0, {}, false});
@@ -308,8 +442,8 @@ std::vector<IoResult> write_frame_to_all(std::span<const int> fds, FrameType typ
 }
 
 IoResult write_frame(int fd, FrameType type, std::span<const iovec> parts,
-                     std::chrono::milliseconds stall) {
-  return write_frame_to_all(std::span<const int>(&fd, 1), type, parts, stall)[0];
+                     std::chrono::milliseconds stall, const Seal& seal) {
+  return write_frame_to_all(std::span<const int>(&fd, 1), type, parts, stall, seal)[0];
 }
 
 void PayloadWriter::u32(uint32_t v) {

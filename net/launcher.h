@@ -38,6 +38,7 @@ struct NodeLink {
   int listen_fd = -1;        // the master: the listening socket to use (-1 = none)
   int status_fd = -1;        // the master: where it reports its region (-1 = none)
   bool watch_stdin = false;  // stdin is the launcher's channel: stop when it closes
+  bool env_stdin = false;    // the environment follows the secret on secret_fd (cape node --env-stdin)
 };
 
 // `cape node`'s arguments for `rank` (after the command itself), made by cli/.

@@ -50,6 +50,8 @@ Node::Node(NodeOptions options) : opt_(std::move(options)) {
       peers_[r]->rank = r;
     }
   if (opt_.rank == 0) {
+    session_.nonce = random_nonce();
+    session_.encrypt = opt_.encrypt;
     if (opt_.listen_fd >= 0)
       listen_fd_.reset(opt_.listen_fd);
     else
@@ -81,6 +83,13 @@ Node::~Node() {
   if (heartbeat_.joinable()) heartbeat_.join();
   for (auto& p : peers_)
     if (p && p->reader.joinable()) p->reader.join();
+  CAPE_LOG_AT(info, "traffic") << [&] {
+    uint64_t bo = 0, fo = 0, bi = 0, fi = 0;
+    for (auto& p : peers_)
+      if (p) bo += p->bytes_out, fo += p->frames_out, bi += p->bytes_in, fi += p->frames_in;
+    return "sent " + std::to_string(bo) + " bytes in " + std::to_string(fo) + " frames, received " +
+           std::to_string(bi) + " bytes in " + std::to_string(fi) + " frames";
+  }();
 }
 
 void Node::start() {
@@ -91,7 +100,7 @@ void Node::start() {
     bool all = cv_.wait_for(lk, opt_.connect_timeout, [&] {
       return joined_ == opt_.size - 1 || failure_ || stopping_;
     });
-    if (failure_) throw UserError(*failure_);
+    if (failure_) throw UserError(*failure_, failure_exit_code_);
     if (!all) {
       std::string missing;
       for (int r = 1; r < opt_.size; ++r)
@@ -110,18 +119,37 @@ void Node::start() {
 // ---- joining -------------------------------------------------------------------------
 
 void Node::acceptor_loop() {
+  // Joins the handshake threads that are done; all of them (after waking them) at the end.
+  auto reap = [this](bool all) {
+    if (all) {
+      std::lock_guard lk(mu_);
+      for (Handshake& h : handshakes_)
+        if (h.fd.valid()) ::shutdown(h.fd.get(), SHUT_RDWR);
+    }
+    for (auto it = handshakes_.begin(); it != handshakes_.end();) {
+      if (all || it->done) {
+        it->thread.join();
+        it = handshakes_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  };
   for (;;) {
     pollfd p[2] = {{listen_fd_.get(), POLLIN, 0}, {wake_rd_.get(), POLLIN, 0}};
-    int r = ::poll(p, 2, -1);
+    // A tick while handshakes run, so that finished ones are joined.
+    int r = ::poll(p, 2, handshakes_.empty() ? -1 : 100);
     if (r < 0) {
       if (errno == EINTR) continue;
+      reap(true);
       fail(errno_message("poll on the listening socket"), true);
       return;
     }
     {
       std::lock_guard lk(mu_);
-      if (stopping_) return;
+      if (stopping_) break;
     }
+    reap(false);
     if (!(p[0].revents & POLLIN)) continue;
     util::ScopedFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!fd.valid()) {
@@ -129,28 +157,61 @@ void Node::acceptor_loop() {
       CAPE_LOG_AT(warn, "net") << errno_message("accept");
       continue;
     }
-    // One handshake at a time, bounded by the timeout: a silent intruder delays joining by
-    // at most that, and cannot get in.
-    handshake_incoming(std::move(fd));
+    if (handshakes_.size() >= kMaxHandshakes) {
+      CAPE_LOG_AT(info, "net") << "closed a connection from " << peer_name(fd.get()) << ": " << kMaxHandshakes
+                               << " handshakes are under way";
+      continue;
+    }
+    // Concurrently, each within the timeout (issue 16, item 1): strangers that connect and
+    // say nothing, or a byte now and then, cannot hold up the slaves' joins.
+    Handshake& h = handshakes_.emplace_back();
+    {
+      std::lock_guard lk(mu_);
+      h.fd = std::move(fd);
+    }
+    h.thread = std::thread([this, &h] {
+      handshake_incoming(h);
+      h.done = true;
+    });
   }
+  reap(true);
 }
 
-void Node::handshake_incoming(util::ScopedFd fd) {
-  std::string addr = peer_name(fd.get());
-  set_nonblocking(fd.get());
-  set_nodelay(fd.get());
-  std::optional<Joiner> j = accept_slave(fd.get(), addr, opt_.secret, opt_.size, opt_.timeout, [&](int rank) {
+void Node::handshake_incoming(Handshake& h) {
+  int fd = h.fd.get();  // the acceptor only shuts it down, under mu_, while this thread runs
+  std::string addr = peer_name(fd);
+  set_nonblocking(fd);
+  set_nodelay(fd);
+  int claimed = -1;  // the rank this connection holds while it finishes its handshake
+  std::optional<Joiner> j = accept_slave(
+      fd, addr, opt_.secret, opt_.size, opt_.timeout,
+      [&](int rank) {
+        std::lock_guard lk(mu_);
+        Peer& p = *peers_[rank];
+        if (p.joined || p.claimed) return "rank " + std::to_string(rank) + " has already joined";
+        p.claimed = true;
+        claimed = rank;
+        return std::string();
+      },
+      opt_.job, session_);
+  if (!j) {
+    if (claimed >= 0) {
+      std::lock_guard lk(mu_);
+      peers_[claimed]->claimed = false;
+    }
     std::lock_guard lk(mu_);
-    return peers_[rank]->joined ? "rank " + std::to_string(rank) + " has already joined" : std::string();
-  });
-  if (!j) return;
+    h.fd.reset();
+    return;
+  }
   Peer& p = *peers_[j->rank];
   {
     std::lock_guard lk(mu_);
-    p.fd = std::move(fd);
+    if (stopping_) return;
+    p.fd = std::move(h.fd);
     p.address = addr;
     p.host = j->host;
     p.pid = j->pid;
+    p.keys = j->keys;
     p.joined = true;
     ++joined_;
   }
@@ -162,17 +223,33 @@ void Node::handshake_incoming(util::ScopedFd fd) {
 
 void Node::connect_to_master() {
   Peer& m = *peers_[0];
-  util::ScopedFd fd = connect_tcp(opt_.master, opt_.connect_timeout);
   std::string addr = opt_.master.str();
-  set_nonblocking(fd.get());
-  set_nodelay(fd.get());
-  join_master(fd.get(), addr, opt_.secret, {opt_.rank, opt_.size, opt_.label}, opt_.timeout);
-  {
-    std::lock_guard lk(mu_);
-    m.fd = std::move(fd);
-    m.address = addr;
-    m.host = opt_.master.host;
-    m.joined = true;
+  // A handshake that did not happen (the master stopped or overloaded past the timeout, the
+  // connection closed) is tried again until connect_timeout: a loaded machine only makes
+  // the join slower (issue 16). Refusals end it at once.
+  const auto deadline = std::chrono::steady_clock::now() + opt_.connect_timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    util::ScopedFd fd = connect_tcp(opt_.master, std::max(left, std::chrono::milliseconds(0)), opt_.cancelled);
+    set_nonblocking(fd.get());
+    set_nodelay(fd.get());
+    try {
+      FrameKeys keys =
+          join_master(fd.get(), addr, opt_.secret, {opt_.rank, opt_.size, opt_.label, opt_.job}, opt_.timeout);
+      {
+        std::lock_guard lk(mu_);
+        m.keys = keys;
+        m.fd = std::move(fd);
+        m.address = addr;
+        m.host = opt_.master.host;
+        m.joined = true;
+      }
+      break;
+    } catch (const HandshakeLost& e) {
+      if (std::chrono::steady_clock::now() >= deadline || (opt_.cancelled && opt_.cancelled())) throw;
+      CAPE_LOG_AT(info, "net") << e.what() << "; trying again";
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
   CAPE_LOG_AT(info, "net") << "rank " << opt_.rank << " joined the master at " << addr;
   start_peer(m);
@@ -210,7 +287,7 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
   Peer& p = *peers_[node];
   {
     std::unique_lock lk(mu_);
-    if (failure_) throw UserError(*failure_);
+    if (failure_) throw UserError(*failure_, failure_exit_code_);
     if (p.exited && !WaitStatus{p.exit_status}.ok()) {
       // Its program ended outside a region (program_exited): now the job needs it.
       std::string msg = "send '" + ck.name + "' to " + p.who() + ": its program " +
@@ -252,7 +329,7 @@ void Node::broadcast(const ckpt::Checkpoint& ck) {
   std::vector<int> fds;
   {
     std::lock_guard lk(mu_);
-    if (failure_) throw UserError(*failure_);
+    if (failure_) throw UserError(*failure_, failure_exit_code_);
     for (auto& p : peers_)
       if (p && p->joined && !p->closed && !p->exited) {
         to.push_back(p.get());
@@ -261,9 +338,20 @@ void Node::broadcast(const ckpt::Checkpoint& ck) {
   }
   std::vector<std::unique_lock<std::timed_mutex>> locks;
   for (Peer* p : to) locks.emplace_back(p->send_mu);
-  auto results = write_frame_to_all(fds, FrameType::checkpoint, v, opt_.timeout);
+  // One sealed frame for every slave: the master's key is the same towards all of them, the
+  // broadcast stream's number is the job's (net/frame.h).
+  std::vector<IoResult> results;
+  if (!to.empty())
+    results = write_frame_to_all(fds, FrameType::checkpoint, v, opt_.timeout,
+                                 Seal{&to.front()->keys.send, kBroadcastStream, ++broadcast_seq_, session_.encrypt});
   int64_t t = now_ns();
-  for (Peer* p : to) p->last_send_ns = t;
+  uint64_t bytes = 0;
+  for (const iovec& x : v) bytes += x.iov_len;
+  for (Peer* p : to) {
+    p->last_send_ns = t;
+    p->bytes_out.fetch_add(bytes, std::memory_order_relaxed);
+    p->frames_out.fetch_add(1, std::memory_order_relaxed);
+  }
   locks.clear();
   for (size_t i = 0; i < results.size(); ++i)
     if (!results[i].ok()) {
@@ -305,7 +393,7 @@ ckpt::Checkpoint Node::receive(const std::string& name) {
       lk.unlock();
       return decode(std::move(*m), name);
     }
-    if (failure_) throw UserError(*failure_);
+    if (failure_) throw UserError(*failure_, failure_exit_code_);
     if (stopping_) throw UserError("receive '" + name + "': the node is shutting down");
     bool anyone = false;
     for (const auto& p : peers_) anyone = anyone || (p && can_still_arrive(p->rank));
@@ -339,7 +427,7 @@ void Node::wait_for(const std::string& name,
       lk.lock();
       continue;
     }
-    if (failure_) throw UserError(*failure_);
+    if (failure_) throw UserError(*failure_, failure_exit_code_);
     if (stopping_) throw UserError("wait_for '" + name + "': the node is shutting down");
     for (int r : pending)
       if (!can_still_arrive(r)) {
@@ -351,7 +439,7 @@ void Node::wait_for(const std::string& name,
         int code = p.exited && !WaitStatus{p.exit_status}.ok() ? WaitStatus{p.exit_status}.shell_code() : 1;
         lk.unlock();
         fail(msg, true, code);
-        if (auto f = failure()) throw UserError(*f);  // this one, or an earlier failure
+        if (auto f = failure()) throw UserError(*f, failure_exit_code().value_or(1));  // this one, or an earlier failure
         throw UserError(msg);
       }
     cv_.wait(lk);

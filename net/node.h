@@ -23,9 +23,11 @@
 //   n.program_exited(status);   // tells the peers; the master waits for slaves to finish
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,6 +39,7 @@
 #include "ckpt/checkpoint.h"
 #include "net/auth.h"
 #include "net/frame.h"
+#include "net/handshake.h"
 #include "net/mailboxes.h"
 #include "net/peer.h"
 #include "net/program_io.h"
@@ -51,9 +54,16 @@ struct NodeOptions {
   HostPort master;           // slaves connect here; the master listens here (port 0 = any)
   int listen_fd = -1;        // master: an already listening socket to use (taken over)
   Secret secret;
+  // The job's identity, the same on every node of the job (its id, program and arguments:
+  // cli/node_command.cpp): nodes of another job that holds the same secret are refused.
+  std::string job;
+  // Master: encrypt every frame after the handshake (they are always authenticated); the
+  // slaves learn it in the handshake.
+  bool encrypt = false;
   std::string label;         // this node's host name, for messages
   std::chrono::milliseconds heartbeat{500};
-  std::chrono::milliseconds timeout{5000};          // silence or a stalled write = failure
+  std::chrono::milliseconds timeout{5000};          // silence or a stalled write = failure;
+                                                    // also bounds each whole handshake
   std::chrono::milliseconds connect_timeout{30000}; // for every slave to join
   uint64_t max_payload = kDefaultMaxPayload;
   // Runs once, on a network thread, when the job fails. `report` is true on exactly one
@@ -67,6 +77,9 @@ struct NodeOptions {
   std::function<void(int from, Stream stream, std::string_view bytes)> on_output;
   // Slaves: the next chunk of the job's stdin (`eof`: it has ended).
   std::function<void(std::string_view chunk, bool eof)> on_input;
+  // Slaves: polled while connecting to the master; true stops start() with an error (the
+  // launcher's channel closed: no point joining a job that is gone).
+  std::function<bool()> cancelled;
 };
 
 class Node {
@@ -122,9 +135,16 @@ class Node {
   std::optional<int> failure_exit_code() const;
 
  private:
-  // Joining (node.cpp).
+  // Joining (node.cpp). Each incoming connection is handshaken on its own thread, at most
+  // kMaxHandshakes at once, each within opt_.timeout: strangers cannot hold up a join.
+  struct Handshake {
+    util::ScopedFd fd;  // guarded by mu_; moved into the Peer when the slave joins
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+  static constexpr size_t kMaxHandshakes = 64;
   void acceptor_loop();
-  void handshake_incoming(util::ScopedFd fd);
+  void handshake_incoming(Handshake& h);
   void connect_to_master();
   void start_peer(Peer& p);
   // Receiving: one reader per connection (node_reader.cpp).
@@ -138,6 +158,7 @@ class Node {
   void fail(const std::string& message, bool report, int exit_code = 1);
   void fail_as_is(const std::string& full_message, bool report, int exit_code);
   [[noreturn]] void throw_failure();
+  void wait_while_failing(std::unique_lock<std::mutex>& lk) const;  // node_failure.cpp
   // "in <the peer's region>", or this node's, or "outside any parallel region", for
   // messages; mu_ held (node_reader.cpp).
   std::string region_of(const Peer& p) const;
@@ -146,6 +167,8 @@ class Node {
   bool can_still_arrive(int from) const;  // mu_ held
 
   NodeOptions opt_;
+  JobSession session_;                       // master: what its challenges carry
+  std::atomic<uint64_t> broadcast_seq_{0};  // master: the broadcast stream's numbers
   uint16_t port_ = 0;
   util::ScopedFd listen_fd_;
   util::ScopedFd wake_rd_, wake_wr_;  // wakes the acceptor at shutdown
@@ -154,7 +177,7 @@ class Node {
   std::vector<std::unique_ptr<Peer>> peers_;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
+  mutable std::condition_variable cv_;
   Mailboxes mail_;  // guarded by mu_
   std::map<uint64_t, std::vector<std::pair<int, std::vector<uint8_t>>>> states_;  // guarded by mu_
   std::optional<std::string> failure_;
@@ -166,6 +189,7 @@ class Node {
   bool program_done_ = false;
 
   std::thread acceptor_;
+  std::list<Handshake> handshakes_;  // the acceptor's
   std::thread heartbeat_;
 };
 

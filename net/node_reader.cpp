@@ -1,11 +1,14 @@
 // A node's incoming side: one reader thread per connection files checkpoints into the
 // mailboxes, keeps what each peer reports (its region, its program's end), and fails the job
 // when a peer vanishes, stops answering or breaks the protocol (docs/net.md).
+#include <errno.h>
+
 #include <mutex>
 
 #include "ckpt/format.h"
 #include "net/node.h"
 #include "util/log.h"
+#include "util/text.h"
 #include "util/wait_status.h"
 
 namespace cape::net {
@@ -18,16 +21,25 @@ std::string Node::region_of(const Peer& p) const {
 void Node::reader_loop(Peer& p) {
   for (;;) {
     Frame f;
-    IoResult r = read_frame(p.fd.get(), f, opt_.max_payload, opt_.timeout);
+    IoResult r = read_frame(p.fd.get(), f, opt_.max_payload, opt_.timeout, std::nullopt, p.unseal(opt_.rank != 0));
     std::unique_lock lk(mu_);
     if (stopping_ || p.closed) break;
     if (r.ok()) {
       lk.unlock();
+      if (f.type != FrameType::heartbeat) {
+        p.bytes_in.fetch_add(f.payload.size(), std::memory_order_relaxed);
+        p.frames_in.fetch_add(1, std::memory_order_relaxed);
+      }
       on_frame(p, f);
       continue;
     }
-    // A normal end: the peer reported its exit first, or our own program is done.
-    if (r.status == IoStatus::eof && (p.exited || program_done_)) break;
+    // A normal end: the peer reported its exit first, or our own program is done. A reset
+    // then is one too (issue 16, item 13): a node that closes with bytes unread (the other
+    // end's last heartbeats, which a loaded machine leaves unread more often) makes the
+    // kernel reset the connection instead of closing it. Whatever the peer sent before it
+    // is still read first (the exit report among it); after it there is nothing to lose.
+    bool reset = r.status == IoStatus::error && (r.err == ECONNRESET || r.err == EPIPE);
+    if ((r.status == IoStatus::eof || reset) && (p.exited || program_done_)) break;
     std::string w = p.who();
     std::string where = region_of(p);
     lk.unlock();
@@ -79,7 +91,8 @@ void Node::on_frame(Peer& p, Frame& f) {
     }
     case FrameType::region: {
       PayloadReader in(f.payload);
-      std::string r = in.str(4096);
+      // What a peer says reaches messages and logs escaped (issue 16, item 5).
+      std::string r = util::printable(in.str(4096));
       std::lock_guard lk(mu_);
       if (!in.failed()) p.region = r;
       return;
@@ -87,7 +100,7 @@ void Node::on_frame(Peer& p, Frame& f) {
     case FrameType::exited: {
       PayloadReader in(f.payload);
       int status = in.i32();
-      std::string r = in.str(4096);
+      std::string r = util::printable(in.str(4096));
       bool in_window = in.at_end() || in.u8() != 0;  // (older nodes did not say: as if inside)
       std::string msg;
       {
@@ -115,7 +128,7 @@ void Node::on_frame(Peer& p, Frame& f) {
     }
     case FrameType::abort: {
       PayloadReader in(f.payload);
-      std::string msg = in.str(1 << 16);
+      std::string msg = util::printable(in.str(1 << 16));
       int code = in.i32();  // after the message (older masters sent none: 1)
       if (in.failed() || code < 1 || code > 255) code = 1;
       fail_as_is(msg, false, code);  // the master printed it
@@ -126,7 +139,7 @@ void Node::on_frame(Peer& p, Frame& f) {
     case FrameType::node_failed: {
       PayloadReader in(f.payload);
       int code = in.i32();
-      std::string why = in.str(4096);
+      std::string why = util::printable(in.str(4096));
       if (in.failed() || code < 1 || code > 255) code = 1;
       std::string msg;
       {

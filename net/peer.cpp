@@ -19,8 +19,12 @@ std::string seconds(std::chrono::milliseconds ms) {
 
 IoResult Peer::send(FrameType type, std::span<const iovec> parts, std::chrono::milliseconds stall) {
   std::unique_lock sl(send_mu);
-  IoResult r = write_frame(fd.get(), type, parts, stall);
+  IoResult r = write_frame(fd.get(), type, parts, stall, next_seal());
   last_send_ns = now_ns();
+  uint64_t n = 0;
+  for (const iovec& v : parts) n += v.iov_len;
+  bytes_out.fetch_add(n, std::memory_order_relaxed);
+  frames_out.fetch_add(1, std::memory_order_relaxed);
   return r;
 }
 
@@ -35,7 +39,7 @@ void Peer::send_small(FrameType type, const std::vector<uint8_t>& payload, std::
 void Peer::heartbeat(std::chrono::milliseconds stall) {
   std::unique_lock sl(send_mu, std::try_to_lock);
   if (!sl.owns_lock()) return;
-  IoResult r = write_frame(fd.get(), FrameType::heartbeat, {}, stall);
+  IoResult r = write_frame(fd.get(), FrameType::heartbeat, {}, stall, next_seal());
   last_send_ns = now_ns();
   if (!r.ok()) {
     CAPE_LOG_AT(debug, "net") << "heartbeat to node " << rank << ": " << r.describe();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "net/frame.h"
+#include "net/handshake.h"
 #include "util/scoped_fd.h"
 
 namespace cape::net {
@@ -33,13 +34,27 @@ struct Peer {
   int pid = 0;          // its cape node's pid
   std::string region;   // last region it reported
   bool joined = false;
+  bool claimed = false;  // master: a connection is finishing its handshake as this rank
   bool exited = false;  // sent its exit report
   int exit_status = 0;
   bool closed = false;  // reader finished
   std::timed_mutex send_mu;
   std::atomic<int64_t> last_send_ns{0};
+  // Payload bytes and frames each way (heartbeats not counted): the traffic a job's
+  // regions cost, logged when the node ends (`--log traffic:info`, scripts/bench-e2e.sh).
+  std::atomic<uint64_t> bytes_out{0}, frames_out{0}, bytes_in{0}, frames_in{0};
   std::thread reader;
+  // The connection's frame keys (set once it has joined, before its reader starts) and
+  // sequence numbers: send_seq under send_mu, the others the reader's.
+  FrameKeys keys;
+  uint64_t send_seq = 0, recv_seq = 0, recv_broadcast = 0;
 
+  // The seal of the next frame to this peer; send_mu held.
+  Seal next_seal() { return Seal{&keys.send, keys.send_stream, ++send_seq, keys.encrypt}; }
+  // What its reader accepts (a slave's: the master's broadcasts too).
+  Unseal unseal(bool broadcasts) {
+    return Unseal{&keys.recv, keys.recv_stream, &recv_seq, broadcasts ? &recv_broadcast : nullptr, keys.encrypt};
+  }
   // One frame, whole, under send_mu; a write counts as a sign of life (heartbeats).
   IoResult send(FrameType type, std::span<const iovec> parts, std::chrono::milliseconds stall);
   // A small control frame; a failure is only logged (the reader notices a dead peer).

@@ -102,7 +102,8 @@ uint16_t local_port(int fd) {
   throw UserError("listening socket is not TCP");
 }
 
-util::ScopedFd connect_tcp(const HostPort& hp, std::chrono::milliseconds deadline_after) {
+util::ScopedFd connect_tcp(const HostPort& hp, std::chrono::milliseconds deadline_after,
+                           const std::function<bool()>& cancelled) {
   auto deadline = Clock::now() + deadline_after;
   std::string last = "timed out";
   // Bounded: every round either connects or sleeps; the deadline ends the loop.
@@ -120,6 +121,8 @@ util::ScopedFd connect_tcp(const HostPort& hp, std::chrono::milliseconds deadlin
     }
     if (Clock::now() >= deadline)
       throw UserError("cannot connect to the master at " + hp.str() + ": " + last);
+    if (cancelled && cancelled())
+      throw UserError("stopped connecting to the master at " + hp.str() + " (" + last + "): the launcher is gone");
     // Retry pacing while the master starts (not synchronisation: the deadline bounds it).
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(20 * (round + 1), 200)));
   }

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "util/scoped_fd.h"
@@ -22,8 +23,9 @@ util::ScopedFd listen_tcp(const std::string& host, uint16_t port, int backlog = 
 uint16_t local_port(int fd);
 // Connects to hp, retrying refused/unreachable attempts until `deadline_after` passes
 // (the master may not be listening yet when mpirun starts the slaves). Throws
-// cape::UserError naming the address on failure.
-util::ScopedFd connect_tcp(const HostPort& hp, std::chrono::milliseconds deadline_after);
+// cape::UserError naming the address on failure, or when `cancelled` says so.
+util::ScopedFd connect_tcp(const HostPort& hp, std::chrono::milliseconds deadline_after,
+                           const std::function<bool()>& cancelled = {});
 // "127.0.0.1:41234" of the far end, for messages.
 std::string peer_name(int fd);
 void set_nonblocking(int fd);

@@ -1,6 +1,9 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
+
 #include "net/launcher.h"
 #include "util/error.h"
 
@@ -28,8 +31,12 @@ void SshLauncher::start(int rank, const std::string& host, uint16_t port, const 
   link.master = addr + ":" + std::to_string(port);
   link.secret_fd = 0;
   link.watch_stdin = true;
+  link.env_stdin = true;
   // The same directory and environment as the master (the determinism contract: the
-  // environment sits on the program's stack, so it must match byte for byte).
+  // environment sits on the program's stack, so it must match byte for byte). The
+  // environment goes down the channel after the secret, not on the command line, where the
+  // remote host's process list would show it (issue 16, item 6); only PATH is on it, so
+  // that the remote cape is found as it was.
   // (Appended word by word, not `" " + quoted`: gcc 12 -O3 warns -Wrestrict on that here.)
   std::string cmd = "cd ";
   auto word = [&cmd](const std::string& w) {
@@ -38,10 +45,18 @@ void SshLauncher::start(int rank, const std::string& host, uint16_t port, const 
   };
   cmd += shell_quote(cwd());
   cmd += " && exec env -i";
-  for (char** e = environ; *e; ++e) word(*e);
+  if (const char* path = ::getenv("PATH")) word(std::string("PATH=") + path);
   word(remote_cape_);
   for (const auto& w : command(rank, link)) word(w);
-  p->start(cmd, secret_.text(), [this, rank](const std::string& h, const char* d, size_t n) {
+  std::string input = secret_.text() + "\n";
+  size_t n = 0;
+  for (char** e = environ; *e; ++e) ++n;
+  input += "env " + std::to_string(n) + "\n";
+  for (char** e = environ; *e; ++e) {
+    input += std::to_string(std::strlen(*e)) + "\n";
+    input += *e;
+  }
+  p->start(cmd, input, [this, rank](const std::string& h, const char* d, size_t n) {
     // What a remote node prints before its log is open (a missing cape, a bad option).
     std::lock_guard lk(out_mu_);
     std::string line = "[ssh " + h + " rank " + std::to_string(rank) + "] " + std::string(d, n);

@@ -64,16 +64,26 @@ double raw_tcp_once() {
   return gbps(kBytes, reader.get() - t0);
 }
 
-// The transport alone: serialized checkpoint bytes in one frame (checksummed, writev),
-// read and verified on the other side, no serialize/parse.
-double frame_once(const std::vector<uint8_t>& bytes) {
+// The transport alone: serialized checkpoint bytes in one frame (checksummed, writev; or
+// sealed with a key as after the handshake: authenticated, or encrypted), read and verified
+// on the other side, no serialize/parse.
+double frame_once(const std::vector<uint8_t>& bytes, bool keyed = false, bool encrypt = false) {
+  static const net::FrameKey key = [] {
+    net::FrameKey k{};
+    k[0] = 16;
+    return k;
+  }();
+  net::Seal seal = keyed ? net::Seal{&key, 1, 1, encrypt} : net::Seal{};
   util::ScopedFd l = net::listen_tcp("127.0.0.1", 0);
   uint16_t port = net::local_port(l.get());
   auto reader = std::async(std::launch::async, [&] {
     util::ScopedFd fd(::accept(l.get(), nullptr, nullptr));
     net::set_nonblocking(fd.get());
     net::Frame f;
-    net::IoResult r = net::read_frame(fd.get(), f, net::kDefaultMaxPayload, std::chrono::seconds(30));
+    uint64_t last = 0;
+    net::Unseal unseal = keyed ? net::Unseal{&key, 1, &last, nullptr, encrypt} : net::Unseal{};
+    net::IoResult r =
+        net::read_frame(fd.get(), f, net::kDefaultMaxPayload, std::chrono::seconds(30), std::nullopt, unseal);
     if (!r.ok()) std::fprintf(stderr, "frame: %s\n", r.describe().c_str());
     return Clock::now();
   });
@@ -81,7 +91,7 @@ double frame_once(const std::vector<uint8_t>& bytes) {
   net::set_nonblocking(c.get());
   auto t0 = Clock::now();
   iovec v{const_cast<uint8_t*>(bytes.data()), bytes.size()};
-  net::IoResult w = net::write_frame(c.get(), net::FrameType::checkpoint, {&v, 1}, std::chrono::seconds(30));
+  net::IoResult w = net::write_frame(c.get(), net::FrameType::checkpoint, {&v, 1}, std::chrono::seconds(30), seal);
   if (!w.ok()) std::fprintf(stderr, "frame: %s\n", w.describe().c_str());
   return gbps(bytes.size(), reader.get() - t0);
 }
@@ -94,8 +104,9 @@ ckpt::Checkpoint big_checkpoint(const char* name) {
   return ck;
 }
 
-net::NodeOptions opts(int rank, int size, uint16_t port, const net::Secret& s) {
+net::NodeOptions opts(int rank, int size, uint16_t port, const net::Secret& s, bool encrypt = false) {
   net::NodeOptions o;
+  o.encrypt = encrypt;
   o.rank = rank;
   o.size = size;
   o.master = {"127.0.0.1", port};
@@ -107,9 +118,10 @@ net::NodeOptions opts(int rank, int size, uint16_t port, const net::Secret& s) {
 // Master -> (size-1) slaves: send (size 2) or broadcast (size > 2); time until every slave
 // holds the parsed checkpoint, in GB/s of checkpoint payload per slave. After each round the
 // master runs `between` (a raw TCP transfer, so that each round has its own baseline).
-std::vector<double> transfer(int size, const std::function<void()>& between) {
+// Every frame is authenticated (Poly1305 tag); `encrypt` encrypts them too (AES-256-GCM).
+std::vector<double> transfer(int size, const std::function<void()>& between, bool encrypt = false) {
   net::Secret s = net::Secret::generate();
-  net::Node master(opts(0, size, 0, s));
+  net::Node master(opts(0, size, 0, s, encrypt));
   std::vector<std::future<std::vector<Clock::time_point>>> slaves;
   for (int r = 1; r < size; ++r)
     slaves.push_back(std::async(std::launch::async, [&, r] {
@@ -167,13 +179,18 @@ int main() {
   raw_tcp_once();  // makes and touches its buffers
   frame_once(bytes);
 
-  std::vector<double> frames, raw_f;
+  std::vector<double> frames, raw_f, sealed, raw_s, crypted, raw_c;
   for (int i = 0; i < kRounds; ++i) {
     frames.push_back(frame_once(bytes));
     raw_f.push_back(raw_tcp_once());
+    sealed.push_back(frame_once(bytes, true));
+    raw_s.push_back(raw_tcp_once());
+    crypted.push_back(frame_once(bytes, true, true));
+    raw_c.push_back(raw_tcp_once());
   }
-  std::vector<double> raw_1, raw_b;
+  std::vector<double> raw_1, raw_b, raw_e;
   std::vector<double> one = transfer(2, [&] { raw_1.push_back(raw_tcp_once()); });
+  std::vector<double> enc = transfer(2, [&] { raw_e.push_back(raw_tcp_once()); }, true);
   std::vector<double> bc = transfer(4, [&] { raw_b.push_back(raw_tcp_once()); });
 
   // serialize and parse on their own (not part of a transfer: send and receive use
@@ -193,10 +210,18 @@ int main() {
   std::printf("payload per transfer           %zu MiB, medians of %d rounds, each paired with a raw TCP transfer\n",
               kBytes >> 20, kRounds);
   std::printf("raw TCP loopback               %6.2f GB/s (1 MiB writes into a warm buffer)\n", median(raw_1));
-  std::printf("checkpoint master -> slave     %6.2f GB/s   %5.1f%% of raw (goal >= 80%%; Checkpoint to Checkpoint)\n",
+  std::printf("checkpoint master -> slave     %6.2f GB/s   %5.1f%% of raw (goal >= 80%%; Checkpoint to Checkpoint,\n"
+              "                                                          every frame authenticated: Poly1305 tag)\n",
               median(one), 100 * median_ratio(one, raw_1));
-  std::printf("checkpoint frame (transport)   %6.2f GB/s   %5.1f%% of raw (a serialized file in one frame)\n",
+  std::printf("  the same, --encrypt          %6.2f GB/s   %5.1f%% of raw (AES-256-GCM encryption)\n", median(enc),
+              100 * median_ratio(enc, raw_e));
+  std::printf("checkpoint frame (transport)   %6.2f GB/s   %5.1f%% of raw (a serialized file in one frame, checksummed\n"
+              "                                                          as in the handshake: XXH3)\n",
               median(frames), 100 * median_ratio(frames, raw_f));
+  std::printf("  the frame authenticated      %6.2f GB/s   %5.1f%% of raw (Poly1305 tag)\n", median(sealed),
+              100 * median_ratio(sealed, raw_s));
+  std::printf("  the frame encrypted          %6.2f GB/s   %5.1f%% of raw\n", median(crypted),
+              100 * median_ratio(crypted, raw_c));
   std::printf("broadcast to 3 slaves          %6.2f GB/s per slave, %6.2f GB/s total (%.1f%% of raw)\n",
               median(bc), 3 * median(bc), 300 * median_ratio(bc, raw_b));
   std::printf("ckpt::serialize / ckpt::parse  %6.2f / %.2f GB/s (copying into fresh buffers; not on the send path)\n",

@@ -138,6 +138,16 @@ __attribute__((constructor(101))) static void cape_runtime_init(void) {
   if (!stdin->_IO_buf_base) setvbuf(stdin, stdin_buffer, isatty(0) ? _IOLBF : _IOFBF, sizeof stdin_buffer);
 }
 
+/* Known traced: the check reads /proc/self/status (~20 us, issue 14), so it is made until it
+ * succeeds once; a monitor never lets go of its program (PTRACE_O_EXITKILL), and a new
+ * image (execve) starts with fresh TLS. */
+static __thread int known_traced;
+
+/* The deferred call (protocol.h: r8-r10), 0 = none; a deferred checkpoint name is copied
+ * here, so that the caller's buffer may change before the next call. */
+static __thread long deferred_op, deferred_a1, deferred_a2;
+static __thread char deferred_name[256];
+
 /* noinline + frame address: `boundary` is the caller's stack pointer before the call,
  * the lowest address of the program's own frames. Output buffered so far is written
  * first (never fflush(NULL): other FILEs live in the tracked heap and are the program's). */
@@ -145,30 +155,80 @@ __attribute__((noinline)) static long trap(const char* call, long op, long a1, l
                                            void* boundary) {
   fflush(stdout);
   fflush(stderr);
-  if (!traced()) no_monitor(call);
+  if (!known_traced) {
+    if (!traced()) no_monitor(call);
+    known_traced = 1;
+  }
+  /* Read and cleared before the register variables are set: nothing may run between
+   * those and the asm (a TLS access uses rax). */
+  long d_op = deferred_op, d_a1 = deferred_a1, d_a2 = deferred_a2;
+  deferred_op = 0;
   register long rax __asm__("rax") = (long)(CAPE_TRAP_MAGIC | (unsigned long)op);
   register long rdi __asm__("rdi") = a1;
   register long rsi __asm__("rsi") = a2;
   register long rdx __asm__("rdx") = (long)boundary;
   register long rcx __asm__("rcx") = (long)cape_syscall_gadget;
-  __asm__ volatile("int3" : "+r"(rax) : "r"(rdi), "r"(rsi), "r"(rdx), "r"(rcx) : "memory");
+  register long r8 __asm__("r8") = d_op;
+  register long r9 __asm__("r9") = d_a1;
+  register long r10 __asm__("r10") = d_a2;
+  __asm__ volatile("int3"
+                   : "+r"(rax)
+                   : "r"(rdi), "r"(rsi), "r"(rdx), "r"(rcx), "r"(r8), "r"(r9), "r"(r10)
+                   : "memory");
   return rax;
+}
+
+/* A call that answers nothing and whose effect the program cannot see before its next
+ * runtime call: deferred to that call's trap. receive() only (the translated code follows
+ * it with its inject): stop() is not one, since it puts private variables back and, under
+ * the mprotect tracker, unprotects the pages a read(2) may write. With one already
+ * deferred, or a name too long to copy, it traps now (carrying the other). A program that
+ * ends with one deferred makes it at its exit (cape_runtime_fini). */
+static void defer(const char* call, long op, const char* name, long a2, void* boundary) {
+  unsigned len = 0;
+  if (name)
+    while (len < sizeof deferred_name && name[len]) len++;
+  if (deferred_op || len == sizeof deferred_name) {
+    trap(call, op, (long)name, a2, boundary);
+    return;
+  }
+  if (name) {
+    for (unsigned i = 0; i <= len; i++) deferred_name[i] = name[i];
+    name = deferred_name;
+  }
+  deferred_op = (long)(CAPE_TRAP_MAGIC | (unsigned long)op);
+  deferred_a1 = (long)name;
+  deferred_a2 = a2;
+}
+
+/* A deferred call still pending when the program exits (exit() or main's return) is made
+ * now, as it would have been: a receive() then blocks or fails the same way. */
+__attribute__((destructor)) static void cape_runtime_fini(void) {
+  if (deferred_op) trap("cape_receive", CAPE_OP_HELLO, 0, 0, __builtin_frame_address(0));
 }
 
 #define BOUNDARY ((char*)__builtin_frame_address(0) + 16)
 
-/* This node's rank and the job's size, asked once (two traps) and kept in TLS. */
+/* This node's rank and the job's size, asked once (two traps) and kept in TLS: they never
+ * change while the program runs, and the translated code asks at every region (issue 14:
+ * 5 of a master's 17 traps per region). `call` names the caller when there is no monitor.
+ * noinline: BOUNDARY is then this function's own frame, below its caller's. */
 static __thread int node_rank = -1, node_count;
+__attribute__((noinline)) static void know_ids(const char* call) {
+  if (node_rank >= 0) return;
+  node_count = (int)trap(call, CAPE_OP_NUM_NODES, 0, 0, BOUNDARY);
+  node_rank = (int)trap(call, CAPE_OP_NODE_ID, 0, 0, BOUNDARY);
+}
 
-int cape_master(void) { return (int)trap(__func__, CAPE_OP_MASTER, 0, 0, BOUNDARY); }
+int cape_master(void) {
+  know_ids(__func__);
+  return node_rank == 0;
+}
 /* Every node calls start() with the same memory (docs/translator.md), so the heap's
  * deferred frees are settled before the trap, the same way everywhere; after it, this
  * node allocates from its own arena until stop(). */
 void cape_start(void) {
-  if (node_rank < 0) { /* named cape_start in the message when there is no monitor */
-    node_count = (int)trap(__func__, CAPE_OP_NUM_NODES, 0, 0, BOUNDARY);
-    node_rank = (int)trap(__func__, CAPE_OP_NODE_ID, 0, 0, BOUNDARY);
-  }
+  know_ids(__func__);
   cape_heap_settle(node_count);
   trap(__func__, CAPE_OP_START, 0, 0, BOUNDARY);
   cape_heap_enter(node_rank);
@@ -182,15 +242,21 @@ void cape_inject(const char* ck) { trap(__func__, CAPE_OP_INJECT, (long)ck, 0, B
 void cape_send(const char* ck, int node) {
   trap(__func__, CAPE_OP_SEND, (long)ck, node, BOUNDARY);
 }
-void cape_receive(const char* ck) { trap(__func__, CAPE_OP_RECEIVE, (long)ck, 0, BOUNDARY); }
+void cape_receive(const char* ck) { defer(__func__, CAPE_OP_RECEIVE, ck, 0, BOUNDARY); }
 void cape_wait_for(const char* ck) { trap(__func__, CAPE_OP_WAIT_FOR, (long)ck, 0, BOUNDARY); }
 void cape_merge(const char* into, const char* from) {
   trap(__func__, CAPE_OP_MERGE, (long)into, (long)from, BOUNDARY);
 }
 void cape_broadcast(const char* ck) { trap(__func__, CAPE_OP_BROADCAST, (long)ck, 0, BOUNDARY); }
 int cape_last_parallel(void) { return (int)trap(__func__, CAPE_OP_LAST_PARALLEL, 0, 0, BOUNDARY); }
-int cape_node_id(void) { return (int)trap(__func__, CAPE_OP_NODE_ID, 0, 0, BOUNDARY); }
-int cape_num_nodes(void) { return (int)trap(__func__, CAPE_OP_NUM_NODES, 0, 0, BOUNDARY); }
+int cape_node_id(void) {
+  know_ids(__func__);
+  return node_rank;
+}
+int cape_num_nodes(void) {
+  know_ids(__func__);
+  return node_count;
+}
 int cape_region_begin(const char* where) {
   return (int)trap(__func__, CAPE_OP_REGION_BEGIN, (long)where, 0, BOUNDARY);
 }

@@ -6,6 +6,10 @@
  *         own frames; everything below is libcape's and is never captured or injected)
  *   rcx = address of cape_syscall_gadget (`syscall; int3`), where the monitor runs
  *         remote syscalls (monitor/remote_syscall.h)
+ *   r8  = CAPE_TRAP_MAGIC | a deferred operation, or 0; r9, r10 = its arguments: a call
+ *         whose effect the program cannot see before its next runtime call (receive)
+ *         makes no trap of its own and rides on the next one, which the monitor serves
+ *         first (one ptrace stop fewer each: issue 14)
  * The monitor answers by setting rax and resuming after the int3. Nothing is written
  * into program memory by the protocol. Shared by runtime/ and monitor/ (plain C header).
  */

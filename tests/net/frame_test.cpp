@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 #include <thread>
 
@@ -37,10 +38,10 @@ void write_raw(int fd, const std::vector<uint8_t>& bytes) {
   }
 }
 
-std::vector<uint8_t> encoded(FrameType t, const std::vector<uint8_t>& payload) {
+std::vector<uint8_t> encoded(FrameType t, const std::vector<uint8_t>& payload, const Seal& seal = {}) {
   Pair p;
   iovec v{const_cast<uint8_t*>(payload.data()), payload.size()};
-  IoResult w = write_frame(p.a.get(), t, {&v, 1}, 1s);
+  IoResult w = write_frame(p.a.get(), t, {&v, 1}, 1s, seal);
   EXPECT_TRUE(w.ok()) << w.describe();
   std::vector<uint8_t> out(kFrameHeaderSize + payload.size() + kFrameTrailerSize);
   size_t got = 0;
@@ -98,7 +99,7 @@ TEST(Frame, ShortFramesAtEveryLength) {
 
 TEST(Frame, HugeLengthRefusedBeforeAllocation) {
   // A well-formed header claiming 2^62 bytes: refused by the limit, not by a bad_alloc.
-  FrameHeader h{FrameType::checkpoint, uint64_t{1} << 62};
+  FrameHeader h{FrameType::checkpoint, uint64_t{1} << 62, 0, 0};
   std::vector<uint8_t> hdr(kFrameHeaderSize);
   encode_header(h, hdr.data());
   IoResult r = feed(hdr);
@@ -134,7 +135,7 @@ TEST(Frame, AnOlderProtocolIsNamed) {
   good[4] = 1;  // version 1: the payload hash was in the header
   IoResult r = feed(good);
   EXPECT_EQ(r.status, IoStatus::bad_frame);
-  EXPECT_NE(r.what.find("protocol version 1, this cape speaks 2"), std::string::npos) << r.what;
+  EXPECT_NE(r.what.find("protocol version 1, this cape speaks 3"), std::string::npos) << r.what;
 }
 
 // Many parts and a payload far larger than the hashing steps: the bytes and the trailer
@@ -219,6 +220,88 @@ TEST(Address, Parse) {
   EXPECT_THROW(parse_host_port("nohost"), std::exception);
   EXPECT_THROW(parse_host_port("h:99999"), std::exception);
   EXPECT_THROW(parse_host_port("h:"), std::exception);
+}
+
+// Issue 16, item 4: frames after the handshake are sealed (AES-256-GCM). What the reader
+// accepts, and all it refuses: any flipped bit, a replay, a frame of another stream or key,
+// an unsealed frame, a broadcast where none is expected.
+std::vector<IoResult> feed_all(const std::vector<std::vector<uint8_t>>& frames, const Unseal& unseal,
+                               std::vector<Frame>* got = nullptr) {
+  Pair p;
+  for (const auto& f : frames) write_raw(p.a.get(), f);
+  p.a.reset();
+  std::vector<IoResult> out;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    Frame f;
+    out.push_back(read_frame(p.b.get(), f, kDefaultMaxPayload, 1s, std::nullopt, unseal));
+    if (got) got->push_back(std::move(f));
+    if (!out.back().ok()) break;
+  }
+  return out;
+}
+
+TEST(Frame, SealedFramesAreAuthenticatedAndOptionallyEncrypted) {
+  FrameKey key{}, other{};
+  key[0] = 1;
+  other[0] = 2;
+  std::vector<uint8_t> payload(300);
+  for (size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<uint8_t>(i * 7);
+  for (bool encrypt : {false, true}) {
+    SCOPED_TRACE(encrypt ? "encrypted" : "authenticated");
+    std::vector<uint8_t> one = encoded(FrameType::checkpoint, payload, {&key, 3, 1, encrypt});
+    std::vector<uint8_t> two = encoded(FrameType::region, {'r'}, {&key, 3, 2, encrypt});
+    // In the clear or not on the wire.
+    bool clear = std::equal(payload.begin(), payload.end(), one.begin() + kFrameHeaderSize);
+    EXPECT_EQ(clear, !encrypt);
+    uint64_t last = 0;
+    std::vector<Frame> got;
+    std::vector<IoResult> r = feed_all({one, two}, {&key, 3, &last, nullptr, encrypt}, &got);
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_TRUE(r[0].ok()) << r[0].describe();
+    EXPECT_TRUE(r[1].ok()) << r[1].describe();
+    EXPECT_EQ(last, 2u);
+    EXPECT_EQ(std::vector<uint8_t>(got[0].payload.begin(), got[0].payload.end()), payload);
+    EXPECT_EQ(got[1].type, FrameType::region);
+    auto refused = [&](const std::vector<std::vector<uint8_t>>& frames, Unseal u, const std::string& why) {
+      std::vector<IoResult> res = feed_all(frames, u);
+      ASSERT_FALSE(res.empty());
+      EXPECT_EQ(res.back().status, IoStatus::bad_frame) << why;
+      EXPECT_NE(res.back().what.find(why), std::string::npos) << res.back().what;
+    };
+    uint64_t l0 = 0, l1 = 0;
+    refused({one, one}, {&key, 3, &l0, nullptr, encrypt}, "sequence number 1 out of order");     // replayed
+    refused({two}, {&key, 3, &l1, nullptr, encrypt}, "sequence number 2 out of order");          // one dropped
+    uint64_t l2 = 0, l3 = 0, l4 = 0;
+    refused({one}, {&key, 4, &l2, nullptr, encrypt}, "tag does not match");                      // another stream
+    refused({one}, {&other, 3, &l3, nullptr, encrypt}, "tag does not match");                    // another key
+    refused({one}, {&key, 3, &l4, nullptr, !encrypt}, encrypt ? "an encrypted frame" : "an unencrypted frame");
+    // Unsealed frames (what anyone can make) are refused once keys are in use.
+    uint64_t l5 = 0;
+    refused({encoded(FrameType::checkpoint, payload)}, {&key, 3, &l5, nullptr, encrypt},
+            encrypt ? "an unencrypted frame in an encrypted job" : "out of order");
+    // Every flipped bit.
+    for (size_t byte = 0; byte < one.size(); byte += (byte < 40 || byte + 20 > one.size()) ? 1 : 37)
+      for (int bit = 0; bit < 8; ++bit) {
+        auto bad = one;
+        bad[byte] ^= static_cast<uint8_t>(1u << bit);
+        uint64_t l = 0;
+        std::vector<IoResult> res = feed_all({bad}, {&key, 3, &l, nullptr, encrypt});
+        EXPECT_EQ(res.back().status, IoStatus::bad_frame) << "byte " << byte << " bit " << bit;
+        EXPECT_EQ(l, 0u);
+      }
+    // Broadcasts: numbered on their own stream, accepted only where expected, never twice.
+    std::vector<uint8_t> b5 = encoded(FrameType::checkpoint, payload, {&key, kBroadcastStream, 5, encrypt});
+    std::vector<uint8_t> b7 = encoded(FrameType::checkpoint, payload, {&key, kBroadcastStream, 7, encrypt});
+    uint64_t ul = 0, bl = 0;
+    r = feed_all({b5, one, b7}, {&key, 3, &ul, &bl, encrypt});
+    ASSERT_EQ(r.size(), 3u);
+    for (const IoResult& x : r) EXPECT_TRUE(x.ok()) << x.describe();
+    EXPECT_EQ(bl, 7u);
+    EXPECT_EQ(ul, 1u);
+    uint64_t ul2 = 0, bl2 = 0, ul3 = 0;
+    refused({b7, b5}, {&key, 3, &ul2, &bl2, encrypt}, "sequence number 5 out of order");
+    refused({b5}, {&key, 3, &ul3, nullptr, encrypt}, "out of order");  // the master expects none
+  }
 }
 
 }  // namespace

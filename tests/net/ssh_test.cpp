@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
+#include <thread>
 
 #include "job_util.h"
 #include "net/socket.h"
@@ -33,7 +35,13 @@ class Sshd : public ::testing::Test {
         << "Port " << port_ << "\nListenAddress 127.0.0.1\nHostKey " << t << "/host_key\n"
         << "PidFile " << t << "/sshd.pid\nAuthorizedKeysFile " << t << "/authorized_keys\n"
         << "PermitRootLogin yes\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n"
-        << "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n";
+        << "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\n"
+        << "ForceCommand " << t << "/record.sh\n";
+    // Every remote command line, as the remote host's process list shows it, kept in
+    // commands.log (then run as sshd would).
+    std::ofstream(t + "/record.sh") << "#!/bin/sh\nprintf '%s\\n' \"$SSH_ORIGINAL_COMMAND\" >> " << t
+                                    << "/commands.log\nexec /bin/sh -c \"$SSH_ORIGINAL_COMMAND\"\n";
+    ::chmod((t + "/record.sh").c_str(), 0755);
     // known_hosts as ssh writes it for a non-standard port.
     std::string pub = read_file(t + "/host_key.pub");
     std::ofstream(t + "/known_hosts") << "[127.0.0.1]:" << port_ << " " << pub;
@@ -85,6 +93,42 @@ TEST_F(Sshd, RemoteSlaveFailureGivesItsStatus) {
   EXPECT_EQ(p.wait(90s), 5) << p.err();
   EXPECT_NE(p.err().find("node 2 ("), std::string::npos) << p.err();
   EXPECT_NE(p.err().find("(job exit status 5)"), std::string::npos) << p.err();
+  EXPECT_TRUE(wait_until_gone(token, 10s));
+}
+
+// Issue 16, item 6: the environment reaches the remote nodes' programs over the channel, and
+// no command line shows it: not the remote command (it used to be `env -i
+// 'MY_API_TOKEN=...' ...`, in the remote host's process list), not any process of the job.
+TEST_F(Sshd, EnvironmentTravelsOverTheChannel) {
+  std::string token = unique_token();
+  std::string value = "tok-" + unique_token();
+  std::vector<std::string> args = run_args(token, dir_.path + "/known_hosts", false);
+  args[args.size() - 2] = "400";  // nap 400 ms per slave chunk: time to look at the processes
+  Proc p = Proc::start(args, dir_.path, {"MY_API_TOKEN=" + value});
+  bool seen_program = false;
+  std::string leaked;
+  for (int i = 0; i < 200 && leaked.empty(); ++i) {
+    for (pid_t pid : processes_with(token)) {
+      std::vector<std::string> argv = cmdline(pid);
+      for (const std::string& a : argv)
+        if (a.find(value) != std::string::npos) leaked = a;
+      // A remote slave's program: its parent is a node started with --env-stdin.
+      std::vector<std::string> parent = cmdline(parent_of(pid));
+      bool remote = std::find(parent.begin(), parent.end(), "--env-stdin") != parent.end();
+      if (remote && !argv.empty() && argv[0] == FIG3) {
+        std::string env = read_file("/proc/" + std::to_string(pid) + "/environ");
+        if (env.find("MY_API_TOKEN=" + value + std::string(1, '\0')) != std::string::npos) seen_program = true;
+      }
+    }
+    std::this_thread::sleep_for(20ms);
+    if (seen_program && i > 20) break;
+  }
+  EXPECT_EQ(leaked, "") << "on a command line";
+  EXPECT_TRUE(seen_program) << "no remote program with MY_API_TOKEN in its environment";
+  EXPECT_EQ(p.wait(90s), 0) << p.err();
+  std::string commands = read_file(dir_.path + "/commands.log");
+  EXPECT_NE(commands.find("'node' '--rank' '2'"), std::string::npos) << commands;
+  EXPECT_EQ(commands.find(value), std::string::npos) << commands;
   EXPECT_TRUE(wait_until_gone(token, 10s));
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "driver.h"
+#include "source_file.h"
 #include "toolchain.h"
 #include "translate.h"
 
@@ -248,7 +249,8 @@ int main(int argc, char** argv) {
       std::error_code ec;
       fs::copy_file(dst, stem.string() + ".cape.pp.c", fs::copy_options::overwrite_existing, ec);
       std::string orig, readable;
-      Driver rd(src, read_file(src, orig) ? orig : "");
+      std::string why;
+      Driver rd(src, read_source(src, orig, why) ? orig : "");
       bool ok = rd.parse();
       if (ok) readable = translate(rd, opts);
       if (ok && !rd.has_errors()) {

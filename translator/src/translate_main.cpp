@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "driver.h"
+#include "source_file.h"
 #include "toolchain.h"
 #include "translate.h"
 
@@ -90,8 +91,8 @@ int main(int argc, char** argv) {
     if (int sig = interrupted()) die_of_signal(sig);
     if (!ok) return st ? st : 1;
     preprocessed = true;
-  } else if (!read_file(in, text)) {
-    std::cerr << "cape-translate: cannot read '" << in << "': " << std::strerror(errno) << "\n";
+  } else if (std::string why; !read_source(in, text, why)) {
+    std::cerr << "cape-translate: cannot read '" << in << "': " << why << "\n";
     return 1;
   }
   Driver drv(name.empty() ? in : name, std::move(text), preprocessed);

@@ -45,7 +45,11 @@ int main(int argc, char **argv) {
         cape_broadcast("final");
       }
     } else {
-      cape_receive("before");
+      /* The name in a buffer reused at once: libcape defers receive() to the next call's
+       * trap (docs/monitor.md) and must have copied it. */
+      char name[16] = "before";
+      cape_receive(name);
+      memcpy(name, "zzzzzz", 7);
       cape_inject("before");
       cape_start();
       for (int k = lo; k < hi; ++k) a[k] += (long)k * k + r; /* k: private, in a register */
