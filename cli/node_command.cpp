@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <thread>
@@ -210,6 +211,10 @@ class NetExchange : public monitor::Exchange {
     for (net::OutputPump* p : pumps_) p->at_call(was_in_window, now_in_window);
   }
   void set_pumps(std::vector<net::OutputPump*> pumps) { pumps_ = std::move(pumps); }
+  void region_begun(uint64_t region) override {
+    if (on_region_begun) on_region_begun(region);
+  }
+  std::function<void(uint64_t)> on_region_begun;
   // The monitor names the region when it starts ("parallel region 2 (start() at prog.c:12)");
   // the exchange call the node is in is added to it ("..., in wait_for('after')"). A new
   // region starts with no call. Until the monitor names regions, the last exchange call
@@ -353,12 +358,16 @@ int run_node(const NodeArgs& a) {
     throw UserError(errno_message("pipe2"));
   util::ScopedFd po_r(po[0]), po_w(po[1]), pe_r(pe[0]), pe_w(pe[1]), pi_r(pi[0]), pi_w(pi[1]);
   net::Terminal terminal(out_fd, err_fd, a.tag_output);
+  net::SlaveLines slave_lines(terminal);   // master: slaves' lines wait for their region
+  std::atomic<uint64_t> region_now{0};     // slave: the regions its program has begun
   std::unique_ptr<net::InputPump> input;
   if (rank != 0) {
     input = std::make_unique<net::InputPump>(std::move(pi_w));
     o.on_input = [in = input.get()](std::string_view chunk, bool eof) { in->push(chunk, eof); };
   } else {
-    o.on_output = [&terminal](int from, net::Stream s, std::string_view bytes) { terminal.write(from, s, bytes); };
+    o.on_output = [&slave_lines](int from, net::Stream s, uint64_t region, std::string_view bytes) {
+      slave_lines.write(from, s, region, bytes);
+    };
   }
   // Every node's program gets the same AT_RANDOM bytes: the same stack canaries everywhere.
   net::Mac at_random = net::job_value(o.secret, "AT_RANDOM");
@@ -380,6 +389,12 @@ int run_node(const NodeArgs& a) {
   net::Node node(std::move(o));
   node.start();
   NetExchange exchange(node, a.status_fd);
+  exchange.on_region_begun = [&](uint64_t region) {
+    if (rank == 0)
+      slave_lines.reached(region);  // after its own output before the region (serve())
+    else
+      region_now = region;
+  };
   if (rank == 0)
     input = std::make_unique<net::InputPump>(STDIN_FILENO, std::move(pi_w), [&node](std::string_view chunk, bool eof) {
       node.broadcast_input(chunk, eof);
@@ -387,7 +402,9 @@ int run_node(const NodeArgs& a) {
 
   int status;
   {
-    auto forward = [&node](net::Stream s, std::string_view bytes) { node.send_output(s, bytes); };
+    auto forward = [&node, &region_now](net::Stream s, std::string_view bytes) {
+      node.send_output(s, region_now.load(), bytes);
+    };
     net::OutputPump out(std::move(po_r), {net::Stream::out, rank, &terminal, rank == 0,
                                           rank == 0 ? nullptr : std::function(forward)});
     net::OutputPump err(std::move(pe_r), {net::Stream::err, rank, &terminal, rank == 0,
@@ -408,6 +425,7 @@ int run_node(const NodeArgs& a) {
     mo.at_random.emplace();
     std::copy_n(at_random.begin(), 16, mo.at_random->begin());
     status = monitor::run_monitor(mo, &exchange);
+    slave_lines.release_all();
     exchange.set_pumps({});
     input->stop();
     po_w.reset();  // the pumps end when the program's copies close too

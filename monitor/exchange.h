@@ -44,6 +44,10 @@ class Exchange {
   // and from now on it is `now_in_window`. The node routes the program's output by it
   // (net/program_io.h): libcape flushes stdout and stderr before every call.
   virtual void program_streams(bool was_in_window, bool now_in_window) { (void)was_in_window, (void)now_in_window; }
+  // The program has begun its `region`-th parallel region (cape_region_begin; every node
+  // counts the same regions). The master's node releases the slaves' lines of that region
+  // (net/program_io.h, SlaveLines); a slave's tags its region lines with it.
+  virtual void region_begun(uint64_t region) { (void)region; }
   // What the node is doing now, for failure messages ("parallel region at prog.c:12").
   virtual void set_region(const std::string& where) = 0;
   // The determinism check (determinism.h). Slave: sends the digest of its memory at the

@@ -235,6 +235,7 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
   ++begins_;
   std::string site = where ? st.tracee.read_c_string(where) : std::string();
   places_.set_region_site(site);
+  if (ex_) ex_->region_begun(begins_);
   if (ex_ && size_ > 1) {
     // Not the stack: its unused bytes (a local not yet written, the slots of a call made on
     // one node only) legitimately differ between nodes.

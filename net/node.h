@@ -73,8 +73,9 @@ struct NodeOptions {
   std::function<void()> on_shutdown;
   // Master: what slave `from`'s program printed inside a parallel region, whole lines
   // (program_io.h). Runs on the connection's reader thread, before anything that slave
-  // sends later (its checkpoint of the region) is filed.
-  std::function<void(int from, Stream stream, std::string_view bytes)> on_output;
+  // sends later (its checkpoint of the region) is filed. `region`: the count of regions that
+  // node had begun when its program printed them.
+  std::function<void(int from, Stream stream, uint64_t region, std::string_view bytes)> on_output;
   // Slaves: the next chunk of the job's stdin (`eof`: it has ended).
   std::function<void(std::string_view chunk, bool eof)> on_input;
   // Slaves: polled while connecting to the master; true stops start() with an error (the
@@ -103,8 +104,9 @@ class Node {
   void wait_for(const std::string& name,
                 const std::function<void(ckpt::Checkpoint&& part, int from)>& on_part);
   // Slave: what its program printed inside a region (whole lines), to the master's
-  // terminal. Master: the job's stdin, to every slave (program_io.h).
-  void send_output(Stream stream, std::string_view bytes);
+  // terminal, with the count of regions begun when it printed them. Master: the job's stdin,
+  // to every slave (program_io.h).
+  void send_output(Stream stream, uint64_t region, std::string_view bytes);
   void broadcast_input(std::string_view chunk, bool eof);
   // The determinism check (monitor/determinism.h). Slave: the digest of its memory as its
   // `begin`-th region begins, to the master. Master: the digests the slaves sent for it,

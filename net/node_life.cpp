@@ -29,15 +29,17 @@ void Node::set_region(const std::string& where) {
   }
 }
 
-void Node::send_output(Stream stream, std::string_view bytes) {
+void Node::send_output(Stream stream, uint64_t region, std::string_view bytes) {
   if (opt_.rank == 0 || bytes.empty()) return;
   Peer& m = *peers_[0];
   {
     std::lock_guard lk(mu_);
     if (!m.joined || m.closed) return;
   }
-  uint8_t s = static_cast<uint8_t>(stream);
-  iovec v[2] = {iov_of(&s, 1), iov_of(bytes.data(), bytes.size())};
+  PayloadWriter head;
+  head.u8(static_cast<uint8_t>(stream));
+  head.u64(region);
+  iovec v[2] = {iov_of(head.buffer().data(), head.buffer().size()), iov_of(bytes.data(), bytes.size())};
   IoResult r = m.send(FrameType::output, v, opt_.timeout);
   if (!r.ok()) CAPE_LOG_AT(info, "net") << "sending output to the master: " << r.describe();
 }

@@ -157,6 +157,7 @@ void Node::on_frame(Peer& p, Frame& f) {
     case FrameType::output: {
       PayloadReader in(f.payload);
       uint8_t s = in.u8();
+      uint64_t region = in.u64();
       std::span<const uint8_t> bytes = in.rest();
       if (in.failed() || (s != static_cast<uint8_t>(Stream::out) && s != static_cast<uint8_t>(Stream::err))) {
         std::string msg;
@@ -168,7 +169,7 @@ void Node::on_frame(Peer& p, Frame& f) {
         return;
       }
       if (opt_.on_output)
-        opt_.on_output(p.rank, static_cast<Stream>(s),
+        opt_.on_output(p.rank, static_cast<Stream>(s), region,
                        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
       return;
     }

@@ -5,6 +5,9 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "util/error.h"
 #include "util/log.h"
 
@@ -257,6 +260,42 @@ void InputPump::push(std::string_view chunk, bool eof) {
       queue_.emplace_back(chunk);
   }
   cv_.notify_all();
+}
+
+}  // namespace cape::net
+
+namespace cape::net {
+
+void SlaveLines::write(int from, Stream s, uint64_t region, std::string_view bytes) {
+  std::lock_guard lk(mu_);
+  // Held lines go first, whatever this one's region: a node's lines keep their order.
+  if (region <= reached_ && held_.empty()) {
+    terminal_.write(from, s, bytes);
+    return;
+  }
+  held_.push_back({from, s, region, std::string(bytes)});
+  release_locked(reached_);
+}
+
+void SlaveLines::reached(uint64_t region) {
+  std::lock_guard lk(mu_);
+  reached_ = std::max(reached_, region);
+  release_locked(reached_);
+}
+
+void SlaveLines::release_all() {
+  std::lock_guard lk(mu_);
+  reached_ = UINT64_MAX;  // and what still arrives goes straight out
+  release_locked(reached_);
+}
+
+// Releases the held lines, in arrival order, up to the first one of a later region.
+void SlaveLines::release_locked(uint64_t up_to) {
+  while (!held_.empty() && held_.front().region <= up_to) {
+    Held& h = held_.front();
+    terminal_.write(h.from, h.stream, h.bytes);
+    held_.pop_front();
+  }
 }
 
 }  // namespace cape::net

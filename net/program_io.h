@@ -54,6 +54,36 @@ class Terminal {
   std::map<std::pair<int, Stream>, bool> mid_line_;  // the source's last byte was not '\n'
 };
 
+// The master's side of the slaves' region lines. Every node runs the sequential part itself,
+// so a slave can begin region R and print in it while the master is still printing the
+// sequential part before R. Lines printed in a region the master has not begun yet are held,
+// and released, in the order they arrived, once the master's program reaches that region's
+// start (after its own output before it has been written): the terminal shows what the
+// program shows under OpenMP, the sequential part's lines before the region's.
+class SlaveLines {
+ public:
+  explicit SlaveLines(Terminal& terminal) : terminal_(terminal) {}
+  // A slave's lines, printed in its `region`-th region (reader threads).
+  void write(int from, Stream s, uint64_t region, std::string_view bytes);
+  // The master's program has begun its `region`-th region (its output before it written).
+  void reached(uint64_t region);
+  // The master's program has ended: what is still held goes out.
+  void release_all();
+
+ private:
+  struct Held {
+    int from;
+    Stream stream;
+    uint64_t region;
+    std::string bytes;
+  };
+  void release_locked(uint64_t up_to);
+  Terminal& terminal_;
+  std::mutex mu_;
+  uint64_t reached_ = 0;
+  std::deque<Held> held_;
+};
+
 // One output stream of the program: the read end of its pipe, drained by a thread and, at
 // every runtime call, by at_call() while the program is stopped (so every byte is put in the
 // phase it was written in).

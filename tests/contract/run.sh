@@ -16,7 +16,7 @@
 #
 #   run.sh --name NAME --out DIR --cc CAPE_CC --cape CAPE --ckpt dickpt|tickpt --opt O0|O2
 #          --nodes N [--tracker uffd|mprotect] [--stdin none|empty|seq:K|ask:A,B,...]
-#          [--expect divergence] [--repeat K] SOURCE.c...
+#          [--expect divergence] [--repeat K] [--run-timeout SECONDS (180)] SOURCE.c...
 #
 # --repeat K runs cape K times, each run checked (for failures that come and go).
 # stdin: none = /dev/null; empty = an empty pipe; seq:K = `seq 1 K |`; ask:A,B = a
@@ -26,7 +26,7 @@
 set -uo pipefail
 trap '' PIPE   # a question to a program that has ended is an error in the transcript, not our death
 
-name= out= cc= cape= ckpt= opt= nodes= tracker= stdin=none expect= repeat=1
+name= out= cc= cape= ckpt= opt= nodes= tracker= stdin=none expect= repeat=1 run_timeout=180
 srcs=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -41,6 +41,7 @@ while [ $# -gt 0 ]; do
     --stdin) stdin=$2; shift 2 ;;
     --expect) expect=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
+    --run-timeout) run_timeout=$2; shift 2 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) srcs+=("$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"); shift ;;
   esac
@@ -161,7 +162,7 @@ note="^(cape-logs/[^:]*:)?cape: node [0-9]+ \\([^)]*\\): program exited with sta
 for ((k = 1; k <= repeat; k++)); do
   rm -rf cape-logs
   t2=$(now)
-  run cape cape.status timeout -k 5 180 "$cape" "${cape_args[@]}" -- ./prog
+  run cape cape.status timeout -k 5 "$run_timeout" "$cape" "${cape_args[@]}" -- ./prog
   t3=$(now)
   cs=$(cat cape.status)
   times="native $(secs "$t0" "$t1") s, cape $(secs "$t2" "$t3") s"

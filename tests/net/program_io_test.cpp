@@ -108,6 +108,35 @@ TEST(ProgramIo, TagsStartEverySourcesLines) {
   EXPECT_EQ(take(err.r.get()), "[3]<stderr>: e\n");
 }
 
+// Every node runs the sequential part itself: a slave's line of region 1 can arrive while the
+// master still prints what comes before region 1. It waits for the master to reach region 1.
+TEST(ProgramIo, SlavesLinesWaitUntilTheMasterReachesTheirRegion) {
+  Pipe out, err;
+  Terminal term(out.w.get(), err.w.get(), false);
+  SlaveLines lines(term);
+  lines.write(1, Stream::out, 1, "slave 1 in region 1\n");
+  lines.write(2, Stream::err, 1, "slave 2 in region 1\n");
+  EXPECT_EQ(take(out.r.get()), "");
+  EXPECT_EQ(take(err.r.get()), "");
+  term.write(0, Stream::out, "read 1000 numbers\n");  // the master's sequential part
+  lines.reached(1);
+  EXPECT_EQ(take(out.r.get()), "read 1000 numbers\nslave 1 in region 1\n");
+  EXPECT_EQ(take(err.r.get()), "slave 2 in region 1\n");
+  lines.write(1, Stream::out, 1, "again in 1\n");  // a region the master is in: at once
+  EXPECT_EQ(take(out.r.get()), "again in 1\n");
+  lines.write(2, Stream::out, 3, "region 3\n");    // held, and everything after it too
+  lines.write(1, Stream::out, 2, "region 2\n");
+  EXPECT_EQ(take(out.r.get()), "");
+  lines.reached(2);  // not yet region 3's: arrival order is kept
+  EXPECT_EQ(take(out.r.get()), "");
+  lines.reached(3);
+  EXPECT_EQ(take(out.r.get()), "region 3\nregion 2\n");
+  lines.write(1, Stream::out, 9, "held\n");
+  lines.release_all();  // the master's program ended
+  lines.write(2, Stream::out, 10, "late\n");
+  EXPECT_EQ(take(out.r.get()), "held\nlate\n");
+}
+
 TEST(ProgramIo, AGoneReaderClosesTheProgramsPipe) {
   catch_sigpipe();
   Pipe program, out, err;
