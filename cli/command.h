@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace cape::cli {
 
@@ -23,6 +24,16 @@ void add_ckpt_command(CLI::App& app, Context& ctx);     // ckpt_command.cpp
 void add_monitor_command(CLI::App& app, Context& ctx);  // monitor_command.cpp
 void add_node_command(CLI::App& app, Context& ctx);     // node_command.cpp
 void add_run_command(CLI::App& app, Context& ctx);      // run_command.cpp
+
+// The program and its arguments, as mpirun takes them: the first argument that is not an
+// option (or not an option's value) is the program; everything after it is the program's,
+// options included; a `--` before it is allowed. (program_args.cpp)
+void add_program_positional(CLI::App* sub, std::vector<std::string>& argv);
+// Refuses a --log spec that names an unknown module or level (util/log.h).
+CLI::Validator log_spec_validator();
+// Rewrites mpirun's `-np N` into `--np N` among the options of a subcommand made with
+// add_program_positional (before its program), for CLI11, which reads `-np` as `-n p`.
+void mpirun_style_args(const CLI::App& app, std::vector<std::string>& args);
 
 // An on/off environment variable: on when set, non-empty and not "0".
 inline bool env_switch(const char* name) {

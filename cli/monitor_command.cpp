@@ -1,13 +1,16 @@
 // `cape monitor`: one node alone: run a program under the monitor (monitor/monitor.h).
+#include <cstdlib>
+
 #include "cli/command.h"
 #include "monitor/monitor.h"
 #include "util/error.h"
+#include "util/log.h"
 
 namespace {
 
 struct MonitorArgs {
   std::string tracker = "uffd";
-  std::string keep;
+  std::string keep, log;
   std::vector<std::string> loads;
   std::vector<std::string> argv;
   bool check_races = false;
@@ -30,7 +33,8 @@ void add_monitor_command(CLI::App& app, Context& ctx) {
   sub->add_option("--keep-checkpoints", args->keep,
                   "Write every checkpoint made as DIR/<node>.<sequence>.<name>.dickpt");
   sub->add_option("--load", args->loads,
-                  "NAME=FILE: give the program the checkpoint FILE under NAME (repeatable)");
+                  "NAME=FILE: give the program the checkpoint FILE under NAME (repeatable)")
+      ->allow_extra_args(false);  // one value each time: what follows may be the program
   sub->add_flag("--check-races", args->check_races,
                 "Report two nodes writing different values to one shared word without a "
                 "reduction (Bernstein's conditions; docs/tickpt.md)");
@@ -53,8 +57,16 @@ void add_monitor_command(CLI::App& app, Context& ctx) {
                 "uffd: every start() registers, protects and copies the whole tracked set, every "
                 "stop() unregisters it (no copies kept between windows)")
       ->group(variants);
-  sub->add_option("program", args->argv, "PROG ARGS... (after --)")->required();
+  sub->add_option("--log", args->log, "Log levels, as CAPE_LOG (e.g. monitor:debug,calls:info)")
+      ->check(cape::cli::log_spec_validator());
+  cape::cli::add_program_positional(sub, args->argv);
   sub->callback([args, &ctx] {
+    // Before the first log line: the log configuration is read once.
+    if (!args->log.empty()) {
+      if (::setenv("CAPE_LOG", args->log.c_str(), 1) != 0) throw cape::UserError(cape::errno_message("setenv"));
+      (void)cape::util::log_level("monitor");  // parsed now; the program does not inherit it
+      ::unsetenv("CAPE_LOG");
+    }
     cape::monitor::MonitorOptions o;
     o.tracker = cape::monitor::parse_tracker_kind(args->tracker);
     o.keep_checkpoints_dir = args->keep;

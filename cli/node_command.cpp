@@ -480,7 +480,8 @@ void add_node_command(CLI::App& app, Context& ctx) {
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
   sub->add_flag("--check-races", a->check_races,
                 "Master: report two nodes writing different values to one word (docs/tickpt.md)");
-  sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info,monitor:debug)");
+  sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info,monitor:debug)")
+      ->check(log_spec_validator());
   sub->add_option("--output-dir", a->output_dir,
                   "Slaves write their output and logs to DIR/node.RANK.log (default cape-logs)");
   sub->add_flag("--tag-output", a->tag_output, "Prefix every output line with [rank]<stream>:");
@@ -489,7 +490,7 @@ void add_node_command(CLI::App& app, Context& ctx) {
   sub->add_option("--heartbeat", a->heartbeat, "Seconds between heartbeats (default 0.5)");
   sub->add_option("--connect-timeout", a->connect_timeout,
                   "Seconds for every node to join (default 60)");
-  sub->add_option("program", a->argv, "PROG ARGS... (after --)")->required();
+  add_program_positional(sub, a->argv);
   sub->callback([a, &ctx] {
     // Before the first log line: the log configuration is read once.
     if (!a->log.empty()) {

@@ -1,7 +1,9 @@
 // `cape run`: starts the N nodes of a job and waits for the master.
 //
-//   cape run -n N [-H h1,h2:2 | --hostfile F] [--launcher local|ssh] -- ./prog args
+//   cape run -n N [-H h1,h2:2 | --hostfile F] [--launcher local|ssh] [--] ./prog args
 //
+// As mpirun: the options end at the program's name; everything after it is the program's
+// (cli/main.cpp also reads mpirun's `-np N`).
 // Rank 0, the master, runs here (its program's output passes through); ranks 1..N-1 run on
 // this machine (local) or on the hosts over SSH (net/launcher.h). `cape run` makes the
 // per-job secret (the launchers hand it over a pipe or the SSH channel's stdin), binds the
@@ -26,6 +28,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/program_check.h"
 #include "net/auth.h"
 #include "net/hosts.h"
 #include "net/launcher.h"
@@ -44,7 +47,7 @@ struct RunArgs {
   int n = 0;
   std::string hosts, hostfile, launcher;
   bool oversubscribe = false, tag_output = false, accept_new_host_keys = false, check_races = false;
-  bool encrypt = false;
+  bool encrypt = false, any_program = false;
   std::string output_dir = "cape-logs", tracker = "uffd", keep, log;
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::string remote_cape = "cape", identity, known_hosts, ssh_user;
@@ -65,43 +68,12 @@ std::string fmt(double d) {
   return b;
 }
 
-// execvp's search for the program, done once before any node starts: a program that
-// cannot run is said once, with a shell's status (127: not found, 126: found but not
-// runnable), instead of by every node's monitor at once (issue 16, item 14). The master runs
-// here, in this directory, so what it cannot run here the job cannot run.
-void check_program(const std::string& prog) {
-  auto cannot = [&](int e) {
-    throw UserError("cannot run " + prog + ": " + std::strerror(e), e == ENOENT || e == ENOTDIR ? 127 : 126);
-  };
-  auto runnable = [](const std::string& path) -> int {  // 0, or why not
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return errno;
-    if (S_ISDIR(st.st_mode)) return EISDIR;
-    return ::access(path.c_str(), X_OK) == 0 ? 0 : errno;
-  };
-  if (prog.empty()) cannot(ENOENT);
-  if (prog.find('/') != std::string::npos) {
-    if (int e = runnable(prog)) cannot(e);
-    return;
-  }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  int found_but = 0;  // as execvp: a match that cannot run is reported if nothing else runs
-  for (size_t from = 0;;) {
-    size_t colon = dirs.find(':', from);
-    std::string dir = dirs.substr(from, colon == std::string::npos ? std::string::npos : colon - from);
-    int e = runnable((dir.empty() ? "." : dir) + "/" + prog);
-    if (e == 0) return;
-    if (e != ENOENT && e != ENOTDIR) found_but = e;
-    if (colon == std::string::npos) break;
-    from = colon + 1;
-  }
-  cannot(found_but ? found_but : ENOENT);
-}
-
 int run_job(const RunArgs& a) {
   if (a.n < 1) throw UserError("-n wants at least 1 node");
-  check_program(a.argv.at(0));
+  // Said once, before any node starts (issue 16, item 14; issue 17): a program that cannot
+  // run, with a shell's status; one without libcape, whose copies would not cooperate.
+  std::string found = cli::find_program(a.argv.at(0));
+  if (!a.any_program) cli::require_libcape(a.argv.at(0), found, a.n);
   // A closed stderr must not kill the launcher before it has stopped its nodes. (A handler,
   // so the nodes it execs start with the default; they install their own.)
   net::catch_sigpipe();
@@ -302,7 +274,7 @@ void add_run_command(CLI::App& app, Context& ctx) {
                 "Report two nodes writing different values to one shared word, with the variable (docs/tickpt.md)");
   sub->add_flag("--encrypt", a->encrypt,
                 "Encrypt the traffic between nodes (AES-256-GCM); it is always authenticated (docs/net.md)");
-  sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info)");
+  sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info)")->check(log_spec_validator());
   sub->add_option("--timeout", a->timeout, "Seconds of silence that make a node dead (default 5)");
   sub->add_option("--heartbeat", a->heartbeat, "Seconds between heartbeats (default 0.5)");
   sub->add_option("--connect-timeout", a->connect_timeout, "Seconds for all nodes to join (60)");
@@ -313,7 +285,9 @@ void add_run_command(CLI::App& app, Context& ctx) {
                 "Record unknown host keys in known_hosts (changed keys are always refused)");
   sub->add_option("--ssh-user", a->ssh_user, "SSH user (default: ~/.ssh/config or yours)");
   sub->add_option("--ssh-port", a->ssh_port, "SSH port (default: ~/.ssh/config or 22)");
-  sub->add_option("program", a->argv, "PROG ARGS... (after --)")->required();
+  sub->add_flag("--any-program", a->any_program,
+                "Run a program not built with cape-cc anyway: every node runs all of it, alone");
+  add_program_positional(sub, a->argv);
   sub->callback([a, &ctx] { ctx.exit_status = run_job(*a); });
 }
 

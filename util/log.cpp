@@ -48,6 +48,12 @@ const LogConfig& config() {
 
 int g_rank = -1;
 
+std::string module_list() {
+  std::string s;
+  for (std::string_view m : kLogModules) s += (s.empty() ? "" : ", ") + std::string(m);
+  return s;
+}
+
 const char* level_name(LogLevel l) {
   switch (l) {
     case LogLevel::error: return "error";
@@ -67,6 +73,29 @@ LogLevel log_level(std::string_view module) {
 }
 
 void set_log_rank(int rank) { g_rank = rank; }
+
+std::string log_spec_problem(std::string_view spec) {
+  const std::string levels = "error, warn, info or debug";
+  if (spec.empty()) return "an empty log spec (give e.g. net:info or debug)";
+  while (true) {
+    size_t comma = spec.find(',');
+    std::string_view item = spec.substr(0, comma);
+    size_t colon = item.find(':');
+    std::string_view module = colon == std::string_view::npos ? "" : item.substr(0, colon);
+    std::string_view level = colon == std::string_view::npos ? item : item.substr(colon + 1);
+    if (colon != std::string_view::npos) {
+      bool known = false;
+      for (std::string_view m : kLogModules) known = known || m == module;
+      if (!known)
+        return "unknown log module '" + std::string(module) + "' in '" + std::string(item) + "' (modules: " +
+               module_list() + ")";
+    }
+    if (!parse_level(level))
+      return "unknown log level '" + std::string(level) + "' in '" + std::string(item) + "' (levels: " + levels + ")";
+    if (comma == std::string_view::npos) return "";
+    spec = spec.substr(comma + 1);
+  }
+}
 
 void write_stderr(const std::string& s) {
   size_t done = 0;

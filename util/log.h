@@ -14,6 +14,13 @@ enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 
 // The level in force for `module` (parsed once from CAPE_LOG; default warn).
 LogLevel log_level(std::string_view module);
+// The modules that log (`CAPE_LOG_AT(level, "net")`): a spec naming another is refused.
+inline constexpr std::string_view kLogModules[] = {"calls", "monitor", "net", "traffic"};
+
+// Why `spec` (CAPE_LOG's syntax: `level` or `module:level`, comma-separated) is not one,
+// naming the bad item and the choices; empty when it is one.
+std::string log_spec_problem(std::string_view spec);
+
 // The rank shown in every line once the node knows it (-1 = none).
 void set_log_rank(int rank);
 

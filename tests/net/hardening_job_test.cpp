@@ -93,7 +93,7 @@ TEST(Hardening, ProgramsInheritNoDescriptorOfCapes) {
   Proc native = Proc::start(clean({FDS}), d.path);
   ASSERT_EQ(native.wait(10s), 0);
   ASSERT_EQ(native.out(), "fds done\n");
-  Proc p = Proc::start(clean({CAPE_BIN, "run", "-n", "3", "--output-dir", d.path + "/logs", "--", FDS}), d.path);
+  Proc p = Proc::start(clean({CAPE_BIN, "run", "-n", "3", "--any-program", "--output-dir", d.path + "/logs", "--", FDS}), d.path);
   EXPECT_EQ(p.wait(30s), 0) << p.err();
   EXPECT_EQ(p.out(), native.out());
   EXPECT_EQ(read_file(d.path + "/logs/node.1.log"), native.out());

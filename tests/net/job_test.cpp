@@ -52,7 +52,7 @@ TEST(Job, LocalFourNodesTagged) {
 
 TEST(Job, ExitStatusIsTheMasters) {
   TempDir d;
-  Proc p = Proc::start({CAPE_BIN, "run", "-n", "2", "--output-dir", d.path + "/logs", "--", "/bin/sh",
+  Proc p = Proc::start({CAPE_BIN, "run", "-n", "2", "--any-program", "--output-dir", d.path + "/logs", "--", "/bin/sh",
                         "-c", "exit 7"},
                        d.path);
   EXPECT_EQ(p.wait(60s), 7) << p.err();
@@ -121,7 +121,7 @@ TEST(Job, MpirunSlaveFailureGivesItsStatus) {
 TEST(Job, OutputReaderGoesAway) {
   TempDir d;
   std::string token = unique_token();
-  std::string cmd = std::string("'") + CAPE_BIN + "' run -n 3 --log net:info --output-dir logs -- '" +
+  std::string cmd = std::string("'") + CAPE_BIN + "' run -n 3 --any-program --log net:info --output-dir logs -- '" +
                     LINES + "' 1000000 default " + token +
                     " | head -1; echo \"cape=${PIPESTATUS[0]}\" >&2";
   Proc p = Proc::start({"/bin/bash", "-c", cmd}, d.path);
@@ -141,7 +141,7 @@ TEST(Job, OutputReaderGoesAway) {
 TEST(Job, OutputReaderGoesAwayProgramIgnoresSigpipe) {
   TempDir d;
   std::string token = unique_token();
-  std::string cmd = std::string("'") + CAPE_BIN + "' run -n 2 --output-dir logs -- '" + LINES +
+  std::string cmd = std::string("'") + CAPE_BIN + "' run -n 2 --any-program --output-dir logs -- '" + LINES +
                     "' 1000000 ignore-sigpipe " + token +
                     " | head -1; echo \"cape=${PIPESTATUS[0]}\" >&2";
   Proc p = Proc::start({"/bin/bash", "-c", cmd}, d.path);

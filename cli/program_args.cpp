@@ -1,0 +1,39 @@
+// The program's place on the command line (cli/command.h): as mpirun and mpiexec, options
+// end at the program's name. CLI11's positionals_at_end() does that once the program is
+// seen; mpirun's `-np` needs a rewrite first.
+#include "cli/command.h"
+#include "util/log.h"
+
+namespace cape::cli {
+
+void add_program_positional(CLI::App* sub, std::vector<std::string>& argv) {
+  sub->positionals_at_end();
+  sub->add_option("program", argv, "PROG [ARGS...]: the options end at PROG (`--` before it is optional)")
+      ->required();
+}
+
+CLI::Validator log_spec_validator() {
+  return CLI::Validator([](std::string& spec) { return util::log_spec_problem(spec); }, "SPEC", "log spec");
+}
+
+void mpirun_style_args(const CLI::App& app, std::vector<std::string>& args) {
+  if (args.empty()) return;
+  const CLI::App* sub = nullptr;
+  try {
+    sub = app.get_subcommand(args[0]);
+  } catch (const CLI::OptionNotFound&) {
+    return;
+  }
+  if (!sub->get_positionals_at_end()) return;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--" || a.size() < 2 || a[0] != '-') return;  // the program, or `--` before it
+    if (a == "-np" && sub->get_option_no_throw("--np")) args[i] = "--np";
+    if (args[i].find('=') != std::string::npos) continue;  // --opt=value
+    if (args[i][1] != '-' && args[i].size() > 2) continue;  // -n3
+    const CLI::Option* opt = sub->get_option_no_throw(args[i]);
+    if (opt && opt->get_items_expected_min() > 0) ++i;  // its value, which may start with '-'
+  }
+}
+
+}  // namespace cape::cli
