@@ -10,7 +10,7 @@ namespace {
 
 struct MonitorArgs {
   std::string tracker = "uffd";
-  std::string keep, log;
+  std::string keep, log, trace;
   std::vector<std::string> loads;
   std::vector<std::string> argv;
   bool check_races = false;
@@ -32,6 +32,9 @@ void add_monitor_command(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
   sub->add_option("--keep-checkpoints", args->keep,
                   "Write every checkpoint made as DIR/<node>.<sequence>.<name>.dickpt");
+  sub->add_option("--trace", args->trace,
+                  "Write the program's timeline to FILE: Chrome trace-event JSON (Perfetto, chrome://tracing; "
+                  "docs/trace.md)");
   sub->add_option("--load", args->loads,
                   "NAME=FILE: give the program the checkpoint FILE under NAME (repeatable)")
       ->allow_extra_args(false);  // one value each time: what follows may be the program
@@ -70,6 +73,7 @@ void add_monitor_command(CLI::App& app, Context& ctx) {
     cape::monitor::MonitorOptions o;
     o.tracker = cape::monitor::parse_tracker_kind(args->tracker);
     o.keep_checkpoints_dir = args->keep;
+    o.trace_file = args->trace;
     for (const std::string& l : args->loads) {
       auto eq = l.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == l.size())

@@ -44,6 +44,8 @@ struct NodeArgs {
   int secret_fd = -1, listen_fd = -1, status_fd = -1;
   std::string tracker = "uffd";
   std::string keep;
+  std::string trace;        // --trace FILE ("%r": the rank)
+  int64_t trace_epoch = 0;  // --trace-epoch: the job's ts 0 (CLOCK_REALTIME us)
   std::string log;
   std::string output_dir = "cape-logs";
   bool tag_output = false;
@@ -413,6 +415,10 @@ int run_node(const NodeArgs& a) {
     monitor::MonitorOptions mo;
     mo.tracker = monitor::parse_tracker_kind(a.tracker);
     mo.keep_checkpoints_dir = a.keep;
+    mo.trace_file = a.trace;
+    if (size_t r = mo.trace_file.find("%r"); r != std::string::npos)
+      mo.trace_file.replace(r, 2, std::to_string(rank));
+    mo.trace_epoch_us = a.trace_epoch;
     // CAPE_CHECK_RACES=1 in the environment does the same as the flag (docs/tickpt.md).
     mo.check_races = a.check_races || cli::env_switch("CAPE_CHECK_RACES");
     mo.argv = a.argv;
@@ -478,6 +484,9 @@ void add_node_command(CLI::App& app, Context& ctx) {
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect or full")
       ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
+  sub->add_option("--trace", a->trace,
+                  "Write this node's timeline to FILE (%r: the rank): Chrome trace-event JSON (docs/trace.md)");
+  sub->add_option("--trace-epoch", a->trace_epoch, "The trace's time 0, CLOCK_REALTIME microseconds")->group("");
   sub->add_flag("--check-races", a->check_races,
                 "Master: report two nodes writing different values to one word (docs/tickpt.md)");
   sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info,monitor:debug)")

@@ -29,6 +29,7 @@
 
 #include "cli/command.h"
 #include "cli/program_check.h"
+#include "cli/run_trace.h"
 #include "net/auth.h"
 #include "net/hosts.h"
 #include "net/launcher.h"
@@ -48,7 +49,7 @@ struct RunArgs {
   std::string hosts, hostfile, launcher;
   bool oversubscribe = false, tag_output = false, accept_new_host_keys = false, check_races = false;
   bool encrypt = false, any_program = false;
-  std::string output_dir = "cape-logs", tracker = "uffd", keep, log;
+  std::string output_dir = "cape-logs", tracker = "uffd", keep, log, trace;
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::string remote_cape = "cape", identity, known_hosts, ssh_user;
   int ssh_port = 0;
@@ -129,6 +130,8 @@ int run_job(const RunArgs& a) {
   if (a.tag_output) common.push_back("--tag-output");
   if (a.check_races) common.push_back("--check-races");
   if (a.encrypt) common.push_back("--encrypt");
+  cli::RunTrace trace(a.trace, a.n);  // --trace: every node writes its part, merged at the end
+  trace.add_node_options(common);
   net::NodeCommand command = [&](int rank, const net::NodeLink& link) {
     std::vector<std::string> v = {"node", "--rank", std::to_string(rank)};
     if (!link.master.empty()) v.insert(v.end(), {"--master", link.master});
@@ -246,6 +249,7 @@ int run_job(const RunArgs& a) {
   local.stop_all();
   if (ssh) ssh->stop_all();  // closes the channels: remote nodes stop
   if (status_reader.joinable()) status_reader.join();
+  trace.merge();
   return st.shell_code();
 }
 
@@ -274,6 +278,9 @@ void add_run_command(CLI::App& app, Context& ctx) {
                 "Report two nodes writing different values to one shared word, with the variable (docs/tickpt.md)");
   sub->add_flag("--encrypt", a->encrypt,
                 "Encrypt the traffic between nodes (AES-256-GCM); it is always authenticated (docs/net.md)");
+  sub->add_option("--trace", a->trace,
+                  "Write the job's timeline to FILE: Chrome trace-event JSON, one track per node, each region's "
+                  "phases and runtime calls with the bytes they moved (Perfetto, chrome://tracing; docs/trace.md)");
   sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info)")->check(log_spec_validator());
   sub->add_option("--timeout", a->timeout, "Seconds of silence that make a node dead (default 5)");
   sub->add_option("--heartbeat", a->heartbeat, "Seconds between heartbeats (default 0.5)");

@@ -13,6 +13,7 @@
 #include "monitor/monitor.h"
 
 #include <chrono>
+#include <memory>
 
 #include "ckpt/format.h"
 #include "ckpt/ops.h"
@@ -26,6 +27,7 @@
 #include "monitor/places.h"
 #include "monitor/races.h"
 #include "monitor/supervisor.h"
+#include "monitor/trace.h"
 #include "monitor/window.h"
 #include "protocol.h"
 #include "util/error.h"
@@ -80,6 +82,7 @@ class Monitor final : public CallServer {
     for (const auto& [name, file] : o.loads) store_.load(name, file);
     store_.keep_in(o.keep_checkpoints_dir);
     if (o.argv.empty()) throw UserError("no program to run");
+    if (!o.trace_file.empty()) trace_ = std::make_unique<Trace>(rank_, size_, o.trace_epoch_us);
   }
 
   ~Monitor() override {
@@ -114,6 +117,8 @@ class Monitor final : public CallServer {
   long broadcast(const std::string& name);
   long wait_for(const StoppedThread& st, const std::string& name);
   long merge(const StoppedThread& st, uint64_t into_name, uint64_t from_name);
+  // The trace's name for a runtime call worth a slice (trace.h), or none.
+  static std::optional<TraceOp> traced(int op);
   // Stamps `c` as this node's next checkpoint `name`, keeps it if asked.
   void stamp_and_keep(ckpt::Checkpoint& c, const std::string& name);
 
@@ -128,11 +133,37 @@ class Monitor final : public CallServer {
   uint64_t begins_ = 0;                 // cape_region_begin() calls so far
   std::optional<StateDigest> unchecked_;  // the master's digest, until the slaves' are compared
   CallTimes times_;
+  std::unique_ptr<Trace> trace_;  // --trace: null when off (one test per call)
+  Trace::Moved moved_;            // what the call being served moved, for the trace
+
+ public:
+  void finish_trace() {
+    if (!trace_) return;
+    trace_->finish(Trace::Clock::now());
+    trace_->write(opt_.trace_file);
+  }
 };
 
 void Monitor::new_image(pid_t pid) {
   window_.reset(make_tracker(opt_.tracker, pid, opt_.tracker_options));
   space_.reset(pid);
+  if (trace_) trace_->program_started(Trace::Clock::now());
+}
+
+std::optional<TraceOp> Monitor::traced(int op) {
+  switch (op) {
+    case CAPE_OP_REGION_BEGIN: return TraceOp::region_begin;
+    case CAPE_OP_START: return TraceOp::start;
+    case CAPE_OP_STOP: return TraceOp::stop;
+    case CAPE_OP_CREATE: return TraceOp::create;
+    case CAPE_OP_INJECT: return TraceOp::inject;
+    case CAPE_OP_SEND: return TraceOp::send;
+    case CAPE_OP_RECEIVE: return TraceOp::receive;
+    case CAPE_OP_WAIT_FOR: return TraceOp::wait_for;
+    case CAPE_OP_MERGE: return TraceOp::merge;
+    case CAPE_OP_BROADCAST: return TraceOp::broadcast;
+    default: return std::nullopt;
+  }
 }
 
 // Every runtime call passes here, the program stopped: the place for work due at each call
@@ -178,8 +209,11 @@ long Monitor::serve(const StoppedThread& st, const user_regs_struct& regs) {
   // the call sends: a slave's region lines reach the master before its checkpoint does).
   bool was_open = window_.is_open();
   if (ex_) ex_->program_streams(was_open, was_open);
+  if (trace_) moved_ = {};
   long answer = dispatch(st, op, regs.rdi, regs.rsi, regs.rdx);
   if (ex_ && window_.is_open() != was_open) ex_->program_streams(was_open, window_.is_open());
+  if (trace_)
+    if (auto t = traced(op)) trace_->call(*t, t0, std::chrono::steady_clock::now(), moved_);
   return answer;
 }
 
@@ -236,6 +270,7 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
   std::string site = where ? st.tracee.read_c_string(where) : std::string();
   places_.set_region_site(site);
   if (ex_) ex_->region_begun(begins_);
+  if (trace_) moved_.site = site;
   if (ex_ && size_ > 1) {
     // Not the stack: its unused bytes (a local not yet written, the slots of a call made on
     // one node only) legitimately differ between nodes.
@@ -335,12 +370,15 @@ long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t 
   CAPE_LOG_AT(debug, "monitor") << "create(\"" << name << "\"): " << out.runs.size() << " runs, "
                                 << out.memory_bytes() << " bytes, " << window_.tracker().pages_visited
                                 << " pages visited so far, " << window_.tracker().faults << " faults";
+  moved_ = {name, out.memory_bytes(), out.runs.size()};
   store_.put(name, std::move(out));
   return 0;
 }
 
 long Monitor::inject(const StoppedThread& st, const std::string& name, uint64_t boundary) {
-  monitor::inject(st, store_.lookup(name, "inject"), name, window_, space_, sharing_, boundary);
+  const ckpt::Checkpoint& c = store_.lookup(name, "inject");
+  moved_ = {name, c.memory_bytes(), c.runs.size()};
+  monitor::inject(st, c, name, window_, space_, sharing_, boundary);
   return 0;
 }
 
@@ -351,7 +389,9 @@ long Monitor::send(const std::string& name, int node) {
   if (node < 0 || node >= size_ || node == rank_)
     throw UserError("send(\"" + name + "\", " + std::to_string(node) + "): no such other node (" +
                     std::to_string(size_) + " nodes)");
-  ex_->send(store_.lookup(name, "send"), node);
+  const ckpt::Checkpoint& c = store_.lookup(name, "send");
+  moved_ = {name, c.memory_bytes(), c.runs.size(), node};
+  ex_->send(c, node);
   return 0;
 }
 
@@ -361,6 +401,7 @@ long Monitor::receive(const std::string& name) {
                     " use `cape run -n N`, or give it with --load " + name + "=FILE");
   ckpt::Checkpoint c = ex_->receive(name);
   c.name = name;
+  moved_ = {name, c.memory_bytes(), c.runs.size()};
   store_.put(name, std::move(c));
   return 0;
 }
@@ -368,13 +409,28 @@ long Monitor::receive(const std::string& name) {
 long Monitor::broadcast(const std::string& name) {
   ckpt::Checkpoint& c = store_.lookup(name, "broadcast");
   if (ex_ && size_ > 1) ex_->broadcast(c);
+  moved_ = {name, ex_ && size_ > 1 ? c.memory_bytes() * static_cast<uint64_t>(size_ - 1) : 0, c.runs.size()};
   return 0;
 }
 
 // Receives every slave's part and merges them as they arrive (004_9e6a480351e099dd.txt 3.2).
 long Monitor::wait_for(const StoppedThread& st, const std::string& name) {
+  moved_.checkpoint = name;
   if (ex_ && size_ > 1) {
     ex_->wait_for(name, [&](ckpt::Checkpoint&& part, int from) {
+      auto arrived = std::chrono::steady_clock::now();
+      uint64_t part_bytes = part.memory_bytes(), part_runs = part.runs.size();
+      moved_.bytes += part_bytes;
+      moved_.runs += part_runs;
+      struct PartDone {
+        Monitor& m;
+        int from;
+        uint64_t bytes, runs;
+        std::chrono::steady_clock::time_point t0;
+        ~PartDone() {
+          if (m.trace_) m.trace_->part(from, bytes, runs, t0, std::chrono::steady_clock::now());
+        }
+      } part_done{*this, from, part_bytes, part_runs, arrived};
       ckpt::Checkpoint* have = store_.find(name);
       if (!have) {
         part.name = name;
@@ -409,6 +465,7 @@ long Monitor::merge(const StoppedThread& st, uint64_t into_name, uint64_t from_n
   ckpt::Checkpoint& f = store_.lookup(from, "merge");
   ckpt::Checkpoint* have = store_.find(into);
   ckpt::Checkpoint result = have ? ckpt::merge(*have, f).merged : f;
+  moved_ = {into, f.memory_bytes(), f.runs.size()};
   stamp_and_keep(result, into);
   store_.put(into, std::move(result));
   return 0;
@@ -419,7 +476,9 @@ long Monitor::merge(const StoppedThread& st, uint64_t into_name, uint64_t from_n
 int run_monitor(const MonitorOptions& options, Exchange* exchange) {
   Monitor m(options, exchange);
   Supervisor s(options, m);
-  return s.run();
+  int status = s.run();
+  m.finish_trace();
+  return status;
 }
 
 }  // namespace cape::monitor

@@ -73,6 +73,11 @@ struct MonitorOptions {
   // secret), so that the stack holds the same values on every node (docs/monitor.md,
   // "What every node must agree on"). Unset: the kernel's.
   std::optional<std::array<uint8_t, 16>> at_random;
+  // --trace FILE: this node's timeline as Chrome trace-event JSON (monitor/trace.h), written
+  // when the program ends; "" = off. Its timestamps count from trace_epoch_us (CLOCK_REALTIME
+  // microseconds; 0 = the monitor's start), the same on every node of a job.
+  std::string trace_file;
+  int64_t trace_epoch_us = 0;
 };
 
 // Runs the program to its end; see the top of this file for the returned status.
