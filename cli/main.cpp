@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   cape::cli::add_monitor_command(app, ctx);
   cape::cli::add_node_command(app, ctx);
   cape::cli::add_run_command(app, ctx);
+  cape::cli::add_checkpoint_command(app, ctx);
+  cape::cli::add_restart_command(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
