@@ -140,6 +140,9 @@ struct Checkpoint {
   std::string name;
   std::optional<Registers> registers;
   std::vector<MapChange> mappings;  // sorted, disjoint; applied before the runs
+  // A complete checkpoint of a whole process (version 4): its encoded process section
+  // (ckpt/process_image.h); empty otherwise.
+  std::vector<uint8_t> process;
   Runs runs;
   Bytes bytes;
 

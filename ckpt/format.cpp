@@ -1,6 +1,7 @@
 #include "ckpt/format.h"
 
 #include "ckpt/hash.h"
+#include "ckpt/process_image.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,6 +18,8 @@ namespace {
 constexpr uint8_t kFlagRegisters = 1;
 constexpr uint8_t kFlagMappings = 2;  // version 3: a mapping-change table follows the registers
 constexpr size_t kMappingEntrySize = 24;
+constexpr uint8_t kFlagProcess = 4;  // version 4: a process section follows the mapping changes
+constexpr uint64_t kMaxProcessSection = 64 << 20;
 
 size_t pad8(size_t n) { return (n + 7) & ~size_t{7}; }
 
@@ -53,6 +56,7 @@ constexpr uint8_t kRunMasked = 1;
 }  // namespace
 
 uint16_t format_version(const Checkpoint& c) {
+  if (!c.process.empty()) return 4;
   if (!c.mappings.empty()) return 3;
   for (const Run& r : c.runs)
     if (r.masked()) return 2;
@@ -75,15 +79,19 @@ SerializedParts serialize_parts(const Checkpoint& c, SerializeOptions options) {
   }
 
   if (c.mappings.size() > UINT32_MAX) throw Error("too many mapping changes");
+  if (!c.process.empty() && c.kind != Kind::complete) throw Error("a process section in a checkpoint that is not complete");
+  if (c.process.size() % 8 || c.process.size() > kMaxProcessSection) throw Error("a process section of a bad size");
   size_t map_bytes = c.mappings.empty() ? 0 : 8 + c.mappings.size() * kMappingEntrySize;
+  size_t process_bytes = c.process.empty() ? 0 : 8 + c.process.size();
   size_t prefix = kHeaderSize + pad8(c.name.size()) + (c.registers ? pad8(c.registers->bytes.size()) : 0) +
-                  map_bytes + c.runs.size() * kRunHeaderSize;
+                  map_bytes + process_bytes + c.runs.size() * kRunHeaderSize;
   std::vector<uint8_t>& out = parts.prefix;
   out.assign(prefix, 0);  // zero fill gives the padding and reserved bytes
   std::memcpy(out.data(), kMagic, sizeof kMagic);
   put<uint16_t>(out, 8, format_version(c));
   put<uint8_t>(out, 10, static_cast<uint8_t>(c.kind));
-  put<uint8_t>(out, 11, static_cast<uint8_t>((c.registers ? kFlagRegisters : 0) | (map_bytes ? kFlagMappings : 0)));
+  put<uint8_t>(out, 11, static_cast<uint8_t>((c.registers ? kFlagRegisters : 0) | (map_bytes ? kFlagMappings : 0) |
+                                             (process_bytes ? kFlagProcess : 0)));
   put<uint32_t>(out, 12, c.node);
   put<uint64_t>(out, 16, c.sequence);
   put<uint64_t>(out, 24, c.timestamp);
@@ -111,6 +119,11 @@ SerializedParts serialize_parts(const Checkpoint& c, SerializeOptions options) {
       put<uint8_t>(out, at + 17, m.prot);
       at += kMappingEntrySize;
     }
+  }
+  if (process_bytes) {
+    put<uint64_t>(out, at, c.process.size());
+    std::memcpy(out.data() + at + 8, c.process.data(), c.process.size());
+    at += process_bytes;
   }
   for (const Run& r : c.runs) {
     put<uint64_t>(out, at, r.address);
@@ -168,7 +181,13 @@ void check_declared_size(std::span<const uint8_t> h, uint64_t file_size) {
     throw Error("truncated: the header declares " + std::to_string(fixed) + " bytes at least, the file has " +
                 std::to_string(file_size));
   uint64_t rest = file_size - fixed;
-  if (flags & kFlagMappings) {
+  if (flags & kFlagProcess) {
+    // Its size (and the mapping table's) is in the body: parse() checks them exactly.
+    uint64_t least = ((flags & kFlagMappings) ? 8 + kMappingEntrySize : 0) + 8;
+    if (rest < least || rest % 8 != 0)
+      throw Error("the file's size (" + std::to_string(file_size) + " bytes) does not match its header and " +
+                  "its mapping and process tables (" + std::to_string(rest) + " bytes left for them)");
+  } else if (flags & kFlagMappings) {
     if (rest < 8 + kMappingEntrySize || (rest - 8) % kMappingEntrySize != 0)
       throw Error("the file's size (" + std::to_string(file_size) + " bytes) does not match its header and " +
                   "a mapping table (" + std::to_string(rest) + " bytes left for it)");
@@ -199,10 +218,13 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
   if (kind < 1 || kind > 3) throw Error("unknown checkpoint kind " + std::to_string(kind) + at_offset(10));
   c.kind = static_cast<Kind>(kind);
   auto flags = get<uint8_t>(in, 11);
-  if (flags & ~(kFlagRegisters | kFlagMappings))
+  if (flags & ~(kFlagRegisters | kFlagMappings | kFlagProcess))
     throw Error("unknown header flags " + std::to_string(flags) + at_offset(11));
   if ((flags & kFlagMappings) && version < 3)
     throw Error("mapping changes in a version " + std::to_string(version) + " file" + at_offset(11));
+  if ((flags & kFlagProcess) && (version < 4 || kind != static_cast<uint8_t>(Kind::complete)))
+    throw Error("a process section in a version " + std::to_string(version) + " " +
+                to_string(static_cast<Kind>(kind)) + " file (complete checkpoints of version 4 only)" + at_offset(11));
   c.node = get<uint32_t>(in, 12);
   c.sequence = get<uint64_t>(in, 16);
   c.timestamp = get<uint64_t>(in, 24);
@@ -256,6 +278,20 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
     } catch (const Error& e) {
       throw Error(std::string(e.what()) + at_offset(at - count * kMappingEntrySize));
     }
+  }
+
+  if (flags & kFlagProcess) {
+    if (8 > remaining()) throw Error("truncated in the process section" + at_offset(at));
+    auto length = get<uint64_t>(in, at);
+    if (length == 0 || length % 8 || length > kMaxProcessSection || length > remaining() - 8)
+      throw Error("process section of " + std::to_string(length) + " bytes does not fit the file" + at_offset(at));
+    c.process.assign(in.begin() + at + 8, in.begin() + at + 8 + length);
+    try {
+      decode_process(c.process);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + at_offset(at + 8));
+    }
+    at += 8 + length;
   }
 
   // The table's size is bounded by what is left of the file, and the payload by the file

@@ -10,6 +10,8 @@
 //   | registers (reg_len bytes, zero-padded to 8), if flags & 1    |
 //   | mapping changes, if flags & 2 (version 3): count u32 | 0 u32 |
 //   |   then start u64 | end u64 | kind u8 | prot u8 | 6 zero bytes |  x count
+//   | process section, if flags & 4 (version 4, complete kind):    |
+//   |   length u64 | records (ckpt/process_image.h)                |
 //   +--------------------------------------------------------------+
 //   | run table: address u64 | length u64 | timestamp u64 |        |
 //   |            op u8 | type u8 | flags u8 | 5 zero bytes         |  x run_count
@@ -22,7 +24,8 @@
 //   +--------------------------------------------------------------+
 //
 // All integers little-endian. Version 2 added masked runs (run flag 1), version 3 mapping
-// changes (header flag 2); a file is written with the oldest version that holds it, so a
+// changes (header flag 2), version 4 the process section of a complete checkpoint of a
+// whole process (header flag 4); a file is written with the oldest version that holds it, so a
 // checkpoint without either is version 1, which every cape reads. The data block is laid out as
 // Checkpoint::bytes is in memory, so a checkpoint is sent without copying its data
 // (serialize_parts) and a received buffer becomes a Checkpoint as it is (parse of an
@@ -40,7 +43,7 @@
 
 namespace cape::ckpt {
 
-inline constexpr uint16_t kFormatVersion = 3;  // the newest this cape reads and writes
+inline constexpr uint16_t kFormatVersion = 4;  // the newest this cape reads and writes
 inline constexpr uint8_t kMagic[8] = {0x89, 'D', 'I', 'C', 'K', 'P', 'T', '\n'};
 inline constexpr size_t kHeaderSize = 64;
 inline constexpr size_t kRunHeaderSize = 32;
@@ -65,7 +68,7 @@ struct SerializeOptions {
 };
 SerializedParts serialize_parts(const Checkpoint& c, SerializeOptions options = {});
 std::vector<uint8_t> serialize(const Checkpoint& c);  // the three parts in one buffer
-// The version serialize() writes for `c`: 3 with mapping changes, else 2 with a masked run, else 1.
+// The version serialize() writes for `c`: 4 with a process section, 3 with mapping changes, else 2 with a masked run, else 1.
 uint16_t format_version(const Checkpoint& c);
 
 struct ParseOptions {

@@ -10,6 +10,7 @@
 #include "ckpt/format.h"
 #include "ckpt/ops.h"
 #include "ckpt/symbols.h"
+#include "cli/ckpt_process.h"
 #include "cli/command.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -67,6 +68,7 @@ void dump_json(const ckpt::Checkpoint& c, const std::optional<ckpt::SymbolTable>
                     std::to_string(c.timestamp) + ",\"name\":" + json_string(c.name) +
                     ",\"load_base\":" + std::to_string(c.load_base);
   if (c.registers) out += ",\"registers\":\"" + hex_bytes(c.registers->bytes) + "\"";
+  out += process_json(c);
   if (!c.mappings.empty()) {
     out += ",\"mappings\":[";
     for (size_t i = 0; i < c.mappings.size(); ++i) {
@@ -107,6 +109,7 @@ void dump(const ckpt::Checkpoint& c, const std::string& path, bool json,
   std::printf("  node %u, sequence %" PRIu64 ", timestamp %" PRIu64 ", load base %s, registers: %s\n", c.node,
               c.sequence, c.timestamp, hex_addr(c.load_base).c_str(),
               c.registers ? (std::to_string(c.registers->bytes.size()) + " bytes (x86_64)").c_str() : "none");
+  print_process(c);
   for (const ckpt::MapChange& m : c.mappings)
     std::printf("  mapping %s-%s  %s %s\n", hex_addr(m.start).c_str(), hex_addr(m.end).c_str(),
                 ckpt::to_string(m.what), ckpt::prot_string(m.prot).c_str());
@@ -149,6 +152,7 @@ void stat(const ckpt::Checkpoint& c, const std::string& path, uint64_t file_size
   std::printf("%s: %s, %s, %" PRIu64 " bytes of data, file %" PRIu64 " bytes (%.1f%% overhead)\n",
               path.c_str(), ckpt::to_string(c.kind), runs.c_str(), memory, file_size,
               memory ? 100.0 * (double(file_size) - double(memory)) / double(memory) : 0.0);
+  stat_process(c);
   if (!c.runs.empty())
     std::printf("  addresses %s..%s (%" PRIu64 " bytes), coverage %.2f%%, largest run %" PRIu64
                 " bytes, mean %.1f, reduction runs %" PRIu64 "\n",

@@ -21,6 +21,8 @@ struct Context {
 };
 
 void add_ckpt_command(CLI::App& app, Context& ctx);     // ckpt_command.cpp
+void add_checkpoint_command(CLI::App& app, Context& ctx);  // checkpoint_command.cpp
+void add_restart_command(CLI::App& app, Context& ctx);     // restart_command.cpp
 void add_monitor_command(CLI::App& app, Context& ctx);  // monitor_command.cpp
 void add_node_command(CLI::App& app, Context& ctx);     // node_command.cpp
 void add_run_command(CLI::App& app, Context& ctx);      // run_command.cpp

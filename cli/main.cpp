@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   cape::cli::add_monitor_command(app, ctx);
   cape::cli::add_node_command(app, ctx);
   cape::cli::add_run_command(app, ctx);
+  cape::cli::add_checkpoint_command(app, ctx);
+  cape::cli::add_restart_command(app, ctx);
   std::vector<std::string> args(argv + 1, argv + argc);
   cape::cli::mpirun_style_args(app, args);
   std::reverse(args.begin(), args.end());  // CLI11's order

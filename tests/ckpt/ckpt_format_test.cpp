@@ -141,7 +141,7 @@ TEST(Format, WrongMagicAndVersion) {
   expect_parse_error(g, "bad magic");
   g = f;
   g[8] = 9;
-  expect_parse_error(g, "unsupported DICKPT version 9; this cape reads versions 1 to 3");
+  expect_parse_error(g, "unsupported DICKPT version 9; this cape reads versions 1 to 4");
   g[8] = 0;
   expect_parse_error(g, "unsupported DICKPT version 0");
 }

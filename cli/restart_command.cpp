@@ -1,0 +1,46 @@
+// `cape restart FILE [-- PROG [ARGS]]`: a new process from a complete checkpoint (CAPE-1,
+// monitor/restart.h); cape waits for it and exits with its status. docs/cape1.md.
+#include <sys/wait.h>
+
+#include <cerrno>
+
+#include "ckpt/format.h"
+#include "cli/command.h"
+#include "monitor/restart.h"
+#include "util/error.h"
+#include "util/wait_status.h"
+
+namespace cape::cli {
+
+void add_restart_command(CLI::App& app, Context& ctx) {
+  struct Args {
+    std::string file;
+    std::vector<std::string> command;
+  };
+  auto args = std::make_shared<Args>();
+  auto* sub = app.add_subcommand(
+      "restart",
+      "Start a program again from a complete checkpoint (cape checkpoint, create()): same executable "
+      "(build id checked), this node's standard streams; cape exits with the program's status");
+  sub->add_option("file", args->file, "the complete checkpoint")->required();
+  sub->add_option("command", args->command,
+                  "-- PROG [ARGS]: the executable to start when it is not at the recorded path (it must "
+                  "have the same build id); the program keeps the argv it had");
+  sub->callback([args, &ctx] {
+    ckpt::Checkpoint c = ckpt::read_file(args->file);
+    monitor::RestartOptions o;
+    o.command = args->command;
+    pid_t pid;
+    try {
+      pid = monitor::restart_process(c, o);
+    } catch (const UserError& e) {
+      throw UserError(args->file + ": " + e.what(), e.status);
+    }
+    int st = 0;
+    while (::waitpid(pid, &st, 0) < 0)
+      if (errno != EINTR) fail_errno("waitpid");
+    ctx.exit_status = WaitStatus{st}.shell_code();
+  });
+}
+
+}  // namespace cape::cli

@@ -1,0 +1,36 @@
+// `cape restart`: a new process from a complete checkpoint (CAPE-1, 003_45ed75503520c8f4.txt
+// Fig. 2; monitor/complete.h makes them). docs/cape1.md has the steps and what is refused.
+//
+//   pid_t pid = restart_process(c, {});   // running, no longer traced, our child
+//   waitpid(pid, ...)
+//
+// The executable (the recorded path, or `command[0]`) must be the one the checkpoint was
+// made from: same build id (or, without one, same content); every file the program mapped
+// must have the content it had. The process is started stopped at its entry under ptrace
+// with address randomisation off, its mappings rebuilt at their addresses (the files mapped
+// again, anonymous memory, the brk heap, the stack grown down), its memory written, its
+// registers and FPU state set, then resumed. The standard streams are the caller's; other
+// descriptors the checkpoint lists (read-only regular files) are reopened by path at their
+// offset; the signal mask, ignored signals and handlers, the cwd and glibc's rseq
+// registration are restored.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+
+namespace cape::monitor {
+
+struct RestartOptions {
+  std::vector<std::string> command;  // the executable and argv to start (empty: the recorded path)
+  bool detach = true;                // false: the process stays traced by the caller, stopped
+};
+
+// Throws UserError (another binary, a changed library, a corrupt checkpoint...) before the
+// new process runs any of the program's code.
+pid_t restart_process(const ckpt::Checkpoint& c, const RestartOptions& options);
+
+}  // namespace cape::monitor

@@ -1,0 +1,61 @@
+#!/bin/bash
+# CAPE-1 end to end: a program checkpointed from outside mid-computation (cape checkpoint)
+# and restarted in a new process (cape restart) finishes with the output of an uninterrupted
+# run; the original goes on undisturbed; another binary's restart, a corrupt file and a
+# truncated one are refused with a clear message.
+# Usage: restart.sh CAPE VICTIM OTHER_VICTIM
+set -u
+CAPE=$1 VICTIM=$2 OTHER=$3
+dir=$(mktemp -d "${TMPDIR:-/tmp}/cape1.XXXXXX")
+trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
+pid=0
+fail() { echo "FAIL: $*"; for f in "$dir"/*.out "$dir"/*.err; do echo "--- $f"; tail -5 "$f"; done; exit 1; }
+
+head -c 65536 /dev/urandom > "$dir/data"
+"$VICTIM" "$dir/data" > "$dir/full.out" 2>/dev/null || fail "the uninterrupted run failed"
+grep -q EXIT-SUCCESS "$dir/full.out" || fail "the uninterrupted run did not finish"
+
+for round in 1 2 3; do
+  "$VICTIM" "$dir/data" > "$dir/orig.out" 2> "$dir/orig.err" &
+  pid=$!
+  for _ in $(seq 200); do grep -q ready "$dir/orig.err" 2>/dev/null && break; sleep 0.05; done
+  sleep 0.$((round * 2))
+  "$CAPE" checkpoint "$pid" "$dir/ck.dickpt" > "$dir/checkpoint.out" 2>&1 || fail "cape checkpoint failed"
+  cat "$dir/checkpoint.out"
+  wait "$pid" || fail "the checkpointed program failed after the checkpoint"
+  cmp -s "$dir/orig.out" "$dir/full.out" || fail "the checkpointed program's output differs from an uninterrupted run"
+
+  "$CAPE" restart "$dir/ck.dickpt" > "$dir/restart.out" 2> "$dir/restart.err" || fail "cape restart failed (round $round)"
+  grep -q EXIT-SUCCESS "$dir/restart.out" || fail "the restarted program did not finish"
+  [ "$(grep result "$dir/restart.out")" = "$(grep result "$dir/full.out")" ] || fail "the restarted program's result differs"
+  # What it printed is the end of the uninterrupted run's output (the beginning was flushed
+  # before the checkpoint, or is printed again from the stdio buffer the checkpoint holds).
+  python3 -c 'import sys; a=open(sys.argv[1],"rb").read(); b=open(sys.argv[2],"rb").read(); sys.exit(0 if b.endswith(a) else 1)' \
+    "$dir/restart.out" "$dir/full.out" || fail "the restarted program's output is not the end of the uninterrupted run's"
+  echo "round $round: restarted output $(wc -l < "$dir/restart.out") lines, result $(grep -o 'result [0-9a-f]*' "$dir/restart.out")"
+done
+
+# A restart in another directory with the descriptor's file elsewhere would fail; the cwd is restored.
+"$CAPE" ckpt stat "$dir/ck.dickpt" || fail "cape ckpt stat cannot read a complete checkpoint"
+"$CAPE" ckpt dump "$dir/ck.dickpt" | head -20 > "$dir/dump.out" || fail "cape ckpt dump cannot read a complete checkpoint"
+grep -q "complete" "$dir/dump.out" || fail "dump does not say complete"
+grep -q "executable" "$dir/dump.out" || fail "dump does not show the process section"
+
+# Another binary.
+if "$CAPE" restart "$dir/ck.dickpt" -- "$OTHER" > "$dir/other.out" 2> "$dir/other.err"; then fail "another binary was accepted"; fi
+grep -q "build id" "$dir/other.err" || fail "the refusal does not name the build id: $(cat "$dir/other.err")"
+grep -q "result" "$dir/other.out" && fail "the other binary ran"
+echo "another binary: $(cat "$dir/other.err")"
+
+# A corrupt file (one byte flipped in the middle) and a truncated one.
+size=$(stat -c %s "$dir/ck.dickpt")
+cp "$dir/ck.dickpt" "$dir/bad.dickpt"
+printf '\xff' | dd of="$dir/bad.dickpt" bs=1 seek=$((size / 2)) conv=notrunc status=none
+if "$CAPE" restart "$dir/bad.dickpt" > "$dir/bad.out" 2> "$dir/bad.err"; then fail "a corrupt checkpoint was accepted"; fi
+grep -q "checksum mismatch" "$dir/bad.err" || fail "corrupt: $(cat "$dir/bad.err")"
+echo "corrupt: $(cat "$dir/bad.err")"
+head -c $((size - 1000)) "$dir/ck.dickpt" > "$dir/short.dickpt"
+if "$CAPE" restart "$dir/short.dickpt" > /dev/null 2> "$dir/short.err"; then fail "a truncated checkpoint was accepted"; fi
+grep -q "short.dickpt" "$dir/short.err" || fail "truncated: $(cat "$dir/short.err")"
+echo "truncated: $(cat "$dir/short.err")"
+echo PASS
