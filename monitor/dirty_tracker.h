@@ -107,6 +107,8 @@ class DirtyTracker {
   virtual void before_write(const StoppedThread& t, uint64_t start, uint64_t end) {
     (void)t, (void)start, (void)end;
   }
+  // Thread `tid` of the program has exited (a multithreaded program: its state can go).
+  virtual void thread_exited(pid_t tid) { (void)tid; }
 
   // Counters for the bench and the debug log.
   uint64_t faults = 0;        // tracking faults served

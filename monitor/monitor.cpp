@@ -94,6 +94,7 @@ class Monitor final : public CallServer {
   long serve(const StoppedThread& st, const user_regs_struct& regs);  // one call
   bool tracking_fault(const StoppedThread& st, const siginfo_t& info) override;
   void before_handler(const StoppedThread& st) override;
+  void thread_exited(pid_t tid) override { window_.tracker().thread_exited(tid); }
   void exited(const WaitStatus& ws) override {
     if (!ex_) return;
     // Its last words first (a slave's go to the master before its exit report).

@@ -70,7 +70,15 @@ struct MprotectTracker::Slot {
   uint64_t status() const { return __atomic_load_n(&frame->status, __ATOMIC_ACQUIRE); }
   bool in_flight() const { return frame && status() == 1; }
   bool maybe_in_stub = false;  // sent through the stub and not seen outside it since
+  uint64_t index = 0;          // its frame's number in the scratch (kSlots: none)
 };
+
+void MprotectTracker::thread_exited(pid_t tid) {
+  auto it = slots_.find(tid);
+  if (it == slots_.end()) return;
+  if (it->second->index < kSlots) free_frames_.push_back(it->second->index);
+  slots_.erase(it);
+}
 
 MprotectTracker::MprotectTracker(const TrackerOptions& o)
     : max_ahead_(std::clamp<uint64_t>(o.mprotect_ahead, 1, 256)), use_stub_(o.mprotect_one_stop) {}
@@ -105,7 +113,16 @@ MprotectTracker::Slot* MprotectTracker::slot_for(pid_t tid) {
   auto it = slots_.find(tid);
   if (it != slots_.end()) return it->second.get();
   auto s = std::make_unique<Slot>();
-  uint64_t i = slots_.size();
+  // A multithreaded program may start and end many threads: an exited thread's frame is
+  // used again (thread_exited), so only kSlots threads alive at once get the one-stop way.
+  uint64_t i = kSlots;
+  if (!free_frames_.empty()) {
+    i = free_frames_.back();
+    free_frames_.pop_back();
+  } else if (frames_used_ < kSlots) {
+    i = frames_used_++;
+  }
+  s->index = i;
   if (scratch_ && i < kSlots) {
     // The frame at the top of the slot; a signal frame pushed in the stub stays below it.
     uint64_t off = i * kSlotBytes + kSlotBytes - 128;

@@ -284,6 +284,7 @@ int Supervisor::loop() {
         threads_.erase(tid);
         awaiting_first_stop_.erase(tid);
         if (tid == pid_) return finish(ws);
+        server_.thread_exited(tid);
         break;
       case WaitStatus::event_stop:
         on_event_stop(tid, ws.event());

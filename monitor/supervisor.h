@@ -39,6 +39,8 @@ class CallServer {
   // A signal handler is about to run in st.tid: the kernel writes its frame below the
   // stack pointer.
   virtual void before_handler(const StoppedThread& st) = 0;
+  // A thread other than the main one ended.
+  virtual void thread_exited(pid_t tid) { (void)tid; }
   // The program ended (before its end is reported).
   virtual void exited(const WaitStatus& ws) = 0;
 };

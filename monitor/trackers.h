@@ -25,6 +25,7 @@ class MprotectTracker final : public DirtyTracker {
   void stop(const StoppedThread& t) override;
   bool on_fault(const StoppedThread& t, const siginfo_t& info) override;
   void before_write(const StoppedThread& t, uint64_t start, uint64_t end) override;
+  void thread_exited(pid_t tid) override;  // its frame in the scratch is free again
 
   // Counters for the bench and the debug log.
   uint64_t one_stop_faults = 0;   // served through the resume stub
@@ -55,6 +56,8 @@ class MprotectTracker final : public DirtyTracker {
   std::unique_ptr<Scratch> scratch_;  // the threads' frames
   uint64_t stub_ = 0;
   std::map<pid_t, std::unique_ptr<Slot>> slots_;
+  std::vector<uint64_t> free_frames_;  // frames of threads that exited
+  uint64_t frames_used_ = 0;           // frames handed out (kSlots at most)
   uint64_t max_ahead_;  // TrackerOptions::mprotect_ahead; 1 = no neighbours
   bool use_stub_;       // TrackerOptions::mprotect_one_stop
 };

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "heap.h"
+#include "heap_runtime.h"
 #include "protocol.h"
 
 /* Marks the executable (or libcape.so) as holding libcape: `cape run` refuses a program
@@ -143,6 +144,7 @@ static __thread char stdin_buffer[CAPE_STDIO_BUFFER] __attribute__((aligned(64))
  * makes it (its one-byte buffer is inside the FILE, in libc's data). */
 __attribute__((constructor(101))) static void cape_runtime_init(void) {
   cape_heap_init();
+  cape_runtime_heap_init(); /* libgomp's and ld.so's blocks: out of the checkpoints */
   if (stdout->_IO_buf_base) fflush(stdout);
   setvbuf(stdout, stdout_buffer, isatty(1) ? _IOLBF : _IOFBF, sizeof stdout_buffer);
   if (!stdin->_IO_buf_base) setvbuf(stdin, stdin_buffer, isatty(0) ? _IOLBF : _IOFBF, sizeof stdin_buffer);

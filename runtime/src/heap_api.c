@@ -10,10 +10,19 @@
 #include <string.h>
 
 #include "heap_internal.h"
+#include "heap_runtime.h"
 
-void *malloc(size_t n) { return allocate(n, 16, 0); }
+/* A call from libgomp's or ld.so's code: their blocks go to the runtimes' heap, out of every
+ * checkpoint (heap_runtime.c). */
+#define FROM_RUNTIME() __builtin_expect(cape_runtime_heap_caller(__builtin_return_address(0)), 0)
+
+void *malloc(size_t n) {
+  if (FROM_RUNTIME()) return cape_runtime_malloc(n);
+  return allocate(n, 16, 0);
+}
 
 void *calloc(size_t n, size_t size) {
+  if (FROM_RUNTIME()) return cape_runtime_calloc(n, size);
   size_t total;
   if (__builtin_mul_overflow(n, size, &total)) {
     errno = ENOMEM;
@@ -26,12 +35,17 @@ void *calloc(size_t n, size_t size) {
 }
 
 void free(void *p) {
-  if (!p || !in_heap((uintptr_t)p)) return;
+  if (!p) return;
+  if (!in_heap((uintptr_t)p)) {
+    if (cape_runtime_heap_has(p)) cape_runtime_free(p);
+    return;
+  }
   ready();
   free_block(p, "free");
 }
 
 void *realloc(void *p, size_t n) {
+  if (p ? cape_runtime_heap_has(p) : FROM_RUNTIME()) return cape_runtime_realloc(p, n);
   if (!p) return malloc(n);
   if (!in_heap((uintptr_t)p)) cape_heap_fail("realloc", p, "not a block of the cape heap (its size is unknown)");
   if (n == 0) { /* glibc's behaviour */
@@ -97,8 +111,14 @@ static void *aligned(size_t align, size_t n) {
   return allocate(n, align, 0);
 }
 
-void *memalign(size_t align, size_t n) { return aligned(align, n); }
-void *aligned_alloc(size_t align, size_t n) { return aligned(align, n); }
+void *memalign(size_t align, size_t n) {
+  if (FROM_RUNTIME()) return cape_runtime_aligned(align, n);
+  return aligned(align, n);
+}
+void *aligned_alloc(size_t align, size_t n) {
+  if (FROM_RUNTIME()) return cape_runtime_aligned(align, n);
+  return aligned(align, n);
+}
 void *valloc(size_t n) { return aligned(PAGE, n); }
 void *pvalloc(size_t n) {
   size_t r = (n + PAGE - 1) & ~(PAGE - 1);
@@ -112,7 +132,7 @@ void *pvalloc(size_t n) {
 int posix_memalign(void **out, size_t align, size_t n) {
   if (align < sizeof(void *) || (align & (align - 1))) return EINVAL;
   int saved = errno;
-  void *p = aligned(align, n);
+  void *p = FROM_RUNTIME() ? cape_runtime_aligned(align, n) : aligned(align, n);
   int err = p ? 0 : errno;
   errno = saved;
   if (!p) return err;
@@ -123,6 +143,7 @@ int posix_memalign(void **out, size_t align, size_t n) {
 /* ---- malloc.h's extras ---- */
 
 size_t malloc_usable_size(void *p) {
+  if (p && cape_runtime_heap_has(p)) return cape_runtime_usable_size(p);
   if (!p || !in_heap((uintptr_t)p)) return 0;
   ready();
   struct arena *a = arena_of((uintptr_t)p, "malloc_usable_size");
