@@ -66,6 +66,19 @@ uint64_t status_mask(pid_t tid, const char* key) {
   return 0;
 }
 
+// Is the process being killed (a SIGKILL pending, or already a zombie)? A thread in a
+// ptrace-stop cannot vanish otherwise; /proc then shows the dying process, or nothing.
+bool being_killed(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return true;
+  size_t paren = stat.rfind(')');
+  char state = paren != std::string::npos && paren + 2 < stat.size() ? stat[paren + 2] : '?';
+  if (state == 'Z' || state == 'X') return true;
+  uint64_t kill_bit = uint64_t{1} << (SIGKILL - 1);
+  return ((status_mask(pid, "ShdPnd:") | status_mask(pid, "SigPnd:")) & kill_bit) != 0;
+}
+
 // Will delivering `sig` to `tid` end the process? (Then the crash report is due now,
 // while the threads can still be unwound.)
 bool delivery_is_fatal(pid_t tid, const siginfo_t& si) {
@@ -194,7 +207,8 @@ int Supervisor::run() {
 }
 
 // ESRCH from any ptrace call means the tracee is gone or going: a thread in a ptrace-stop
-// cannot vanish unless the process is being killed (docs/errors.md). Then the program's own
+// cannot vanish unless the process is being killed (docs/errors.md); so does any error
+// while /proc shows the process dying. Then the program's own
 // end comes within moments: wait for it (bounded), and give its status. Not when the kill
 // switch was pulled: that reason is said instead.
 std::optional<WaitStatus> Supervisor::died_meanwhile(const std::exception& e) {
@@ -204,7 +218,10 @@ std::optional<WaitStatus> Supervisor::died_meanwhile(const std::exception& e) {
     return d->status;
   }
   const auto* sys = dynamic_cast<const SystemError*>(&e);
-  if (!dynamic_cast<const TraceeDied*>(&e) && !(sys && sys->error == ESRCH)) return std::nullopt;
+  // Any other error may be the death seen sideways: a killed program's maps read empty, so
+  // an inject made meanwhile finds its runs "outside the tracked memory" (a UserError).
+  if (!dynamic_cast<const TraceeDied*>(&e) && !(sys && sys->error == ESRCH) && !being_killed(pid_))
+    return std::nullopt;
   // Bounded: 2 s of 1 ms polls; a program that does not end by then is killed below as
   // for any monitor failure.
   for (int i = 0; i < 2000; ++i) {

@@ -61,7 +61,8 @@ class Supervisor {
   int finish(const WaitStatus& ws);
   void kill_and_reap();
   int fail(const std::exception& e);  // the way out: a message and the status
-  // The program's own end when `e` says it died under the monitor (TraceeDied, ESRCH).
+  // The program's own end when `e` says it died under the monitor (TraceeDied, ESRCH), or
+  // when it is being killed whatever `e` says.
   std::optional<WaitStatus> died_meanwhile(const std::exception& e);
   bool killed() const { return opt_.kill_switch && opt_.kill_switch->killed(); }
 

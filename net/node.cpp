@@ -292,7 +292,7 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
       // Its program ended outside a region (program_exited): now the job needs it.
       std::string msg = "send '" + ck.name + "' to " + p.who() + ": its program " +
                         WaitStatus{p.exit_status}.describe() + " " + region_of(p) +
-                        ", and this node's did not (their sequential parts differ)";
+                        ", and this node's did not" + differ_hint(p.exit_status);
       int code = WaitStatus{p.exit_status}.shell_code();
       lk.unlock();
       fail(msg, true, code);

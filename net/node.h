@@ -164,6 +164,10 @@ class Node {
   // "in <the peer's region>", or this node's, or "outside any parallel region", for
   // messages; mu_ held (node_reader.cpp).
   std::string region_of(const Peer& p) const;
+  // Why a node's program may have ended badly outside a region while another's did not: "
+  // (their sequential parts differ)", unless a signal sent from outside (SIGKILL, SIGTERM,
+  // ...) ended it, which says nothing about the program.
+  static std::string differ_hint(int wait_status);
   // Waiting (node.cpp).
   ckpt::Checkpoint decode(Mail&& m, const std::string& name);
   bool can_still_arrive(int from) const;  // mu_ held

@@ -118,7 +118,7 @@ void Node::program_exited(int wait_status, bool in_window) {
     for (auto& p : peers_)
       if (p && p->exited && !WaitStatus{p->exit_status}.ok()) {
         std::string msg = p->who() + ": program " + WaitStatus{p->exit_status}.describe() + " " + region_of(*p) +
-                          ", and the master's exited with status 0 (their sequential parts differ)";
+                          ", and the master's exited with status 0" + differ_hint(p->exit_status);
         int code = WaitStatus{p->exit_status}.shell_code();
         lk.unlock();
         fail(msg, true, code);

@@ -2,6 +2,7 @@
 // mailboxes, keeps what each peer reports (its region, its program's end), and fails the job
 // when a peer vanishes, stops answering or breaks the protocol (docs/net.md).
 #include <errno.h>
+#include <signal.h>
 
 #include <mutex>
 
@@ -16,6 +17,17 @@ namespace cape::net {
 std::string Node::region_of(const Peer& p) const {
   const std::string& r = p.region.empty() ? region_ : p.region;
   return r.empty() ? "outside any parallel region" : "in " + r;
+}
+
+std::string Node::differ_hint(int wait_status) {
+  WaitStatus ws{wait_status};
+  if (ws.kind() == WaitStatus::signaled) {
+    switch (ws.signal()) {
+      case SIGKILL: case SIGTERM: case SIGINT: case SIGHUP: case SIGQUIT: case SIGPIPE: return "";
+      default: break;
+    }
+  }
+  return " (their sequential parts differ)";
 }
 
 void Node::reader_loop(Peer& p) {

@@ -139,5 +139,39 @@ TEST(FaultInjection, KillOrStopAnyProcessOfAThreeNodeJob) {
   std::cout << summary.str();
 }
 
+// A slave's program killed while its monitor waits for the master's checkpoint (the master
+// node held stopped meanwhile): the monitor then reads the dead program's memory and maps and
+// used to fail on that ("bad string pointer passed to a runtime call": `its monitor failed
+// with status 1`). The program's end is the one thing to report: 137.
+TEST(FaultInjection, ASlavesProgramKilledWhileItsMonitorWaitsIsReportedAsKilled) {
+  int hits = 0;
+  for (int delay_ms : {150, 200, 250, 300}) {
+    SCOPED_TRACE("master node stopped at " + std::to_string(delay_ms) + " ms");
+    TempDir d;
+    std::string token = unique_token();
+    Proc p = Proc::start({CAPE_BIN, "run", "-n", "3", "--timeout", "3", "--output-dir", d.path + "/logs", "--",
+                          FIG3, "3", "250", token},
+                         d.path);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    pid_t master = find(Who::master_node, token), program = find(Who::slave_program, token);
+    if (master > 0) ::kill(master, SIGSTOP);
+    std::this_thread::sleep_for(300ms);
+    bool hit = program > 0 && state_of(program) != 'Z' && ::kill(program, SIGKILL) == 0;
+    std::this_thread::sleep_for(300ms);
+    if (master > 0) ::kill(master, SIGCONT);
+    int status = p.wait(15s);
+    std::string err = p.err();
+    EXPECT_EQ(err.find("monitor failed"), std::string::npos) << err;
+    if (hit) {
+      ++hits;
+      EXPECT_EQ(status, 137) << err;
+      EXPECT_NE(err.find("killed by signal 9"), std::string::npos) << err;
+      EXPECT_EQ(messages(err), 1u) << err;
+    }
+    EXPECT_TRUE(wait_until_gone(token, 10s)) << processes_with(token).size() << " processes left";
+  }
+  EXPECT_GT(hits, 0);
+}
+
 }  // namespace
 }  // namespace cape::net::test
