@@ -200,13 +200,21 @@ class NetExchange : public monitor::Exchange {
     mark("wait_for('" + name + "')");
     n_.wait_for(name, on_part);
   }
+  void program_crashed(const std::string& first_frames) override {
+    std::lock_guard lk(mu_);
+    crash_ = first_frames;
+  }
   void program_exited(int wait_status, bool in_window) override {
+    std::string crash;
     {
       std::lock_guard lk(mu_);
       status_ = wait_status;
+      if (!crash_.empty()) crash = crash_ + "  (the whole report: " + report_place_ + ")\n";
     }
-    n_.program_exited(wait_status, in_window);
+    n_.program_exited(wait_status, in_window, crash);
   }
+  // Where this node's crash report goes ("cape-logs/node.1.log on host"), for the master's message.
+  void set_report_place(std::string place) { report_place_ = std::move(place); }
   void report_state(uint64_t begin, std::vector<uint8_t> digest) override { n_.report_state(begin, digest); }
   std::vector<std::pair<int, std::vector<uint8_t>>> states(uint64_t begin) override { return n_.states(begin); }
   void program_streams(bool was_in_window, bool now_in_window) override {
@@ -270,6 +278,8 @@ class NetExchange : public monitor::Exchange {
   bool monitor_sets_region_ = false;
   std::string region_;  // as the monitor named it
   std::string call_;    // the exchange call in progress or last made
+  std::string crash_;   // the first frames of the program's crash report, if it crashed
+  std::string report_place_ = "the node's stderr";
 };
 
 int run_node(const NodeArgs& a) {
@@ -397,6 +407,11 @@ int run_node(const NodeArgs& a) {
     else
       region_now = region;
   };
+  if (rank != 0 && !a.output_dir.empty()) {
+    char host[256] = "?";
+    (void)::gethostname(host, sizeof host - 1);
+    exchange.set_report_place(a.output_dir + "/node." + std::to_string(rank) + ".log on " + host);
+  }
   if (rank == 0)
     input = std::make_unique<net::InputPump>(STDIN_FILENO, std::move(pi_w), [&node](std::string_view chunk, bool eof) {
       node.broadcast_input(chunk, eof);

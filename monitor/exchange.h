@@ -39,6 +39,9 @@ class Exchange {
   // The program ended with `status` (a wait status), inside a parallel region's window or
   // not; tells the peers, so they stop too.
   virtual void program_exited(int wait_status, bool in_window) = 0;
+  // A signal is about to kill the program: the first frames of its backtrace ("  #0 ... at
+  // prog.c:12" lines), which a slave adds to its exit report for the master's message.
+  virtual void program_crashed(const std::string& first_frames) { (void)first_frames; }
   // The program is stopped at a runtime call, or has just ended (`now_in_window` false):
   // what it printed so far was printed inside a region's window (`was_in_window`) or not,
   // and from now on it is `now_in_window`. The node routes the program's output by it

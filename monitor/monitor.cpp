@@ -95,8 +95,16 @@ class Monitor final : public CallServer {
   bool tracking_fault(const StoppedThread& st, const siginfo_t& info) override;
   void before_handler(const StoppedThread& st) override;
   void thread_exited(pid_t tid) override { window_.tracker().thread_exited(tid); }
+  void crashed(const std::string& first_frames) override {
+    if (ex_) ex_->program_crashed(first_frames);
+  }
   void exited(const WaitStatus& ws) override {
     if (!ex_) return;
+    // Where the program really was: inside a region's window, or in its sequential part
+    // (a program cannot end inside a runtime call: the calls it made are done).
+    ex_->set_region(window_.is_open() ? region_label()
+                    : window_.region() ? "the sequential part after " + region_label()
+                                       : "");
     // Its last words first (a slave's go to the master before its exit report).
     ex_->program_streams(window_.is_open(), false);
     ex_->program_exited(ws.raw, window_.is_open());
@@ -120,6 +128,10 @@ class Monitor final : public CallServer {
   long merge(const StoppedThread& st, uint64_t into_name, uint64_t from_name);
   // The trace's name for a runtime call worth a slice (trace.h), or none.
   static std::optional<TraceOp> traced(int op);
+  // "parallel region 2 (prog.c:12)": the construct's place as the translator named it.
+  std::string region_label() {
+    return "parallel region " + std::to_string(window_.region()) + " (" + places_.start_site(space_) + ")";
+  }
   // Stamps `c` as this node's next checkpoint `name`, keeps it if asked.
   void stamp_and_keep(ckpt::Checkpoint& c, const std::string& name);
 
@@ -136,6 +148,7 @@ class Monitor final : public CallServer {
   CallTimes times_;
   std::unique_ptr<Trace> trace_;  // --trace: null when off (one test per call)
   Trace::Moved moved_;            // what the call being served moved, for the trace
+  RaceReport races_;  // what the merges found, said once per region
 
  public:
   void finish_trace() {
@@ -143,6 +156,8 @@ class Monitor final : public CallServer {
     trace_->finish(Trace::Clock::now());
     trace_->write(opt_.trace_file);
   }
+  // Regions where --check-races found races (run_monitor's status depends on it).
+  uint64_t race_regions() const { return races_.regions(); }
 };
 
 void Monitor::new_image(pid_t pid) {
@@ -316,9 +331,7 @@ long Monitor::start(const StoppedThread& st, uint64_t boundary) {
   if (sharing_.model() == CkptModel::tickpt) areas = restrict_areas(areas, sharing_.tickpt_cover(areas));
   window_.open(st, std::move(areas), std::move(map_state));
   // Names the region in the job's failure messages (docs/net.md).
-  if (ex_)
-    ex_->set_region("parallel region " + std::to_string(window_.region()) + " (start() at " +
-                    places_.start_site(space_) + ")");
+  if (ex_) ex_->set_region(region_label());
   CAPE_LOG_AT(debug, "monitor") << "start(): " << window_.at_start().size() << " areas, tracker "
                                 << to_string(window_.tracker().kind()) << ", " << sharing_.vars().size()
                                 << " attributed variables, "
@@ -444,16 +457,10 @@ long Monitor::wait_for(const StoppedThread& st, const std::string& name) {
       // side that still holds the base value yields (no lost update, no false race).
       mo.read_base = [&](uint64_t address, std::span<uint8_t> out) { window_.read_base(st.tracee, address, out); };
       ckpt::MergeResult m = ckpt::merge(*have, part, mo);
-      std::vector<ckpt::Conflict> races = possible_races(m.conflicts, sharing_, space_);
-      if (opt_.check_races)
-        report_races(races, from, name, window_.region(), places_, space_);
-      else if (!races.empty())
-        CAPE_LOG_AT(warn, "monitor") << "wait_for(\"" << name << "\"): " << races.size()
-                                     << " ranges written differently by node " << from
-                                     << " and another node, first at " << hex(races[0].address)
-                                     << " (run with --check-races to name them)";
+      races_.add(possible_races(m.conflicts, sharing_, space_), from, window_.region(), places_, space_);
       *have = std::move(m.merged);
     });
+    races_.say(region_label(), opt_.check_races);
   }
   if (ex_ && size_ > 1) check_states();  // before the merged parts are injected anywhere
   if (!store_.find(name)) store_.put(name, ckpt::Checkpoint{});
@@ -479,6 +486,13 @@ int run_monitor(const MonitorOptions& options, Exchange* exchange) {
   Supervisor s(options, m);
   int status = s.run();
   m.finish_trace();
+  // --check-races: a job that found races fails, as a sanitizer's does (docs/tickpt.md).
+  if (status == 0 && options.check_races && m.race_regions() > 0) {
+    util::write_stderr("cape: --check-races found races in " + std::to_string(m.race_regions()) +
+                       " parallel region" + (m.race_regions() > 1 ? "s" : "") + " (exit status " +
+                       std::to_string(kRaceExitStatus) + ")\n");
+    return kRaceExitStatus;
+  }
   return status;
 }
 

@@ -27,13 +27,16 @@ std::vector<ckpt::Conflict> possible_races(const std::vector<ckpt::Conflict>& co
   return out;
 }
 
-void report_races(const std::vector<ckpt::Conflict>& races, int from, const std::string& name, uint64_t region,
-                  Places& places, const AddressSpace& as) {
+void RaceReport::add(const std::vector<ckpt::Conflict>& races, int from, uint64_t region, Places& places,
+                     const AddressSpace& as) {
+  if (region != region_) {
+    region_ = region;
+    counted_ = false;
+    named_.clear();
+  }
   if (races.empty()) return;
   const ckpt::SymbolTable& symbols = places.symbols(as);
-  std::string where = places.start_site(as);
   std::vector<Area> areas = as.tracked(0);
-  std::set<std::string> said;
   for (const ckpt::Conflict& c : races) {
     const ckpt::Symbol* sym = symbols.find(c.address);
     std::string what;
@@ -49,12 +52,34 @@ void report_races(const std::vector<ckpt::Conflict>& races, int from, const std:
         if (r.contains(c.address)) kind = to_string(r.kind);
       what = std::string(kind) + " " + ckpt::hex_address(c.address);
     }
-    if (!said.insert(sym ? sym->name : what).second) continue;  // one line per variable
-    util::write_stderr("cape: race: region " + std::to_string(region) + " (start() at " + where + "): `" + what +
-                       "` (" + ckpt::hex_address(c.address) + ", " + std::to_string(c.length) +
-                       " bytes) written with different values by node " + std::to_string(from) +
-                       " and another node, without a reduction (checkpoint \"" + name + "\")\n");
+    nodes_.insert(from);
+    if (named_.insert(sym ? sym->name : what).second) pending_.push_back(what);  // one name per variable
   }
+}
+
+void RaceReport::say(const std::string& region_label, bool check_races) {
+  if (pending_.empty()) {
+    nodes_.clear();
+    return;
+  }
+  if (!counted_) ++regions_, counted_ = true;
+  std::string vars;
+  const size_t shown = 5;
+  for (size_t i = 0; i < pending_.size() && i < shown; ++i) vars += (i ? ", `" : "`") + pending_[i] + "`";
+  if (pending_.size() > shown) vars += " and " + std::to_string(pending_.size() - shown) + " more";
+  std::string parts;
+  size_t k = 0;
+  for (int n : nodes_) {
+    parts += (k == 0 ? "" : k + 1 == nodes_.size() ? " and " : ", ") + ("node " + std::to_string(n)) + "'s";
+    ++k;
+  }
+  parts += nodes_.size() > 1 ? " parts" : " part";
+  std::string line = (check_races ? "cape: race: " : "cape: warning: ") + region_label + ": " + vars +
+                     " written with different values on several nodes (merging " + parts + "), without a reduction";
+  if (!check_races) line += ": a data race; one node's value was kept (--check-races makes it an error)";
+  util::write_stderr(line + "\n");
+  pending_.clear();
+  nodes_.clear();
 }
 
 }  // namespace cape::monitor

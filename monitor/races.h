@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,32 @@ namespace cape::monitor {
 std::vector<ckpt::Conflict> possible_races(const std::vector<ckpt::Conflict>& conflicts, const DataSharing& sharing,
                                            const AddressSpace& as);
 
-// "cape: race: region N (start() at prog.c:12): `x` ... by node F and another node ..." on
-// stderr, one line per variable, for the races found merging node `from`'s part of `name`.
-void report_races(const std::vector<ckpt::Conflict>& races, int from, const std::string& name, uint64_t region,
-                  Places& places, const AddressSpace& as);
+// The exit status of a job whose --check-races found races while its program ended well
+// (ThreadSanitizer's default, for the same reason: a status the program rarely uses).
+inline constexpr int kRaceExitStatus = 66;
+
+// What the merges of a region found, said once per region on stderr, naming the variables
+// (issue 17: one line per slave, naming an address, was too much and too little):
+//   cape: race: parallel region 1 (prog.c:12): `x`, `a+8` written with different values on
+//   several nodes (merging node 1's and node 2's parts), without a reduction
+// (--check-races), or the same as `cape: warning: ...` pointing at --check-races.
+class RaceReport {
+ public:
+  // The races found merging node `from`'s part of a region's exchange.
+  void add(const std::vector<ckpt::Conflict>& races, int from, uint64_t region, Places& places,
+           const AddressSpace& as);
+  // One line for the variables added since the last say() and not yet named in this region.
+  void say(const std::string& region_label, bool check_races);
+  // Regions in which races were found.
+  uint64_t regions() const { return regions_; }
+
+ private:
+  uint64_t region_ = 0;
+  bool counted_ = false;              // region_ is among regions_
+  std::set<std::string> named_;       // variables named (or pending) in region_
+  std::vector<std::string> pending_;  // to name at the next say()
+  std::set<int> nodes_;               // whose parts conflicted, since the last say()
+  uint64_t regions_ = 0;
+};
 
 }  // namespace cape::monitor

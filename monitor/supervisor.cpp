@@ -385,7 +385,9 @@ void Supervisor::on_signal_stop(pid_t tid, int sig) {
       int raw = 0;
       if (::waitpid(t, &raw, __WALL) == t && WIFSTOPPED(raw)) others.push_back(t);
     }
-    write_stderr(crash_report(pid_, tid, si, others));
+    CrashReport report = crash_report(pid_, tid, si, others);
+    write_stderr(report.text);
+    server_.crashed(report.first_frames);
     reported_ = true;
     resume(tid, sig);
     return;

@@ -43,6 +43,9 @@ class CallServer {
   virtual void thread_exited(pid_t tid) { (void)tid; }
   // The program ended (before its end is reported).
   virtual void exited(const WaitStatus& ws) = 0;
+  // A signal is about to kill the program; `first_frames` are the first lines of its crash
+  // report (the whole report is on the node's stderr).
+  virtual void crashed(const std::string& first_frames) { (void)first_frames; }
 };
 
 class Supervisor {

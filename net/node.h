@@ -119,7 +119,9 @@ class Node {
   // ends outside one with a failing status does not fail the job at once: the master runs
   // the same sequential code and ends the same way, printing what it printed first (the
   // job fails when the master needs that slave, or ends differently).
-  void program_exited(int wait_status, bool in_window = true);
+  // `crash`: the first frames of the crash report when a signal killed it (a slave sends
+  // them to the master, whose message shows them).
+  void program_exited(int wait_status, bool in_window = true, const std::string& crash = "");
   // This node failed itself (its monitor stopped with an error, not the program's end):
   // the job fails with `why`, named after this node and its region, and `exit_code`.
   // Slave: reported to the master (which then ends the job), instead of looking as if the

@@ -82,7 +82,7 @@ std::vector<std::pair<int, std::vector<uint8_t>>> Node::states(uint64_t begin) {
   return out;
 }
 
-void Node::program_exited(int wait_status, bool in_window) {
+void Node::program_exited(int wait_status, bool in_window, const std::string& crash) {
   std::string region;
   {
     std::lock_guard lk(mu_);
@@ -94,6 +94,7 @@ void Node::program_exited(int wait_status, bool in_window) {
   w.i32(wait_status);
   w.str(region);
   w.u8(in_window ? 1 : 0);
+  w.str(crash);
   if (opt_.rank != 0) {
     Peer& m = *peers_[0];
     bool open;

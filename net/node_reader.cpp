@@ -114,6 +114,15 @@ void Node::on_frame(Peer& p, Frame& f) {
       int status = in.i32();
       std::string r = util::printable(in.str(4096));
       bool in_window = in.at_end() || in.u8() != 0;  // (older nodes did not say: as if inside)
+      // A crash's first frames, shown under the message (each line escaped on its own).
+      std::string frames;
+      std::string crash = in.at_end() ? std::string() : in.str(16384);
+      if (!in.failed())
+        for (std::string_view rest = crash; !rest.empty();) {
+          size_t nl = rest.find('\n');
+          frames += "\n" + util::printable(rest.substr(0, nl));
+          rest = nl == std::string_view::npos ? "" : rest.substr(nl + 1);
+        }
       std::string msg;
       {
         std::lock_guard lk(mu_);
@@ -130,7 +139,10 @@ void Node::on_frame(Peer& p, Frame& f) {
       // when the master needs that slave or ends differently. The master's failing program
       // is reported by the master itself. The job fails before the peer is marked exited,
       // so a waiter never reports "left the job" instead.
-      if (!msg.empty() && (in_window || opt_.rank != 0)) fail(msg, opt_.rank == 0, WaitStatus{status}.shell_code());
+      if (!msg.empty() && (in_window || opt_.rank != 0)) {
+        int code = WaitStatus{status}.shell_code();
+        fail_as_is(msg + " (job exit status " + std::to_string(code) + ")" + frames, opt_.rank == 0, code);
+      }
       {
         std::lock_guard lk(mu_);
         p.exited = true;

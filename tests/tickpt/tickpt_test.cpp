@@ -127,7 +127,7 @@ TEST_P(Model, PrivateScratchDoesNotTravelAndKeepsItsValue) {
     EXPECT_NE(read_file(d.path + "/logs/node." + std::to_string(k) + ".log").find(n.out), std::string::npos)
         << "node " << k;
   // Private copies differ between nodes by design: no conflict warning about them.
-  EXPECT_EQ(c.err.find("written differently"), std::string::npos) << c.err;
+  EXPECT_EQ(c.err.find("written with different values"), std::string::npos) << c.err;
 }
 
 TEST_P(Model, LastprivateTakesTheLastIterationOnASlave) {
@@ -163,7 +163,7 @@ TEST_P(Model, ThreadprivateCopyinCopyprivateDefaultNone) {
   EXPECT_NE(read_file(d.path + "/logs/node.2.log")
                 .find("node=2 tp1=1004 tp=338 a_sum=498501 b_ok=999 c_sum=499500 x=77 scratch=1002\n"),
             std::string::npos);
-  EXPECT_EQ(c.err.find("written differently"), std::string::npos) << c.err;
+  EXPECT_EQ(c.err.find("written with different values"), std::string::npos) << c.err;
 }
 
 // Interleaved elements (every word written by several nodes) survive the merge.
@@ -173,7 +173,7 @@ TEST_P(Model, NeighbouringElementsFromDifferentNodesAreAllKept) {
   ASSERT_EQ(c.status, 0) << c.err;
   // sum(3i+1, i<1000) = 1499500; sum(i%251+1) = 3*(251*252/2) + sum(1..247) = 94878 + 30628
   EXPECT_EQ(c.out, "ints=1499500 bytes=125506 bad=0\n");
-  EXPECT_EQ(c.err.find("written differently"), std::string::npos) << c.err;
+  EXPECT_EQ(c.err.find("written with different values"), std::string::npos) << c.err;
 }
 
 // The reductions with every dirty-page tracker (docs/monitor.md).
@@ -286,12 +286,14 @@ TEST(Vector, BothModelsRightAndTickptExcludesPrivateData) {
 }
 
 // `cape run --check-races` (passed to every node), or CAPE_CHECK_RACES=1 in `cape run`'s
-// environment, which every node inherits.
+// environment, which every node inherits. A job that found races exits with 66 (issue 17).
 TEST_P(Model, CheckRacesReportsARacyProgramByName) {
   TempDir d;
   Result c = cape_run(d, {kProgs + "/tickpt_race", GetParam(), "racy"}, {"--check-races"});
-  ASSERT_EQ(c.status, 0) << c.err;
-  EXPECT_NE(c.err.find("cape: race: region 1 (start() at template.h:"), std::string::npos) << c.err;
+  ASSERT_EQ(c.status, 66) << c.err;
+  EXPECT_NE(c.err.find("cape: race: parallel region 1 (template.h:"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("cape: --check-races found races in 1 parallel region (exit status 66)\n"), std::string::npos)
+      << c.err;
   EXPECT_NE(c.err.find("`flag`"), std::string::npos) << c.err;
   EXPECT_EQ(c.err.find("`bytes"), std::string::npos) << c.err;  // neighbouring bytes: no race
   EXPECT_EQ(c.err.find("`total"), std::string::npos) << c.err;  // a reduction: no race
@@ -303,8 +305,9 @@ TEST_P(Model, RacyProgramWarnsWithoutTheFlag) {
   TempDir d;
   Result c = cape_run(d, {kProgs + "/tickpt_race", GetParam(), "racy"});
   ASSERT_EQ(c.status, 0) << c.err;
-  EXPECT_NE(c.err.find("written differently"), std::string::npos) << c.err;
-  EXPECT_NE(c.err.find("run with --check-races to name them"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("cape: warning: parallel region 1 (template.h:"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("`flag` written with different values"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find("(--check-races makes it an error)"), std::string::npos) << c.err;
   EXPECT_EQ(c.err.find("cape: race:"), std::string::npos) << c.err;
 }
 

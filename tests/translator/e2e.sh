@@ -2,9 +2,9 @@
 # End-to-end check of one OpenMP program (tests/omp/): built with `gcc -fopenmp` and with
 # cape-cc, run natively with OMP_NUM_THREADS=N and on N CAPE nodes; outputs must be equal.
 #   e2e.sh CAPE_CC CAPE PROGRAM.c [N [CAPE_CC_FLAGS...]]
-# --strict (among the flags): also fail when a node logs a conflict or a range written
-# differently by two nodes (issue 12: NPB CG's `wait_for("after"): 1 ranges written
-# differently` on a stack word).
+# --strict (among the flags): also fail when a node logs a conflict or a variable written
+# with different values by two nodes (issue 12: NPB CG's `wait_for("after"): 1 ranges written
+# differently` on a stack word; since issue 17 `cape: warning: ... written with different values`).
 # The CAPE run uses `cape run -n N` when that subcommand exists, else N `cape node`
 # processes on loopback (the same thing `cape run` starts). Exit 77 (skip) only when the
 # `cape` binary itself is missing.
@@ -88,7 +88,7 @@ fi
 # (Only files that exist: grep's status is 2 after a missing one, even with a match.)
 logs=(run.err)
 for f in logs/* cape-logs/*; do [ -f "$f" ] && logs+=("$f"); done
-if grep -i "conflict\|differently" "${logs[@]}" >&2 && [ -n "$strict" ]; then
+if grep -i "conflict\|differently\|with different values" "${logs[@]}" >&2 && [ -n "$strict" ]; then
   echo "FAIL: $name on $n nodes: a node logged writes that differ between nodes (--strict)" >&2
   exit 1
 fi
