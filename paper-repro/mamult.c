@@ -1,11 +1,20 @@
 /* MAMULT: the matrix-matrix product the CAPE papers measure (001_3036025dc34c4021.txt
  * Sect. IV, 003_45ed75503520c8f4.txt Sect. VI, 002_2c61c2cb27f62a9a.txt Sect. 5).
  * C = A x B with one `parallel for` over the rows. Prints a checksum of C on stdout (the
- * same bits natively and under cape) and the compute time on stderr.
+ * same bits natively, sequentially, under cape and in mamult_mpi.c) and the compute time on
+ * stderr. The papers' matrices are as large as the problem: build with -DMAX_N=N for size N
+ * (paper-repro/run.py does), since what CAPE tracks and copies grows with the arrays.
  *   mamult [N]      N <= MAX_N, default 600 */
-#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+
+/* The sequential baseline is this file without -fopenmp: no omp.h, the same clock. */
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 #ifndef MAX_N
 #define MAX_N 2000
@@ -25,7 +34,7 @@ int main(int argc, char **argv) {
       B[i][j] = (double)((i * 5 + j * 11) % 13) * 0.25;
     }
 
-  double t0 = omp_get_wtime();
+  double t0 = now();
 #pragma omp parallel for
   for (int i = 0; i < n; i++)
     for (int j = 0; j < n; j++) {
@@ -33,7 +42,7 @@ int main(int argc, char **argv) {
       for (int k = 0; k < n; k++) s += A[i][k] * B[k][j];
       C[i][j] = s;
     }
-  double t1 = omp_get_wtime();
+  double t1 = now();
 
   double sum = 0, weighted = 0;
   for (int i = 0; i < n; i++)

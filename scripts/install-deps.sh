@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages cape needs to build, test and run its demo.
+# Installs the Debian 12 packages cape needs to build, test, run its demo and `make repro`.
 # Idempotent: does nothing when everything is present. As root it installs what
 # is missing; otherwise it prints the one apt-get line to run and exits 1.
 #   scripts/install-deps.sh           build + test + demo packages
@@ -15,6 +15,7 @@ packages=(
   openssh-server openssh-client
   slurmd slurmctld slurm-client munge
   clang libclang-rt-14-dev
+  gnuplot-nox iproute2 python3   # make repro: plots, the emulated cluster, the driver
 )
 
 missing=()
