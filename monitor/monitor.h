@@ -73,6 +73,13 @@ struct MonitorOptions {
   // secret), so that the stack holds the same values on every node (docs/monitor.md,
   // "What every node must agree on"). Unset: the kernel's.
   std::optional<std::array<uint8_t, 16>> at_random;
+  // CAPE-1 (docs/cape1.md): a complete checkpoint of the program every `checkpoint_every`
+  // seconds (0 = never) into `checkpoint_file`, outside parallel regions; `restart`: start the
+  // program from this complete checkpoint (monitor/restart.h) instead of launching `argv`
+  // (then argv, when given, names the executable).
+  double checkpoint_every = 0;
+  std::string checkpoint_file = "cape.ckpt";
+  const ckpt::Checkpoint* restart = nullptr;
 };
 
 // Runs the program to its end; see the top of this file for the returned status.

@@ -41,6 +41,8 @@ class CallServer {
   virtual void before_handler(const StoppedThread& st) = 0;
   // The program ended (before its end is reported).
   virtual void exited(const WaitStatus& ws) = 0;
+  // A tick of --checkpoint-every (monitor/cape1_calls.h) stopped the program.
+  virtual void checkpoint_tick(pid_t pid) { (void)pid; }
 };
 
 class Supervisor {
@@ -50,6 +52,7 @@ class Supervisor {
 
  private:
   void launch();
+  void launch_restarted();  // MonitorOptions::restart
   int loop();
   void on_signal_stop(pid_t tid, int sig);
   void on_event_stop(pid_t tid, int event);
