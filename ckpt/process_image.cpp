@@ -5,7 +5,7 @@
 namespace cape::ckpt {
 namespace {
 
-enum Tag : uint16_t { kExe = 1, kState = 2, kCwd = 3, kXstate = 4, kMapping = 5, kFile = 6, kFd = 7, kSigaction = 8, kLayout = 9 };
+enum Tag : uint16_t { kExe = 1, kState = 2, kCwd = 3, kXstate = 4, kMapping = 5, kFile = 6, kFd = 7, kSigaction = 8, kLayout = 9, kOrigin = 10 };
 constexpr size_t kLayoutValues = 9;
 constexpr size_t kMaxPath = 4096;
 constexpr size_t kStateSize = 16 + 7 * 8;
@@ -120,6 +120,12 @@ std::vector<uint8_t> encode_process(const ProcessImage& p) {
     for (uint64_t v : p.layout) w.put<uint64_t>(v);
     w.end();
   }
+  if (p.under_monitor) {
+    w.begin(kOrigin);
+    w.put<uint32_t>(1);
+    w.put<uint32_t>(0);
+    w.end();
+  }
   w.begin(kCwd);
   w.text(p.cwd);
   w.end();
@@ -217,6 +223,14 @@ ProcessImage decode_process(std::span<const uint8_t> in) {
         Reader r(payload, at, "layout");
         if (!p.layout.empty() || len != 8 * kLayoutValues) r.fail("a bad size or a duplicate");
         for (size_t i = 0; i < kLayoutValues; ++i) p.layout.push_back(r.get<uint64_t>());
+        break;
+      }
+      case kOrigin: {
+        Reader r(payload, at, "origin");
+        auto flags = r.get<uint32_t>();
+        if (flags & ~1u || r.get<uint32_t>() != 0) r.fail("unknown flags");
+        r.done();
+        p.under_monitor = flags & 1;
         break;
       }
       case kCwd: {

@@ -70,6 +70,9 @@ struct ProcessImage {
   // The kernel's record of the memory layout (/proc/PID/stat; PR_SET_MM_MAP on restart):
   // start_code, end_code, start_data, end_data, start_stack, arg_start, arg_end, env_start, env_end.
   std::vector<uint64_t> layout;  // 9 values, or empty
+  // Made by cape's monitor (create() or --checkpoint-every): the program calls libcape, so a
+  // restart runs it under a monitor again.
+  bool under_monitor = false;
   std::vector<uint8_t> xstate;  // NT_X86_XSTATE (FPU, SSE, AVX registers)
   std::vector<ProcessMapping> mappings;  // every mapping, sorted
   std::vector<ProcessFile> files;

@@ -89,10 +89,10 @@ void stat_process(const ckpt::Checkpoint& c) {
     if (m.what == ckpt::ProcessMapping::What::vdso || m.what == ckpt::ProcessMapping::What::vvar ||
         m.what == ckpt::ProcessMapping::What::vsyscall)
       continue;
-    mapped += m.end - m.start;
+    if (m.prot) mapped += m.end - m.start;  // (not reservations: libcape's heap keeps terabytes PROT_NONE)
     if (m.prot & 2) writable += m.end - m.start;
   }
-  std::printf("  process %u (%s): %zu mappings, %" PRIu64 " bytes mapped, %" PRIu64 " writable, %" PRIu64
+  std::printf("  process %u (%s): %zu mappings, %" PRIu64 " bytes mapped accessible, %" PRIu64 " writable, %" PRIu64
               " stored (%.1f%% of the writable)\n",
               p.pid, util::printable(p.exe).c_str(), p.mappings.size(), mapped, writable, c.memory_bytes(),
               writable ? 100.0 * double(c.memory_bytes()) / double(writable) : 0.0);

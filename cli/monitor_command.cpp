@@ -16,6 +16,8 @@ struct MonitorArgs {
   bool check_races = false;
   cape::monitor::TrackerOptions variant;
   bool two_stops = false, uffd_read = false, uffd_copy_all = false;
+  double checkpoint_every = 0;
+  std::string checkpoint_file = "cape.ckpt";
 };
 
 }  // namespace
@@ -41,6 +43,12 @@ void add_monitor_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--check-races", args->check_races,
                 "Report two nodes writing different values to one shared word without a "
                 "reduction (Bernstein's conditions; docs/tickpt.md)");
+  sub->add_option("--checkpoint-every", args->checkpoint_every,
+                  "CAPE-1: a complete checkpoint of the program every SECONDS (outside parallel regions), "
+                  "for `cape restart` (docs/cape1.md)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--checkpoint-file", args->checkpoint_file,
+                  "where --checkpoint-every writes (replaced each time; default cape.ckpt)");
   const char* variants = "Tracker variants (benchmarks, tests)";
   sub->add_option("--mprotect-ahead", args->variant.mprotect_ahead,
                   "mprotect: pages unprotected at once for a sequential writer, at most (default 16; 1 = one)")
@@ -74,6 +82,8 @@ void add_monitor_command(CLI::App& app, Context& ctx) {
     o.tracker = cape::monitor::parse_tracker_kind(args->tracker);
     o.keep_checkpoints_dir = args->keep;
     o.trace_file = args->trace;
+    o.checkpoint_every = args->checkpoint_every;
+    o.checkpoint_file = args->checkpoint_file;
     for (const std::string& l : args->loads) {
       auto eq = l.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == l.size())

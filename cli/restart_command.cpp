@@ -6,6 +6,8 @@
 
 #include "ckpt/format.h"
 #include "cli/command.h"
+#include "ckpt/process_image.h"
+#include "monitor/monitor.h"
 #include "monitor/restart.h"
 #include "util/error.h"
 #include "util/wait_status.h"
@@ -28,6 +30,16 @@ void add_restart_command(CLI::App& app, Context& ctx) {
                   "have the same build id); the program keeps the argv it had");
   sub->callback([args, &ctx] {
     ckpt::Checkpoint c = ckpt::read_file(args->file);
+    if (!c.process.empty() && ckpt::decode_process(c.process).under_monitor) {
+      // A CAPE program (its create() or a --checkpoint-every tick): its runtime calls need a
+      // monitor, as when it was checkpointed.
+      monitor::MonitorOptions mo;
+      mo.argv = args->command;
+      if (mo.argv.empty()) mo.argv = {ckpt::decode_process(c.process).exe};
+      mo.restart = &c;
+      ctx.exit_status = monitor::run_monitor(mo, nullptr);
+      return;
+    }
     monitor::RestartOptions o;
     o.command = args->command;
     pid_t pid;

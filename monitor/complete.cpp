@@ -125,6 +125,13 @@ std::vector<ckpt::ProcessFd> open_files(pid_t pid) {
     if (at != std::string::npos) f.flags = static_cast<uint32_t>(std::strtoul(info.c_str() + at + 6, nullptr, 8));
     struct stat st;
     bool regular = ::stat(link.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+    // Devices without state are reopened by path too, in their access mode.
+    if (target == "/dev/null" || target == "/dev/zero" || target == "/dev/urandom" || target == "/dev/random" ||
+        target == "/dev/full") {
+      f.path = target;
+      out.push_back(std::move(f));
+      continue;
+    }
     bool deleted = target.size() > 10 && target.compare(target.size() - 10, 10, " (deleted)") == 0;
     if (!regular || deleted || (f.flags & O_ACCMODE) != O_RDONLY || target.empty() || target[0] != '/')
       throw UserError("process " + std::to_string(pid) + " has descriptor " + std::to_string(fd) + " open on " + target +
@@ -303,6 +310,12 @@ ckpt::Checkpoint take_complete(pid_t pid, const CompleteOptions& options, Comple
   p.fds = open_files(pid);
 
   std::vector<Mapping> maps = read_maps(pid);
+  std::erase_if(maps, [&](const Mapping& m) {
+    for (auto [s, e] : options.skip)
+      if (m.start >= s && m.start < e) return true;
+    return false;
+  });
+  p.under_monitor = options.under_monitor;
   std::map<std::string, bool> files;
   for (const Mapping& m : maps) {
     ProcessMapping pm;
@@ -382,7 +395,7 @@ ckpt::Checkpoint take_complete(pid_t pid, const CompleteOptions& options, Comple
       }
       continue;
     }
-    s.mapped_bytes += m.end - m.start;
+    if (m.read || m.write || m.exec) s.mapped_bytes += m.end - m.start;
     if (m.write) s.writable_bytes += m.end - m.start;
     reader.add(m, what);
   }

@@ -36,11 +36,15 @@ struct CompleteOptions {
   // The registers the restarted program resumes with (an in-program create() answers FALSE
   // there); unset: the thread's own, a system call it was in made to start again.
   std::optional<user_regs_struct> resume_registers;
+  // Mappings that start inside these ranges are the monitor's, not the program's: left out
+  // (a restart's monitor makes its own).
+  std::vector<std::pair<uint64_t, uint64_t>> skip;
+  bool under_monitor = false;  // the process section says so (ckpt/process_image.h)
 };
 
 struct CompleteStats {
   size_t mappings = 0;
-  uint64_t mapped_bytes = 0;    // every mapping but [vvar]/[vdso]/[vsyscall]
+  uint64_t mapped_bytes = 0;    // accessible mappings but [vvar]/[vdso]/[vsyscall] (not PROT_NONE reservations)
   uint64_t writable_bytes = 0;  // writable mappings
   uint64_t stored_bytes = 0;    // memory in the checkpoint's runs
   double milliseconds = 0;      // to take it (not to write it)

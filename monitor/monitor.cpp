@@ -18,6 +18,7 @@
 #include "ckpt/format.h"
 #include "ckpt/ops.h"
 #include "monitor/address_space.h"
+#include "monitor/cape1_calls.h"
 #include "monitor/checkpoint_store.h"
 #include "monitor/create.h"
 #include "monitor/data_sharing.h"
@@ -44,11 +45,13 @@ const char* op_name(int op) {
       "?", "hello", "master", "start", "stop", "create", "inject", "send", "receive", "wait_for", "merge",
       "broadcast", "last_parallel", "node_id", "num_nodes", "set_shared", "set_private", "set_firstprivate",
       "set_lastprivate", "set_copyin", "set_copyprivate", "set_threadprivate", "set_default_none",
-      "reduction", "set_ckpt_model", "set_order", "region_begin"};
+      "reduction", "set_ckpt_model", "set_order", "region_begin",
+      "create_complete"};
   return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
 }
 
-static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_COUNT == 27, "op_name() follows protocol.h");
+static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_COUNT == 28,
+              "op_name() follows protocol.h");
 
 // Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
 // and the time the monitor spent in them, and the time between calls (the program running,
@@ -112,6 +115,7 @@ class Monitor final : public CallServer {
 
  private:
   long dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2, uint64_t boundary);
+  void checkpoint_tick(pid_t pid) override;
   // The runtime calls (each returns the answer for the program, 0 unless it asks for one).
   long region_begin(const StoppedThread& st, uint64_t where, uint64_t boundary);
   void check_states();
@@ -159,6 +163,8 @@ class Monitor final : public CallServer {
   // Regions where --check-races found races (run_monitor's status depends on it).
   uint64_t race_regions() const { return races_.regions(); }
 };
+
+void Monitor::checkpoint_tick(pid_t pid) { periodic_checkpoint(pid, opt_.checkpoint_file, window_.is_open()); }
 
 void Monitor::new_image(pid_t pid) {
   window_.reset(make_tracker(opt_.tracker, pid, opt_.tracker_options));
@@ -274,6 +280,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_BROADCAST: return broadcast(name(a1));
     case CAPE_OP_WAIT_FOR: return wait_for(st, name(a1));
     case CAPE_OP_MERGE: return merge(st, a1, a2);
+    case CAPE_OP_CREATE_COMPLETE: return create_complete_call(st.tracee.pid(), st.tid, name(a1), window_.is_open());
     default:
       throw UserError("unknown runtime call " + std::to_string(op) +
                       " (libcape and cape come from different versions?)");

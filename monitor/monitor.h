@@ -78,6 +78,13 @@ struct MonitorOptions {
   // microseconds; 0 = the monitor's start), the same on every node of a job.
   std::string trace_file;
   int64_t trace_epoch_us = 0;
+  // CAPE-1 (docs/cape1.md): a complete checkpoint of the program every `checkpoint_every`
+  // seconds (0 = never) into `checkpoint_file`, outside parallel regions; `restart`: start the
+  // program from this complete checkpoint (monitor/restart.h) instead of launching `argv`
+  // (then argv, when given, names the executable).
+  double checkpoint_every = 0;
+  std::string checkpoint_file = "cape.ckpt";
+  const ckpt::Checkpoint* restart = nullptr;
 };
 
 // Runs the program to its end; see the top of this file for the returned status.

@@ -98,15 +98,20 @@ void check_identity(const ckpt::ProcessImage& p, const std::string& exe) {
 }
 
 // In the child, before exec: what exec keeps (descriptors, cwd, signal mask, ignored signals).
-[[noreturn]] void child(const ckpt::ProcessImage& p, const std::vector<std::string>& argv) {
+[[noreturn]] void child(const ckpt::ProcessImage& p, const std::vector<std::string>& argv, const RestartOptions& o) {
   auto die = [](const std::string& what) {
     std::string m = "cape restart: " + what + ": " + std::strerror(errno) + "\n";
     (void)!::write(2, m.data(), m.size());
     ::_exit(126);
   };
+  if (o.stdin_fd >= 0) ::dup2(o.stdin_fd, 0);
+  if (o.stdout_fd >= 0) ::dup2(o.stdout_fd, 1);
+  if (o.stderr_fd >= 0) ::dup2(o.stderr_fd, 2);
+  if (o.die_with_parent) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  ::prctl(PR_SET_DUMPABLE, 1);
   ::syscall(SYS_close_range, 3, ~0U, 0);
   for (const ckpt::ProcessFd& f : p.fds) {
-    int fd = ::open(f.path.c_str(), O_RDONLY | (f.flags & O_NONBLOCK));
+    int fd = ::open(f.path.c_str(), (f.path.rfind("/dev/", 0) == 0 ? f.flags & O_ACCMODE : O_RDONLY) | (f.flags & O_NONBLOCK));
     if (fd < 0) die("reopening " + f.path);
     if (fd != f.fd) {
       if (::dup2(fd, f.fd) < 0) die("dup2");
@@ -220,7 +225,7 @@ pid_t restart_process(const ckpt::Checkpoint& c, const RestartOptions& options) 
 
   pid_t pid = ::fork();
   if (pid < 0) fail_errno("fork");
-  if (pid == 0) child(p, argv);
+  if (pid == 0) child(p, argv, options);
   ChildGuard guard{pid};
   int st = 0;
   while (::waitpid(pid, &st, 0) < 0)

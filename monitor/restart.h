@@ -27,6 +27,8 @@ namespace cape::monitor {
 struct RestartOptions {
   std::vector<std::string> command;  // the executable and argv to start (empty: the recorded path)
   bool detach = true;                // false: the process stays traced by the caller, stopped
+  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;  // its standard streams (-1 = the caller's)
+  bool die_with_parent = false;      // PR_SET_PDEATHSIG (a monitor's program)
 };
 
 // Throws UserError (another binary, a changed library, a corrupt checkpoint...) before the

@@ -1,5 +1,8 @@
 #include "monitor/supervisor.h"
 
+#include "monitor/cape1_calls.h"
+#include "monitor/restart.h"
+
 #include <sched.h>
 #include <elf.h>
 #include <sys/personality.h>
@@ -95,6 +98,7 @@ bool delivery_is_fatal(pid_t tid, const siginfo_t& si) {
 }  // namespace
 
 void Supervisor::launch() {
+  if (opt_.restart) return launch_restarted();
   std::vector<char*> argv;
   for (const std::string& a : opt_.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -160,6 +164,26 @@ void Supervisor::launch() {
   resume(pid, 0);
 }
 
+// CAPE-1: the program from a complete checkpoint, stopped and traced by us (restart.h).
+void Supervisor::launch_restarted() {
+  RestartOptions ro;
+  ro.command = opt_.argv;
+  ro.detach = false;
+  ro.stdin_fd = opt_.stdin_fd;
+  ro.stdout_fd = opt_.stdout_fd;
+  ro.stderr_fd = opt_.stderr_fd;
+  ro.die_with_parent = true;
+  pid_t pid = restart_process(*opt_.restart, ro);
+  pid_ = pid;
+  if (opt_.kill_switch) opt_.kill_switch->attach(pid);
+  long options = PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC;
+  if (::ptrace(PTRACE_SETOPTIONS, pid, nullptr, options) != 0) fail_errno("PTRACE_SETOPTIONS");
+  threads_.insert(pid);
+  tracee_ = std::make_unique<Tracee>(pid);
+  server_.new_image(pid);
+  resume(pid, 0);
+}
+
 // Before the new image's first instruction (ld.so reads AT_RANDOM for the stack canary and
 // the pointer guard): the auxiliary vector says where the kernel put the 16 bytes.
 void Supervisor::set_at_random(const std::array<uint8_t, 16>& bytes) {
@@ -180,6 +204,8 @@ void Supervisor::resume(pid_t tid, int sig) {
 int Supervisor::run() {
   try {
     launch();
+    std::optional<CheckpointTimer> timer;
+    if (opt_.checkpoint_every > 0) timer.emplace(pid_, opt_.checkpoint_every);
     int status = loop();
     if (opt_.kill_switch) opt_.kill_switch->detach();
     if (killed()) {
@@ -343,6 +369,11 @@ void Supervisor::on_signal_stop(pid_t tid, int sig) {
     }
     if (errno == ESRCH) return;
     fail_errno("PTRACE_GETSIGINFO");
+  }
+  if (is_checkpoint_tick(si)) {
+    server_.checkpoint_tick(pid_);
+    resume(tid, 0);
+    return;
   }
   if (sig == SIGSTOP) {
     if (!threads_.count(tid)) {  // a new thread's first stop, before its parent's clone event

@@ -46,6 +46,8 @@ class CallServer {
   // A signal is about to kill the program; `first_frames` are the first lines of its crash
   // report (the whole report is on the node's stderr).
   virtual void crashed(const std::string& first_frames) { (void)first_frames; }
+  // A tick of --checkpoint-every (monitor/cape1_calls.h) stopped the program.
+  virtual void checkpoint_tick(pid_t pid) { (void)pid; }
 };
 
 class Supervisor {
@@ -55,6 +57,7 @@ class Supervisor {
 
  private:
   void launch();
+  void launch_restarted();  // MonitorOptions::restart
   int loop();
   void on_signal_stop(pid_t tid, int sig);
   void on_event_stop(pid_t tid, int event);

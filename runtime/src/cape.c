@@ -250,6 +250,7 @@ void cape_stop(void) {
   cape_heap_leave();
 }
 void cape_create(const char* ck) { trap(__func__, CAPE_OP_CREATE, (long)ck, 0, BOUNDARY); }
+int cape_create_complete(const char* file) { return (int)trap(__func__, CAPE_OP_CREATE_COMPLETE, (long)file, 0, BOUNDARY); }
 void cape_inject(const char* ck) { trap(__func__, CAPE_OP_INJECT, (long)ck, 0, BOUNDARY); }
 void cape_send(const char* ck, int node) {
   trap(__func__, CAPE_OP_SEND, (long)ck, node, BOUNDARY);

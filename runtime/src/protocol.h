@@ -66,6 +66,10 @@ enum cape_op {
   /* rdi = "file:line" of the region (or 0); answers the number of nodes. Every node's
    * memory must be the same here: the monitor digests it (the determinism check). */
   CAPE_OP_REGION_BEGIN,
+  /* CAPE-1's create(file) (003_45ed75503520c8f4.txt Fig. 2): rdi = the file's name. The
+   * monitor saves a complete checkpoint of the process and answers 1; a process restarted
+   * from the file resumes here with 0. */
+  CAPE_OP_CREATE_COMPLETE,
   CAPE_OP_COUNT
 };
 

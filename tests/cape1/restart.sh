@@ -5,6 +5,8 @@
 # truncated one are refused with a clear message.
 # Usage: restart.sh CAPE VICTIM OTHER_VICTIM
 set -u
+# Only the standard streams: a complete checkpoint refuses what it cannot reopen (pipes).
+for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null; done
 CAPE=$1 VICTIM=$2 OTHER=$3
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cape1.XXXXXX")
 trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT

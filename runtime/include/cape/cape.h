@@ -33,6 +33,12 @@ int cape_num_nodes(void);       /* number of nodes in the job */
  * of nodes. The messages about the region name `where`. */
 int cape_region_begin(const char *where);
 
+/* CAPE-1's create(file) (003_45ed75503520c8f4.txt Fig. 2), "very similar to fork": a
+ * complete checkpoint of this whole process (registers, memory map, every writable mapping)
+ * saved to `file`; returns 1 after saving, and 0 in a process restarted from `file` (`cape
+ * restart FILE`). Outside parallel regions only; docs/cape1.md. */
+int cape_create_complete(const char *file);
+
 /* Data sharing and reductions (002_2c61c2cb27f62a9a.txt Table 2, Fig. 6-7): the clause
  * calls come before the region's cape_start() and hold until its cape_stop(). `size` is
  * sizeof the variable. Under the TICKPT model only shared, lastprivate, copyin, copyprivate
