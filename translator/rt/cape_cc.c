@@ -34,7 +34,11 @@ static int requested;       /* omp_set_num_threads, 0 = not set */
 static int mt_k = 1;                  /* threads per node; 1 until an mt region */
 static int mt_ready;
 static int (*gomp_thread_num)(void);  /* libgomp's omp_get_thread_num (ours answers for the team) */
-static int mt_rank;                   /* this node during a region (written with cur, reset by join) */
+/* This node, for the node's threads: in the main thread's TLS (never tracked: a node's own
+ * number must not travel), read by the others through mt_rank_at, set by mt_setup to the
+ * same address on every node. */
+static __thread int mt_rank;
+static int *mt_rank_at;
 static __thread int mt_in;            /* this thread runs in its node's libgomp team */
 static __thread int mt_tid;           /* ... as the team's thread mt_tid (-1: no share) */
 static __thread int mt_joined;        /* ... and joined the node's heap window */
@@ -60,6 +64,7 @@ static void mt_setup(void) {
   mt_k = env_int("CAPE_THREADS_PER_NODE");
   if (!mt_k) mt_k = cpus > 0 ? cpus : 1;
   gomp_thread_num = (int (*)(void))dlsym(RTLD_NEXT, "omp_get_thread_num");
+  mt_rank_at = &mt_rank;
   mt_ready = 1;
 }
 
@@ -150,7 +155,7 @@ void cape_cc_join(void) {
     cur = saved[--level];
     saved[level] = (struct team){0, 0, 0, 0}; /* back to its bytes before the fork */
   }
-  if (level == 0) mt_rank = 0;
+
 }
 
 int cape_cc_tid(void) { return mt_in ? mt_tid : cur.tid; }
@@ -174,7 +179,7 @@ void cape_cc_mt_enter(void) {
   int local = gomp_thread_num ? gomp_thread_num() : 0;
   mt_tid = cur.tid < 0 ? -1 : cur.tid + local;
   mt_in = 1;
-  mt_joined = cur.distributed && cape_thread_enter_window(mt_rank);
+  mt_joined = cur.distributed && cape_thread_enter_window(*mt_rank_at);
 }
 
 void cape_cc_mt_leave(void) {
@@ -241,6 +246,7 @@ unsigned long long cape_cc_order(unsigned long long n, unsigned long long chunk)
 
 unsigned long long cape_cc_order_of_section(int nsections) {
   if (cur.tid < 0) return 0;
+  if (mt_k > 1) return cape_cc_mt_mine(nsections - 1) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
   return cape_cc_mine(nsections - 1) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
 }
 
@@ -262,8 +268,16 @@ void cape_cc_share_statics(void) {
 }
 
 int cape_cc_mine(int j) {
+  int t = cape_cc_tid();
+  if (t < 0) return 0;
+  return j % cur.nthreads == t;
+}
+
+/* The two-level model: section j is one of this node's threads'. */
+int cape_cc_mt_mine(int j) {
   if (cur.tid < 0) return 0;
-  return j % cur.nthreads == cur.tid;
+  int t = j % cur.nthreads;
+  return t >= cur.tid && t < cur.tid + cape_cc_mt_threads();
 }
 
 int cape_cc_distributed(void) { return cur.distributed && level == 1; }

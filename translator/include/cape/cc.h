@@ -44,6 +44,7 @@ int cape_cc_mt_threads(void);
 void cape_cc_mt_enter(void);
 void cape_cc_mt_leave(void);
 int cape_cc_mt_last(unsigned long long n, unsigned long long chunk);
+int cape_cc_mt_mine(int j); /* section j is one of this node's threads' */
 /* Ends the region begun by cape_cc_fork (after cape_stop() when it returned 1). */
 void cape_cc_join(void);
 /* OpenMP thread number of `node` in the current team, -1 when the node has no share. */

@@ -28,11 +28,11 @@
 namespace cape::tr {
 
 bool mt_supported(TranslationContext& cx, Construct* c) {
-  static const Names ok = {"parallel for", "parallel for simd", "parallel loop", "simd", "flush", ""};
+  static const Names ok = {"parallel for", "parallel for simd", "parallel loop", "parallel sections", "simd", "flush", ""};
   const std::string& n = c->dir.name;
   if (ok.count(n)) return true;
   cx.d.error_at(name_tok(c->dir), "'omp " + n + "' is not supported with --model=mt yet (the two-level model "
-                                  "translates 'parallel for' only); use --model=single");
+                                  "translates 'parallel for' and 'parallel sections' only); use --model=single");
   return false;
 }
 
@@ -54,8 +54,9 @@ std::string list_clause(const char* name, const std::vector<std::string>& v) {
 
 }  // namespace
 
-void mt_chunk_loop(TranslationContext& cx, const Loop& L, const Holes& h, const Enclosing& enc, const Clauses& cl,
-                   const std::vector<std::string>& priv, int id) {
+// The node's team: `#pragma omp parallel` with the construct's data sharing, and the
+// thread's entry (its team number, the heap window).
+std::string mt_open(const Clauses& cl, const std::vector<std::string>& priv, const std::string& loop_var) {
   // private: the loop variables and private(list); firstprivate keeps its clause (the
   // single model's priv holds both); lastprivate variables are copied in too (a thread
   // without iterations copies nothing out, but gcc cannot know that and warns), and out below.
@@ -66,20 +67,31 @@ void mt_chunk_loop(TranslationContext& cx, const Loop& L, const Holes& h, const 
   for (const std::string& x : priv)
     if (!has(fp, x)) p.push_back(x);
   for (const std::string& x : cl.lastpriv)
-    if (x == L.var && !has(p, x)) p.push_back(x);
-    else if (x != L.var && !has(fp, x)) fp.push_back(x);
+    if (x == loop_var && !has(p, x)) p.push_back(x);
+    else if (x != loop_var && !has(fp, x)) fp.push_back(x);
   std::string clauses = list_clause("private", p) + list_clause("firstprivate", fp);
   for (const Reduction& rd : cl.red)
     clauses += " reduction(" + rd.op + ":" + rd.var + (rd.section ? "[" + rd.lo + ":" + rd.len + "]" : "") + ")";
-  cx.gen(h.fill("  /* 000_2e1115959baa0e7d.txt Fig. 6 lines 20-22: this node's share on its OpenMP threads */\n") +
-         "#pragma omp parallel num_threads(cape_cc_mt_threads())" + clauses + "\n" +
-         h.fill("  {\n  cape_cc_mt_enter();\n  cape_cc_share(&$sh, $n, $chunk, cape_cc_tid());\n"));
-  chunk_loop(cx, L, h, enc);
+  return "  /* 000_2e1115959baa0e7d.txt Fig. 6 lines 20-22: this node's share on its OpenMP threads */\n"
+         "#pragma omp parallel num_threads(cape_cc_mt_threads())" + clauses + "\n  {\n  cape_cc_mt_enter();\n";
+}
+
+// lastprivate: the thread that ran the last iteration or section (`is_last`) copies its
+// values out; then the thread leaves.
+std::string mt_close(const Clauses& cl, int id, const std::string& loop_var, const std::string& is_last) {
   std::string copy;
   for (const std::string& x : cl.lastpriv)
-    if (x != L.var) copy += "    *" + gen_name("lp", id, x) + " = " + x + ";\n";
-  if (!copy.empty()) cx.gen(h.fill("  if (cape_cc_last(&$sh, $n)) { /* lastprivate: this thread ran iteration n-1 */\n") + copy + "  }\n");
-  cx.gen("  cape_cc_mt_leave();\n  }\n");
+    if (x != loop_var) copy += "    *" + gen_name("lp", id, x) + " = " + x + ";\n";
+  std::string out;
+  if (!copy.empty()) out = "  if (" + is_last + ") { /* lastprivate: this thread ran the last one */\n" + copy + "  }\n";
+  return out + "  cape_cc_mt_leave();\n  }\n";
+}
+
+void mt_chunk_loop(TranslationContext& cx, const Loop& L, const Holes& h, const Enclosing& enc, const Clauses& cl,
+                   const std::vector<std::string>& priv, int id) {
+  cx.gen(mt_open(cl, priv, L.var) + h.fill("  cape_cc_share(&$sh, $n, $chunk, cape_cc_tid());\n"));
+  chunk_loop(cx, L, h, enc);
+  cx.gen(mt_close(cl, id, L.var, h.fill("cape_cc_last(&$sh, $n)")));
 }
 
 }  // namespace cape::tr

@@ -44,6 +44,8 @@ class Holes;
 void mt_chunk_loop(TranslationContext& cx, const Loop& L, const Holes& h, const Enclosing& enc, const Clauses& cl,
                    const std::vector<std::string>& priv, int id);
 std::string mt_lastprivate_pointers(const Clauses& cl, int id, const std::string& loop_var);
+std::string mt_open(const Clauses& cl, const std::vector<std::string>& priv, const std::string& loop_var);
+std::string mt_close(const Clauses& cl, int id, const std::string& loop_var, const std::string& is_last);
 
 // A parallel construct inside a region or a worksharing construct: each node runs one
 // thread, so nested parallelism is refused.
