@@ -53,6 +53,7 @@ struct RunArgs {
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::string remote_cape = "cape", identity, known_hosts, ssh_user;
   int ssh_port = 0;
+  int threads_per_node = 0;  // the two-level model (cape-cc --model=mt); 0 = each node's CPUs
   std::vector<std::string> argv;
 };
 
@@ -114,6 +115,9 @@ int run_job(const RunArgs& a) {
     so.accept_new_host_keys = a.accept_new_host_keys;
     ssh = std::make_unique<net::SshLauncher>(so, secret, a.remote_cape);
   }
+  // The two-level model's threads per node reach every node's program through the job's
+  // environment (the same everywhere; translator/rt/cape_cc.c reads it).
+  if (a.threads_per_node > 0) ::setenv("CAPE_THREADS_PER_NODE", std::to_string(a.threads_per_node).c_str(), 1);
   net::Launcher& slaves = ssh ? static_cast<net::Launcher&>(*ssh) : local;
   util::ScopedFd listen = net::listen_tcp(slaves.listen_host(), 0);
   uint16_t port = net::local_port(listen.get());
@@ -294,6 +298,9 @@ void add_run_command(CLI::App& app, Context& ctx) {
   sub->add_option("--ssh-port", a->ssh_port, "SSH port (default: ~/.ssh/config or 22)");
   sub->add_flag("--any-program", a->any_program,
                 "Run a program not built with cape-cc anyway: every node runs all of it, alone");
+  sub->add_option("--threads-per-node", a->threads_per_node,
+                  "Programs built with cape-cc --model=mt: OpenMP threads per node (default: the node's CPUs)")
+      ->check(CLI::Range(1, 1024));
   add_program_positional(sub, a->argv);
   sub->callback([a, &ctx] { ctx.exit_status = run_job(*a); });
 }

@@ -182,3 +182,16 @@ void cape_heap_leave(void) {
 }
 
 int cape_heap_in_window(void) { return cape_heap_tls_in_window; }
+
+/* Another thread of the node joins the window (cape.h, the two-level model); it settles
+ * nothing when it leaves: the window's own thread does that for the node. */
+int cape_thread_enter_window(int rank) {
+  if (cape_heap_tls_in_window) return 0;
+  cape_heap_enter(rank);
+  return 1;
+}
+
+void cape_thread_leave_window(void) {
+  cape_heap_tls_in_window = 0;
+  cape_heap_tls_own = 0;
+}

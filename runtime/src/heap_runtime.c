@@ -68,7 +68,7 @@ static void reserve(void) {
                    m == -EEXIST ? "the runtimes' heap's address range is already mapped (docs/monitor.md)"
                                 : "cannot reserve the runtimes' heap's address range");
   the_heap = (struct runtime_heap *)m;
-  the_heap->bump = (char *)m + 64;
+  the_heap->bump = (char *)m + ((sizeof(struct runtime_heap) + 63) & ~63UL); /* blocks after the header */
   the_heap->end = (char *)m + span;
 }
 
@@ -98,13 +98,21 @@ static int find_code(struct dl_phdr_info *info, size_t size, void *data) {
   return 0;
 }
 
+/* At the first allocator call after ld.so has bound malloc to ours (libgomp allocates in its
+ * own constructor, before libcape's: its copy of the CPU affinity mask, which differs between
+ * nodes pinned to different CPUs), or from libcape's constructor. */
+static int init_state; /* 0 not yet, 1 under way (calls meanwhile are the program's), 2 done */
+
 void cape_runtime_heap_init(void) {
-  if (the_heap) return;
+  if (init_state) return;
+  init_state = 1;
   reserve();
   dl_iterate_phdr(find_code, 0);
+  init_state = 2;
 }
 
 int cape_runtime_heap_caller(const void *ret) {
+  if (__builtin_expect(!init_state, 0)) cape_runtime_heap_init();
   uintptr_t a = (uintptr_t)ret;
   return (a - code_lo[0] < code_hi[0] - code_lo[0]) || (a - code_lo[1] < code_hi[1] - code_lo[1]);
 }

@@ -5,8 +5,11 @@
  * bytes before the next create(), so no checkpoint ever carries it (docs/translator.md,
  * "Template bookkeeping"). Every node computes the same values except `tid`.
  */
+#define _GNU_SOURCE
 #include "cape/cc.h"
 
+#include <dlfcn.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,48 @@ static struct team cur = {0, 1, 0, 0};
 static int level;           /* parallel regions entered and not left (nesting depth) */
 static int requested;       /* omp_set_num_threads, 0 = not set */
 
+/* The two-level model (cape-cc --model=mt, 000_2e1115959baa0e7d.txt Fig. 5-6; docs/translator.md
+ * "The two-level model"): each node runs its share with mt_k libgomp threads, and the OpenMP
+ * team is all the nodes' threads: node r's are r*K .. r*K+K-1 (r counted among the nodes that
+ * take shares). Set by the first region of an mt template (cape_cc_fork with CAPE_CC_MT),
+ * before its window, the same on every node; read only after. */
+static int mt_k = 1;                  /* threads per node; 1 until an mt region */
+static int mt_ready;
+static int (*gomp_thread_num)(void);  /* libgomp's omp_get_thread_num (ours answers for the team) */
+/* This node, for the node's threads: in the main thread's TLS (never tracked: a node's own
+ * number must not travel), read by the others through mt_rank_at, set by mt_setup to the
+ * same address on every node. */
+static __thread int mt_rank;
+static int *mt_rank_at;
+static __thread int mt_in;            /* this thread runs in its node's libgomp team */
+static __thread int mt_tid;           /* ... as the team's thread mt_tid (-1: no share) */
+static __thread int mt_joined;        /* ... and joined the node's heap window */
+
+static int env_int(const char *name) {
+  const char *s = getenv(name);
+  if (!s || !*s) return 0;
+  int n = atoi(s);
+  return n > 0 ? n : 0;
+}
+
+/* Threads per node: `cape run --threads-per-node K` (CAPE_THREADS_PER_NODE), else the node's
+ * CPUs. The monitor may have pinned the program to one CPU (its synchronous trackers want
+ * that): the program asks for all of them back, or its threads would share one. */
+static void mt_setup(void) {
+  if (mt_ready) return;
+  cpu_set_t all;
+  CPU_ZERO(&all);
+  for (int c = 0; c < CPU_SETSIZE; c++) CPU_SET(c, &all);
+  sched_setaffinity(0, sizeof all, &all); /* the kernel keeps the CPUs we may use */
+  cpu_set_t now;
+  int cpus = sched_getaffinity(0, sizeof now, &now) == 0 ? CPU_COUNT(&now) : 1;
+  mt_k = env_int("CAPE_THREADS_PER_NODE");
+  if (!mt_k) mt_k = cpus > 0 ? cpus : 1;
+  gomp_thread_num = (int (*)(void))dlsym(RTLD_NEXT, "omp_get_thread_num");
+  mt_rank_at = &mt_rank;
+  mt_ready = 1;
+}
+
 static int env_threads(void) {
   /* The environment is the same on every node (ARCHITECTURE.md, determinism contract). */
   const char *s = getenv("OMP_NUM_THREADS");
@@ -34,6 +79,7 @@ static int env_threads(void) {
 static int max_threads(int nodes, int master_idle) {
   int avail = master_idle ? nodes - 1 : nodes;
   if (avail < 1) avail = 1;
+  avail *= mt_k;
   int want = requested ? requested : env_threads();
   return want > 0 && want < avail ? want : avail;
 }
@@ -62,6 +108,7 @@ static struct team saved[MAX_LEVELS];
 
 int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   int master_idle = (flags & CAPE_CC_MASTER_IDLE) != 0;
+  if (flags & CAPE_CC_MT) mt_setup();
   if (level >= MAX_LEVELS) {
     fprintf(stderr, "cape: parallel regions nested deeper than %d\n", MAX_LEVELS);
     abort();
@@ -90,9 +137,11 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
     t = num_threads > 0 && num_threads < avail ? num_threads : avail;
   }
   if (nodes == 1) {
-    cur = (struct team){0, 1, 0, 0};
+    /* One node: no checkpoints; under the two-level model its threads are the team. */
+    cur = (struct team){0, mt_k > 1 ? t : 1, 0, 0};
     return 0;
   }
+  mt_rank = cape_node_id();
   cur.distributed = 1;
   cur.nthreads = t;
   cur.master_idle = master_idle;
@@ -106,14 +155,49 @@ void cape_cc_join(void) {
     cur = saved[--level];
     saved[level] = (struct team){0, 0, 0, 0}; /* back to its bytes before the fork */
   }
+
 }
 
-int cape_cc_tid(void) { return cur.tid; }
+int cape_cc_tid(void) { return mt_in ? mt_tid : cur.tid; }
 
 int cape_cc_thread_of_node(int node) {
   if (!cur.distributed) return node == 0 ? 0 : -1;
   int t = cur.master_idle ? node - 1 : node;
+  if (t >= 0) t *= mt_k; /* the two-level model: the node's first thread */
   return t >= 0 && t < cur.nthreads ? t : -1;
+}
+
+/* ---- the two-level model: a node's libgomp team (cc.h) ---- */
+
+int cape_cc_mt_threads(void) {
+  if (cur.tid < 0) return 1; /* no share: one thread, which finds no iteration */
+  int n = cur.nthreads - cur.tid;
+  return n < mt_k ? n : mt_k;
+}
+
+void cape_cc_mt_enter(void) {
+  int local = gomp_thread_num ? gomp_thread_num() : 0;
+  mt_tid = cur.tid < 0 ? -1 : cur.tid + local;
+  mt_in = 1;
+  mt_joined = cur.distributed && cape_thread_enter_window(*mt_rank_at);
+}
+
+void cape_cc_mt_leave(void) {
+  if (mt_joined) cape_thread_leave_window();
+  mt_joined = mt_in = 0;
+  mt_tid = 0;
+}
+
+/* 1 when one of this node's threads runs iteration n-1 (lastprivate). */
+int cape_cc_mt_last(unsigned long long n, unsigned long long chunk) {
+  if (cur.tid < 0) return 0;
+  int k = cape_cc_mt_threads();
+  for (int g = cur.tid; g < cur.tid + k; g++) {
+    cape_share_t s;
+    cape_cc_share(&s, n, chunk, g);
+    if (cape_cc_last(&s, n)) return 1;
+  }
+  return 0;
 }
 
 void cape_cc_share(cape_share_t *out, unsigned long long n, unsigned long long chunk, int thread) {
@@ -155,12 +239,14 @@ int cape_cc_last(const cape_share_t *s, unsigned long long n) {
 unsigned long long cape_cc_order(unsigned long long n, unsigned long long chunk) {
   cape_share_t s;
   if (cur.tid < 0) return 0;
+  if (mt_k > 1) return cape_cc_mt_last(n, chunk) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
   cape_cc_share(&s, n, chunk, cur.tid);
   return cape_cc_last(&s, n) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
 }
 
 unsigned long long cape_cc_order_of_section(int nsections) {
   if (cur.tid < 0) return 0;
+  if (mt_k > 1) return cape_cc_mt_mine(nsections - 1) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
   return cape_cc_mine(nsections - 1) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
 }
 
@@ -182,8 +268,16 @@ void cape_cc_share_statics(void) {
 }
 
 int cape_cc_mine(int j) {
+  int t = cape_cc_tid();
+  if (t < 0) return 0;
+  return j % cur.nthreads == t;
+}
+
+/* The two-level model: section j is one of this node's threads'. */
+int cape_cc_mt_mine(int j) {
   if (cur.tid < 0) return 0;
-  return j % cur.nthreads == cur.tid;
+  int t = j % cur.nthreads;
+  return t >= cur.tid && t < cur.tid + cape_cc_mt_threads();
 }
 
 int cape_cc_distributed(void) { return cur.distributed && level == 1; }
@@ -295,7 +389,10 @@ void cape_cc_my_share(cape_share_t *out, const cape_share_t *desc) { *out = desc
 void cape_cc_exit(void) { exit(0); }
 
 /* The OpenMP runtime API, answered for the current team (docs/translator.md). */
-int omp_get_thread_num(void) { return cur.tid < 0 ? 0 : cur.tid; }
+int omp_get_thread_num(void) {
+  int t = cape_cc_tid();
+  return t < 0 ? 0 : t;
+}
 int omp_get_num_threads(void) { return cur.nthreads; }
 int omp_get_max_threads(void) {
   if (level > 0) return 1;
@@ -303,7 +400,7 @@ int omp_get_max_threads(void) {
 }
 void omp_set_num_threads(int n) { requested = n > 0 ? n : 0; }
 int omp_in_parallel(void) { return cur.nthreads > 1; }
-int omp_get_num_procs(void) { return cape_num_nodes(); }
+int omp_get_num_procs(void) { return cape_num_nodes() * mt_k; }
 int omp_get_level(void) { return level; }
 int omp_get_dynamic(void) { return 0; }
 void omp_set_dynamic(int on) { (void)on; }

@@ -32,7 +32,8 @@ void usage() {
                "  libcape. Run the program with `cape run -n N -- ./prog`.\n"
                "  --keep         keep <name>.cape.c (the translation of the source as written, for\n"
                "                 reading) and <name>.cape.pp.c (the translation compiled)\n"
-               "  --model=single one process per node (default); mt is not implemented yet\n"
+               "  --model=single one process per node (default); mt: each node runs its share of a\n"
+               "                 `parallel for` with OpenMP threads (000 Fig. 6; `cape run --threads-per-node`)\n"
                "  --ckpt=dickpt  every write of a region travels (CAPE-2, the default)\n"
                "  --ckpt=tickpt  only shared, lastprivate, copyin, copyprivate and reduction\n"
                "                 data travel (002_2c61c2cb27f62a9a.txt, CAPE-TICKPT)\n"
@@ -116,11 +117,9 @@ int main(int argc, char** argv) {
     }
     if (a.rfind("--model=", 0) == 0) {
       std::string m = a.substr(8);
-      if (m == "single") continue;
-      if (m == "mt") {
-        std::cerr << "cape-cc: --model=mt (the two-level multithreaded template of "
-                     "000_2e1115959baa0e7d.txt Fig. 6) is not implemented yet; use --model=single\n";
-        return 2;
+      if (m == "single" || m == "mt") {
+        opts.mt = m == "mt";
+        continue;
       }
       std::cerr << "cape-cc: unknown model '" << m << "' (single or mt)\n";
       return 2;
@@ -215,7 +214,7 @@ int main(int argc, char** argv) {
     stop_if_interrupted();
     if (status != 0) break;
     if (show) {
-      std::cout << "cape-translate --preprocessed" << (opts.tickpt ? " --ckpt=tickpt" : "")
+      std::cout << "cape-translate --preprocessed" << (opts.tickpt ? " --ckpt=tickpt" : "") << (opts.mt ? " --model=mt" : "")
                 << (opts.master_idle ? " --master-idle" : "") << " --name " << src << ' ' << pre.string() << " -o "
                 << dst.string() << '\n';
       gcc_args[sources[k]] = dst.string();
@@ -290,6 +289,8 @@ int main(int argc, char** argv) {
       }
       cmd.push_back(a);
     }
+    // The two-level model's templates are OpenMP for gcc (libgomp runs each node's threads).
+    if (opts.mt) cmd.push_back("-fopenmp");
     if (link) {
       cmd.insert(cmd.end(), res.libs.begin(), res.libs.end());
       // Symbols bound at start-up, not at their first call: a lazy binding writes the GOT

@@ -71,7 +71,11 @@ class TranslationContext {
 
   void unsupported(Construct* c, const std::string& reason);
   // The flags of cape_cc_fork() for a parallel for or parallel sections.
-  std::string fork_flags() const { return opt.master_idle ? "CAPE_CC_MASTER_IDLE" : "0"; }
+  std::string fork_flags() const {
+    std::string f = opt.master_idle ? "CAPE_CC_MASTER_IDLE" : "";
+    if (opt.mt) f += f.empty() ? "CAPE_CC_MT" : " | CAPE_CC_MT";
+    return f.empty() ? "0" : f;
+  }
   // "file:line" of construct c as a C string literal: the region's name in cape's messages.
   std::string where(const Construct* c) const;
   // last_parallel() of construct c: "1" or "0".

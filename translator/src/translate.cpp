@@ -100,6 +100,10 @@ void translate_construct(TranslationContext& cx, Construct* c, const Enclosing& 
     if (c->stmt) cx.emit_stmt(c->stmt, enc);
     return;
   }
+  if (cx.opt.mt && !mt_supported(cx, c)) {
+    if (c->stmt) cx.emit_stmt(c->stmt, enc);
+    return;
+  }
   if (auto it = kTemplates.find(n); it != kTemplates.end()) return it->second(cx, c, enc);
   if (n == "simd") {
     read_clauses(cx.d, cx.t, c->dir, kSimdClauses);

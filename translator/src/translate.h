@@ -10,6 +10,7 @@ namespace cape::tr {
 struct Options {
   bool master_idle = false;  // cape-cc --master-idle: exact 001_3036025dc34c4021.txt Fig. 3
   bool tickpt = false;       // cape-cc --ckpt=tickpt: 002_2c61c2cb27f62a9a.txt's model (default dickpt)
+  bool mt = false;           // cape-cc --model=mt: the two-level model, 000_2e1115959baa0e7d.txt Fig. 6
 };
 
 // Translates the parsed unit in `drv`. Errors, warnings and notes go to drv.diagnostics();

@@ -1,5 +1,5 @@
 // cape-translate: one OpenMP C file in, its CAPE translation out (docs/translator.md).
-//   cape-translate [--master-idle] [--ckpt=dickpt|tickpt] [-v] [-E [cpp flags] | --preprocessed [--name F]] in.c [-o out.c]
+//   cape-translate [--master-idle] [--ckpt=dickpt|tickpt] [--model=single|mt] [-v] [-E [cpp flags] | --preprocessed [--name F]] in.c [-o out.c]
 // Without -E the file is translated as written (the readable translation: the user's
 // macros, includes and comments stay); -E translates the preprocessed unit, as cape-cc does.
 #include <unistd.h>
@@ -21,7 +21,7 @@ using namespace cape::tr;
 namespace {
 
 const char* kUsage =
-    "usage: cape-translate [--master-idle] [--ckpt=dickpt|tickpt] [-v] [-E [-D.. -U.. -I.. -include F -std=..]]\n"
+    "usage: cape-translate [--master-idle] [--ckpt=dickpt|tickpt] [--model=single|mt] [-v] [-E [-D.. -U.. -I.. -include F -std=..]]\n"
     "                      [--preprocessed [--name F]] in.c [-o out.c]\n"
     "  (default) translate the file as written: readable, keeps macros and includes; the\n"
     "            preprocessor is not run, so directives that only the preprocessor makes\n"
@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
     bool takes_value = false;
     if (a == "--master-idle") opts.master_idle = true;
     else if (a == "--ckpt=tickpt" || a == "--ckpt=dickpt") opts.tickpt = a == "--ckpt=tickpt";
+    else if (a == "--model=mt" || a == "--model=single") opts.mt = a == "--model=mt";
     else if (a == "-v") verbose = true;
     else if (a == "-E" || a == "--preprocess") preprocess = true;
     else if (a == "--preprocessed") preprocessed = true;

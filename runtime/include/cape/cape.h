@@ -74,6 +74,14 @@ void cape_set_order(long order);
 enum cape_ckpt_model { CAPE_CKPT_DICKPT = 0, CAPE_CKPT_TICKPT = 1 };
 void cape_set_ckpt_model(int model);
 
+/* The two-level model (000_2e1115959baa0e7d.txt Fig. 5-6): a thread other than the one that
+ * called cape_start() joins the window of node `rank` for its allocations (they then come
+ * from that node's arena, as the window's own thread's do); 1 when it joined (call
+ * cape_thread_leave_window() before the window ends), 0 when it was in a window already.
+ * No trap: the monitor sees the thread's writes as any others. */
+int cape_thread_enter_window(int rank);
+void cape_thread_leave_window(void);
+
 #ifdef __cplusplus
 }
 #endif

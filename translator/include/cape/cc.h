@@ -32,8 +32,19 @@ typedef struct cape_share {
 int cape_cc_fork(int num_threads, int cond, int flags, const char *where);
 #define CAPE_CC_MASTER_IDLE 1
 #define CAPE_CC_WHOLE_TEAM 2 /* a `parallel` region: one thread per node, or num_threads nodes when fewer */
-/* This node's thread number in the current team, -1 when it has no share. */
+#define CAPE_CC_MT 4 /* cape-cc --model=mt: each node's share runs on its libgomp threads */
+/* This node's thread number in the current team, -1 when it has no share (inside a node's
+ * libgomp team of the two-level model: this thread's). */
 int cape_cc_tid(void);
+/* The two-level model (cape-cc --model=mt, 000_2e1115959baa0e7d.txt Fig. 6): the node's
+ * threads for `#pragma omp parallel num_threads(cape_cc_mt_threads())`; each calls
+ * cape_cc_mt_enter() first (its team thread number, the node's heap window) and
+ * cape_cc_mt_leave() last. cape_cc_mt_last: one of this node's threads runs iteration n-1. */
+int cape_cc_mt_threads(void);
+void cape_cc_mt_enter(void);
+void cape_cc_mt_leave(void);
+int cape_cc_mt_last(unsigned long long n, unsigned long long chunk);
+int cape_cc_mt_mine(int j); /* section j is one of this node's threads' */
 /* Ends the region begun by cape_cc_fork (after cape_stop() when it returned 1). */
 void cape_cc_join(void);
 /* OpenMP thread number of `node` in the current team, -1 when the node has no share. */

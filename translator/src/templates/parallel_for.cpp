@@ -95,12 +95,15 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   loop_setup(cx, L, h);
   cx.gen(save_privates(priv, id, false));
   cx.gen(save_privates(cl.lastpriv, id, false));
+  if (cx.opt.mt) cx.gen(mt_lastprivate_pointers(cl, id, L.var));
   cx.gen(h.fill(kFork));
   Enclosing inner = enc;
   inner.region = id;
   inner.in_ws = true;
-  chunk_loop(cx, L, h, inner);
-  cx.gen(lastprivate_code(cl, id, h.fill("cape_cc_last(&$sh, $n)"), var_last ? L.var : ""));
+  if (cx.opt.mt) mt_chunk_loop(cx, L, h, inner, cl, priv, id);
+  else chunk_loop(cx, L, h, inner);
+  cx.gen(lastprivate_code(cl, id, h.fill(cx.opt.mt ? "cape_cc_mt_last($n, $chunk)" : "cape_cc_last(&$sh, $n)"),
+                          var_last ? L.var : ""));
   cx.gen(restore_privates(priv, id));
   cx.gen(h.fill("  $b = $k = 0;\n  $sh = (cape_share_t){0, 0, 0, 0};\n") + end_code(cx, c));
 }

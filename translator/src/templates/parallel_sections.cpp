@@ -33,6 +33,7 @@ void parallel_sections(TranslationContext& cx, Construct* c, const Enclosing& en
   cx.gen(in_memory(cx, c, cl, ""));
   cx.gen(save_privates(priv, id, false));
   cx.gen(save_privates(cl.lastpriv, id, false));
+  if (cx.opt.mt) cx.gen(mt_lastprivate_pointers(cl, id, ""));
   cx.gen(h.fill(R"c(  if (cape_cc_fork($num_threads, $cond, $flags, $where)) {
 $copyin
 $calls
@@ -43,8 +44,10 @@ $order
   Enclosing inner = enc;
   inner.region = id;
   inner.in_ws = true;
+  if (cx.opt.mt) cx.gen(mt_open(cl, priv, ""));  // 000 Fig. 6: the node's sections on its threads
   emit_sections(cx, secs, inner);
-  cx.gen(lastprivate_code(cl, id, h.fill("cape_cc_mine($last)")));
+  if (cx.opt.mt) cx.gen(mt_close(cl, id, "", h.fill("cape_cc_mine($last)")));
+  cx.gen(lastprivate_code(cl, id, h.fill(cx.opt.mt ? "cape_cc_mt_mine($last)" : "cape_cc_mine($last)")));
   cx.gen(restore_privates(priv, id));
   cx.gen(end_code(cx, c));
 }

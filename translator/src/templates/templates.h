@@ -33,6 +33,20 @@ void flush(TranslationContext& cx, Construct* c, const Enclosing& enc);
 void exclusive(TranslationContext& cx, Construct* c, const Enclosing& enc);
 void loop(TranslationContext& cx, Construct* c, const Enclosing& enc);
 
+// mt_parallel_for.cpp: the two-level model (cape-cc --model=mt, 000 Fig. 6). mt_supported
+// reports (file:line:col) a construct the model does not translate yet; mt_chunk_loop runs
+// the node's share on its libgomp threads; mt_lastprivate_pointers: the originals' addresses,
+// taken before the window, for the thread that runs the last iteration.
+bool mt_supported(TranslationContext& cx, Construct* c);
+struct Loop;
+struct Clauses;
+class Holes;
+void mt_chunk_loop(TranslationContext& cx, const Loop& L, const Holes& h, const Enclosing& enc, const Clauses& cl,
+                   const std::vector<std::string>& priv, int id);
+std::string mt_lastprivate_pointers(const Clauses& cl, int id, const std::string& loop_var);
+std::string mt_open(const Clauses& cl, const std::vector<std::string>& priv, const std::string& loop_var);
+std::string mt_close(const Clauses& cl, int id, const std::string& loop_var, const std::string& is_last);
+
 // A parallel construct inside a region or a worksharing construct: each node runs one
 // thread, so nested parallelism is refused.
 inline bool check_not_nested(TranslationContext& cx, Construct* c, const Enclosing& enc) {
