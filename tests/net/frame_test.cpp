@@ -135,7 +135,7 @@ TEST(Frame, AnOlderProtocolIsNamed) {
   good[4] = 1;  // version 1: the payload hash was in the header
   IoResult r = feed(good);
   EXPECT_EQ(r.status, IoStatus::bad_frame);
-  EXPECT_NE(r.what.find("protocol version 1, this cape speaks 3"), std::string::npos) << r.what;
+  EXPECT_NE(r.what.find("protocol version 1, this cape speaks 4"), std::string::npos) << r.what;
 }
 
 // Many parts and a payload far larger than the hashing steps: the bytes and the trailer

@@ -39,7 +39,7 @@ const std::map<std::string, Template, std::less<>> kTemplates = {
     {"master", single},
     {"barrier", barrier},
     {"flush", flush},
-    {"critical", exclusive},
+    {"critical", critical},
     {"atomic", exclusive},
     {"loop", loop},
     {"parallel loop", parallel_for},

@@ -31,6 +31,7 @@ void barrier(TranslationContext& cx, Construct* c, const Enclosing& enc);
 // synchronization.cpp: flush (a no-op), critical and atomic where one thread runs alone, loop.
 void flush(TranslationContext& cx, Construct* c, const Enclosing& enc);
 void exclusive(TranslationContext& cx, Construct* c, const Enclosing& enc);
+void critical(TranslationContext& cx, Construct* c, const Enclosing& enc);  // critical.cpp
 void loop(TranslationContext& cx, Construct* c, const Enclosing& enc);
 
 // A parallel construct inside a region or a worksharing construct: each node runs one
