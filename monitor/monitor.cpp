@@ -229,8 +229,8 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_BROADCAST: return broadcast(name(a1));
     case CAPE_OP_WAIT_FOR: return wait_for(st, name(a1));
     case CAPE_OP_MERGE: return merge(st, a1, a2);
-    case CAPE_OP_CRITICAL_ENTER: return criticals_.enter(st, name(a1), boundary), 0;
-    case CAPE_OP_CRITICAL_EXIT: return criticals_.exit(st, name(a1), boundary), 0;
+    case CAPE_OP_CRITICAL_ENTER: return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
+    case CAPE_OP_CRITICAL_EXIT: return criticals_.exit(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
     case CAPE_OP_CRITICAL_SHARED: return criticals_.share(a1, a2), 0;
     default:
       throw UserError("unknown runtime call " + std::to_string(op) +

@@ -66,7 +66,8 @@ enum cape_op {
   /* rdi = "file:line" of the region (or 0); answers the number of nodes. Every node's
    * memory must be the same here: the monitor digests it (the determinism check). */
   CAPE_OP_REGION_BEGIN,
-  /* Critical sections across nodes (docs/critical.md): rdi = the name (a C string). */
+  /* Critical sections across nodes (docs/critical.md): rdi = the name (a C string), rsi = 0,
+   * or for an atomic the location's address (one lock per location: "atomic@0x..."). */
   CAPE_OP_CRITICAL_ENTER,
   CAPE_OP_CRITICAL_EXIT,
   /* rdi = address, rsi = size: a local of the enclosing function the next critical body

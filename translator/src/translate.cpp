@@ -40,7 +40,7 @@ const std::map<std::string, Template, std::less<>> kTemplates = {
     {"barrier", barrier},
     {"flush", flush},
     {"critical", critical},
-    {"atomic", exclusive},
+    {"atomic", atomic},
     {"loop", loop},
     {"parallel loop", parallel_for},
     {"threadprivate", threadprivate},

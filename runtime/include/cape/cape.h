@@ -73,6 +73,9 @@ void cape_set_order(long order);
 void cape_critical_enter(const char *name);
 void cape_critical_exit(const char *name);
 void cape_critical_shared(void *addr, unsigned long size);
+/* `atomic` on the location x through the same service: one lock per location. */
+void cape_atomic_enter(void *x);
+void cape_atomic_exit(void *x);
 
 /* The checkpoint model the program was compiled for (cape-cc --ckpt=tickpt|dickpt). */
 enum cape_ckpt_model { CAPE_CKPT_DICKPT = 0, CAPE_CKPT_TICKPT = 1 };

@@ -39,6 +39,17 @@ const Construct* construct_by_id(const TranslationContext& cx, int id) {
 
 }  // namespace
 
+std::string critical_shared(TranslationContext& cx, Construct* c, const Enclosing& enc) {
+  std::string shared;
+  if (const Construct* region = enc.region ? construct_by_id(cx, enc.region) : nullptr) {
+    std::vector<std::string> ex = enc.privates;
+    for (auto& v : region_clause_vars(cx, region)) ex.push_back(v);
+    for (auto& x : cx.decls().implicitly_shared(region->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false))
+      shared += Holes{{"x", x}}.fill(" cape_critical_shared((void *)&$x, sizeof(__typeof__($x)));");
+  }
+  return shared;
+}
+
 void critical(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   for (auto& cl : c->dir.clauses)
     if (cl.name != "hint") cx.d.error_at(cl.tok, "clause '" + cl.name + "' is not valid on 'omp critical'");
@@ -52,14 +63,7 @@ void critical(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   int after = c->dir.name_toks.back() + 1;
   if (cx.t.punct(after, "(") && cx.t.ident(after + 1)) name = cx.t[after + 1].text;
   // The enclosing function's locals the body names, declared before the region.
-  std::string shared;
-  if (const Construct* region = enc.region ? construct_by_id(cx, enc.region) : nullptr) {
-    std::vector<std::string> ex = enc.privates;
-    for (auto& v : region_clause_vars(cx, region)) ex.push_back(v);
-    for (auto& x : cx.decls().implicitly_shared(region->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false))
-      shared += Holes{{"x", x}}.fill(" cape_critical_shared((void *)&$x, sizeof(__typeof__($x)));");
-  }
-  Holes h{{"name", "\"" + name + "\""}, {"shared", shared}};
+  Holes h{{"name", "\"" + name + "\""}, {"shared", critical_shared(cx, c, enc)}};
   cx.gen_begin(c, "the master's lock service orders the nodes (docs/critical.md)");
   cx.gen(h.fill("  if (cape_cc_distributed()) {$shared cape_critical_enter($name); }\n"));
   cx.emit_stmt(c->stmt, enc);
