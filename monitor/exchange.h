@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +62,20 @@ class Exchange {
   virtual std::vector<std::pair<int, std::vector<uint8_t>>> states(uint64_t begin) {
     (void)begin;
     return {};
+  }
+  // Locks across nodes (the master's lock service, net/lock_service.h; docs/critical.md).
+  // Blocks until this node holds lock `name` in region `region`; the grant's timestamp is
+  // the acquisition's stamp (1, 2, ... in the region), its runs what other holders wrote
+  // under the lock since this node last released it. Then the release, with the writes made
+  // holding it (header timestamp: the run timestamp they carry).
+  // (The defaults: an Exchange without a lock service.)
+  virtual ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region) {
+    (void)region;
+    throw std::logic_error("lock '" + name + "': this exchange has no lock service");
+  }
+  virtual void lock_release(const std::string& name, const ckpt::Checkpoint& writes) {
+    (void)writes;
+    throw std::logic_error("lock '" + name + "': this exchange has no lock service");
   }
 };
 

@@ -21,6 +21,7 @@
 #include "monitor/cape1_calls.h"
 #include "monitor/checkpoint_store.h"
 #include "monitor/create.h"
+#include "monitor/critical.h"
 #include "monitor/data_sharing.h"
 #include "monitor/determinism.h"
 #include "monitor/inject.h"
@@ -45,12 +46,13 @@ const char* op_name(int op) {
       "?", "hello", "master", "start", "stop", "create", "inject", "send", "receive", "wait_for", "merge",
       "broadcast", "last_parallel", "node_id", "num_nodes", "set_shared", "set_private", "set_firstprivate",
       "set_lastprivate", "set_copyin", "set_copyprivate", "set_threadprivate", "set_default_none",
-      "reduction", "set_ckpt_model", "set_order", "region_begin",
-      "create_complete"};
+      "reduction", "set_ckpt_model", "set_order", "region_begin", "create_complete", "critical_enter",
+      "critical_exit", "critical_shared"};
   return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
 }
 
-static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_COUNT == 28,
+static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_CRITICAL_SHARED == 30 &&
+                  CAPE_OP_COUNT == 31,
               "op_name() follows protocol.h");
 
 // Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
@@ -81,7 +83,8 @@ class Monitor final : public CallServer {
  public:
   // Throws UserError for bad options (monitor.h), before anything starts.
   Monitor(const MonitorOptions& o, Exchange* ex)
-      : opt_(o), ex_(ex), rank_(ex ? ex->rank() : o.node_rank), size_(ex ? ex->size() : 1), store_(rank_) {
+      : opt_(o), ex_(ex), rank_(ex ? ex->rank() : o.node_rank), size_(ex ? ex->size() : 1), store_(rank_),
+        criticals_(window_, space_, sharing_, ex_, rank_, size_) {
     for (const auto& [name, file] : o.loads) store_.load(name, file);
     store_.keep_in(o.keep_checkpoints_dir);
     if (o.argv.empty()) throw UserError("no program to run");
@@ -147,6 +150,7 @@ class Monitor final : public CallServer {
   DataSharing sharing_;
   CheckpointStore store_;
   Places places_;
+  Criticals criticals_;                 // critical sections across nodes (critical.h)
   uint64_t begins_ = 0;                 // cape_region_begin() calls so far
   std::optional<StateDigest> unchecked_;  // the master's digest, until the slaves' are compared
   CallTimes times_;
@@ -281,6 +285,9 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_WAIT_FOR: return wait_for(st, name(a1));
     case CAPE_OP_MERGE: return merge(st, a1, a2);
     case CAPE_OP_CREATE_COMPLETE: return create_complete_call(st.tracee.pid(), st.tid, name(a1), window_.is_open());
+    case CAPE_OP_CRITICAL_ENTER: return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
+    case CAPE_OP_CRITICAL_EXIT: return criticals_.exit(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
+    case CAPE_OP_CRITICAL_SHARED: return criticals_.share(a1, a2), 0;
     default:
       throw UserError("unknown runtime call " + std::to_string(op) +
                       " (libcape and cape come from different versions?)");
@@ -329,6 +336,7 @@ void Monitor::check_states() {
 
 long Monitor::start(const StoppedThread& st, uint64_t boundary) {
   if (window_.is_open()) stop(st);
+  criticals_.reset();
   // Before tracking starts: the region's table, reduction identities, private values kept.
   sharing_.begin(window_.region() + 1, st.tracee);
   places_.at_start(st.tracee, boundary);
@@ -348,6 +356,10 @@ long Monitor::start(const StoppedThread& st, uint64_t boundary) {
 
 long Monitor::stop(const StoppedThread& st) {
   if (!window_.is_open()) return 0;
+  if (criticals_.holding())
+    throw UserError("stop(): the region's window closes inside a critical section (a barrier or the region's "
+                    "end inside it?)");
+  criticals_.reset();
   window_.close(st);
   sharing_.end(window_.region(), st.tracee);
   return 0;
@@ -386,7 +398,8 @@ void Monitor::stamp_and_keep(ckpt::Checkpoint& c, const std::string& name) {
 
 long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   if (!window_.is_open()) throw UserError("create(\"" + name + "\") outside start() ... stop()");
-  ckpt::Checkpoint out = monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1}, boundary);
+  ckpt::Checkpoint out = criticals_.with_pending(
+      monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1}, boundary));
   stamp_and_keep(out, name);
   CAPE_LOG_AT(debug, "monitor") << "create(\"" << name << "\"): " << out.runs.size() << " runs, "
                                 << out.memory_bytes() << " bytes, " << window_.tracker().pages_visited

@@ -159,6 +159,9 @@ const char* to_string(FrameType t) {
     case FrameType::output: return "output";
     case FrameType::input: return "input";
     case FrameType::state: return "state";
+    case FrameType::lock_request: return "lock_request";
+    case FrameType::lock_grant: return "lock_grant";
+    case FrameType::lock_release: return "lock_release";
   }
   return "unknown";
 }
@@ -196,7 +199,7 @@ std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_paylo
   if (in[6] & ~(kFlagBroadcast | kFlagEncrypted)) return "unknown header flags " + std::to_string(in[6]);
   uint8_t t = in[5];
   if (t < static_cast<uint8_t>(FrameType::challenge) ||
-      t > static_cast<uint8_t>(FrameType::state))
+      t > static_cast<uint8_t>(FrameType::lock_release))
     return "unknown frame type " + std::to_string(t);
   uint64_t len = get_u64(in + 8);
   if (len > max_payload)

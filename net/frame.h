@@ -51,7 +51,7 @@
 namespace cape::net {
 
 inline constexpr uint32_t kFrameMagic = 0x4e504143;  // "CAPN"
-inline constexpr uint8_t kProtocolVersion = 4;  // 4: output frames carry their region
+inline constexpr uint8_t kProtocolVersion = 4;  // 4: output frames carry their region; the lock frames
 inline constexpr size_t kFrameHeaderSize = 32;
 inline constexpr size_t kFrameTrailerSize = 16;
 inline constexpr uint8_t kFlagBroadcast = 1;  // stream kBroadcastStream
@@ -75,6 +75,10 @@ enum class FrameType : uint8_t {
   output = 12,    // slave -> master: what its program printed in a region: stream u8 + bytes
   input = 13,     // master -> slaves: the job's stdin: eof u8 + bytes (program_io.h)
   state = 14,     // slave -> master: the digest of its memory as a region begins: u64 + bytes
+  // The lock service (net/lock_service.h, docs/critical.md):
+  lock_request = 15,  // slave -> master: lock name + region u64
+  lock_grant = 16,    // master -> slave: "lock:" + name, then a DICKPT (as a checkpoint frame)
+  lock_release = 17,  // slave -> master: lock name, then a DICKPT of the writes made holding it
 };
 const char* to_string(FrameType t);
 

@@ -40,6 +40,7 @@
 #include "net/auth.h"
 #include "net/frame.h"
 #include "net/handshake.h"
+#include "net/lock_service.h"
 #include "net/mailboxes.h"
 #include "net/peer.h"
 #include "net/program_io.h"
@@ -129,6 +130,14 @@ class Node {
   void node_failed(int exit_code, const std::string& why);
   void set_region(const std::string& where);
 
+  // Locks across nodes (net/node_locks.cpp, docs/critical.md): the service runs on the
+  // master, whose own program asks it in-process. lock_acquire blocks until this node holds
+  // `name` (in its region `region`) and returns the grant (LockService::grant: the stamp as
+  // its timestamp, the writes other holders made since); lock_release gives it back with the
+  // writes made holding it. A failed job throws, as the other calls do.
+  ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region);
+  void lock_release(const std::string& name, const ckpt::Checkpoint& writes);
+
   // The failure message once the job has failed.
   std::optional<std::string> failure() const;
   // Once the job has failed: the status every node of the job exits with, the same on all
@@ -173,6 +182,11 @@ class Node {
   // Waiting (node.cpp).
   ckpt::Checkpoint decode(Mail&& m, const std::string& name);
   bool can_still_arrive(int from) const;  // mu_ held
+  // The lock frames (node_locks.cpp): the master's side of a slave's request and release,
+  // a slave's grant; sending a checkpoint-shaped lock frame.
+  void on_lock_frame(Peer& p, Frame& f);
+  void send_lock_frame(Peer& p, FrameType type, const std::string& head, const ckpt::Checkpoint& ck);
+  void grant_to(int rank, const std::string& name);  // mu_ not held; the service says rank holds it
 
   NodeOptions opt_;
   JobSession session_;                       // master: what its challenges carry
@@ -188,6 +202,7 @@ class Node {
   mutable std::condition_variable cv_;
   Mailboxes mail_;  // guarded by mu_
   std::map<uint64_t, std::vector<std::pair<int, std::vector<uint8_t>>>> states_;  // guarded by mu_
+  LockService locks_;  // master; guarded by mu_
   std::optional<std::string> failure_;
   bool failing_ = false;  // fail_as_is() under way or done: later failures are dropped
   int failure_exit_code_ = 1;

@@ -231,6 +231,10 @@ void Node::on_frame(Peer& p, Frame& f) {
       states_[begin].emplace_back(p.rank, std::vector<uint8_t>(digest.begin(), digest.end()));
       return;
     }
+    case FrameType::lock_request:
+    case FrameType::lock_grant:
+    case FrameType::lock_release:
+      return on_lock_frame(p, f);
     case FrameType::shutdown: {
       CAPE_LOG_AT(info, "net") << "the master ended the job";
       {

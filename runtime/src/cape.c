@@ -291,5 +291,12 @@ void cape_reduction(void* addr, unsigned long size, int op, int type) {
                          ((unsigned long)(type & 0xff) << (CAPE_RED_SIZE_BITS + 8));
   trap(__func__, CAPE_OP_REDUCTION, (long)addr, (long)packed, BOUNDARY);
 }
+void cape_critical_enter(const char* name) { trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)name, 0, BOUNDARY); }
+void cape_critical_exit(const char* name) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)name, 0, BOUNDARY); }
+void cape_atomic_enter(void* x) { trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)"atomic", (long)x, BOUNDARY); }
+void cape_atomic_exit(void* x) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)"atomic", (long)x, BOUNDARY); }
+void cape_critical_shared(void* addr, unsigned long size) {
+  trap(__func__, CAPE_OP_CRITICAL_SHARED, (long)addr, (long)size, BOUNDARY);
+}
 void cape_set_ckpt_model(int model) { trap(__func__, CAPE_OP_SET_CKPT_MODEL, model, 0, BOUNDARY); }
 void cape_set_order(long order) { trap(__func__, CAPE_OP_SET_ORDER, order, 0, BOUNDARY); }

@@ -70,6 +70,13 @@ enum cape_op {
    * monitor saves a complete checkpoint of the process and answers 1; a process restarted
    * from the file resumes here with 0. */
   CAPE_OP_CREATE_COMPLETE,
+  /* Critical sections across nodes (docs/critical.md): rdi = the name (a C string), rsi = 0,
+   * or for an atomic the location's address (one lock per location: "atomic@0x..."). */
+  CAPE_OP_CRITICAL_ENTER,
+  CAPE_OP_CRITICAL_EXIT,
+  /* rdi = address, rsi = size: a local of the enclosing function the next critical body
+   * may write (stack memory that travels with the body's writes). */
+  CAPE_OP_CRITICAL_SHARED,
   CAPE_OP_COUNT
 };
 

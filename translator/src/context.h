@@ -46,6 +46,7 @@ class TranslationContext {
   std::set<int> last;                          // ids of the program's last parallel region
   int main_body = -1;                          // the '{' of main's body: the model is told there
   std::vector<ThreadPrivate> threadprivates;   // the threadprivate directives met so far
+  std::set<int> atomic_reductions;             // atomics lowered to their region's reduction (critical.cpp)
 
   // Every declaration of the file, scanned when first needed.
   const Declarations& decls() const;

@@ -70,6 +70,19 @@ void cape_reduction(void *addr, unsigned long size, int op, int type);
  * which is right when node k runs the k-th chunk. Holds until changed. */
 void cape_set_order(long order);
 
+/* Critical sections across nodes (docs/critical.md), inside a region's window: enter blocks
+ * until this node holds the lock `name` of the master's lock service and has the writes other
+ * holders made under it; exit sends the body's writes back with the release. Call both
+ * directly from the function whose frame holds the body's variables (like cape_create).
+ * cape_critical_shared(&x, size): a local of that function the next body may write (other
+ * stack memory never travels with a body's writes). */
+void cape_critical_enter(const char *name);
+void cape_critical_exit(const char *name);
+void cape_critical_shared(void *addr, unsigned long size);
+/* `atomic` on the location x through the same service: one lock per location. */
+void cape_atomic_enter(void *x);
+void cape_atomic_exit(void *x);
+
 /* The checkpoint model the program was compiled for (cape-cc --ckpt=tickpt|dickpt). */
 enum cape_ckpt_model { CAPE_CKPT_DICKPT = 0, CAPE_CKPT_TICKPT = 1 };
 void cape_set_ckpt_model(int model);

@@ -52,6 +52,7 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
       cx.d, cx.t, c->dir,
       unite(kParallelClauses, loop ? kLoopClauses : simd ? unite(kForClauses, kSimdClauses) : kForClauses, "nowait"));
   if (simd) cx.d.note_at(name_tok(c->dir), "'simd' dropped from 'omp " + c->dir.name + "'");
+  atomic_reductions(cx, c, cl);  // atomics that can be reductions (atomic.cpp)
   Loop L;
   if (!check_not_nested(cx, c, enc) || !read_canonical_loop(cx.d, cx.t, *c, L, cl.collapse) || !check_vars(cx, c, cl, L.var) ||
       !cl.ok)

@@ -95,6 +95,7 @@ std::string recorded_shared(std::string calls) {
 
 void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   Clauses cl = read_clauses(cx.d, cx.t, c->dir, kParallelClauses, /*whole_team=*/true);
+  atomic_reductions(cx, c, cl);  // atomics that can be reductions (atomic.cpp)
   if (!check_not_nested(cx, c, enc) || !check_vars(cx, c, cl) || !cl.ok) return cx.emit_stmt(c->stmt, enc);
   const int id = c->id;
   auto priv = privates_of(cl);

@@ -15,6 +15,7 @@
 // them, and on an error copies the statement unchanged (the errors fail the compile).
 #pragma once
 
+#include "clauses.h"
 #include "context.h"
 #include "directive.h"
 
@@ -30,7 +31,14 @@ void threadprivate(TranslationContext& cx, Construct* c, const Enclosing& enc);
 void barrier(TranslationContext& cx, Construct* c, const Enclosing& enc);
 // synchronization.cpp: flush (a no-op), critical and atomic where one thread runs alone, loop.
 void flush(TranslationContext& cx, Construct* c, const Enclosing& enc);
-void exclusive(TranslationContext& cx, Construct* c, const Enclosing& enc);
+void critical(TranslationContext& cx, Construct* c, const Enclosing& enc);  // critical.cpp
+// " cape_critical_shared(&x, sizeof x);" for each local of the enclosing function that the
+// body of c names and its region shares (critical.cpp).
+std::string critical_shared(TranslationContext& cx, Construct* c, const Enclosing& enc);
+void atomic(TranslationContext& cx, Construct* c, const Enclosing& enc);  // atomic.cpp
+// A region's atomics that can be its reductions: added to cl.red (before check_vars), and
+// their ids to cx.atomic_reductions (atomic.cpp).
+void atomic_reductions(TranslationContext& cx, Construct* region, Clauses& cl);
 void loop(TranslationContext& cx, Construct* c, const Enclosing& enc);
 
 // mt_parallel_for.cpp: the two-level model (cape-cc --model=mt, 000 Fig. 6). mt_supported

@@ -1,0 +1,75 @@
+#include "ckpt/overlay.h"
+
+#include <utility>
+#include <vector>
+
+namespace cape::ckpt {
+
+namespace {
+Checkpoint header_of(const Checkpoint& c) {
+  Checkpoint out;
+  out.kind = c.kind;
+  out.node = c.node;
+  out.sequence = c.sequence;
+  out.timestamp = c.timestamp;
+  out.load_base = c.load_base;
+  out.name = c.name;
+  out.registers = c.registers;
+  out.mappings = c.mappings;
+  return out;
+}
+}  // namespace
+
+Checkpoint overlay(const Checkpoint& under, const Checkpoint& over) {
+  // The memory `over` writes, as sorted disjoint [lo, hi) pieces (a masked run's set words).
+  std::vector<std::pair<uint64_t, uint64_t>> cover;
+  for (const Run& r : over.runs)
+    over.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> b) {
+      if (!cover.empty() && cover.back().second == a)
+        cover.back().second += b.size();
+      else
+        cover.emplace_back(a, a + b.size());
+    });
+  // What stays of `under`: its runs minus the cover.
+  Checkpoint kept;
+  size_t k = 0;
+  for (const Run& r : under.runs) {
+    while (k < cover.size() && cover[k].second <= r.address) ++k;
+    uint64_t pos = r.address;
+    for (size_t j = k; pos < r.end(); ++j) {
+      if (j == cover.size() || cover[j].first >= r.end()) {
+        kept.append_from(under, r, pos, r.end());
+        break;
+      }
+      if (cover[j].first > pos) kept.append_from(under, r, pos, cover[j].first);
+      pos = std::max(pos, cover[j].second);
+    }
+  }
+  Checkpoint out = header_of(over);
+  out.mappings = overlay_mappings(under.mappings, over.mappings);
+  size_t i = 0, j = 0;
+  while (i < kept.runs.size() || j < over.runs.size()) {
+    bool take_kept = j == over.runs.size() || (i < kept.runs.size() && kept.runs[i].address < over.runs[j].address);
+    if (take_kept)
+      out.append_from(kept, kept.runs[i++]);
+    else
+      out.append_from(over, over.runs[j++]);
+  }
+  return out;
+}
+
+Checkpoint newer_than(const Checkpoint& c, uint64_t stamp) {
+  Checkpoint out = header_of(c);
+  for (const Run& r : c.runs)
+    if (r.timestamp > stamp) out.append_from(c, r);
+  return out;
+}
+
+Checkpoint restamped(const Checkpoint& c, uint64_t stamp) {
+  Checkpoint out = header_of(c);
+  for (const Run& r : c.runs)
+    c.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> b) { out.append(a, b, stamp, r.reduction); });
+  return out;
+}
+
+}  // namespace cape::ckpt

@@ -1,0 +1,100 @@
+#include "monitor/critical.h"
+
+#include "ckpt/overlay.h"
+#include "monitor/ckpt_ranges.h"
+#include "monitor/create.h"
+#include "monitor/inject.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace cape::monitor {
+
+void Criticals::share(uint64_t addr, uint64_t size) {
+  if (size > 0) shared_stack_.emplace_back(addr, addr + size);
+}
+
+void Criticals::reset() {
+  held_.clear();
+  pending_ = ckpt::Checkpoint{};
+  have_pending_ = false;
+  shared_stack_.clear();
+}
+
+ckpt::Checkpoint Criticals::capture(const StoppedThread& st, uint64_t boundary) {
+  return monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1}, boundary);
+}
+
+IntervalSet Criticals::travelling(uint64_t boundary) const {
+  std::vector<IntervalSet::Interval> stack;
+  for (const Area& a : space_.tracked(boundary))
+    if (a.kind == Area::stack) stack.emplace_back(a.start, a.end);
+  IntervalSet home = IntervalSet::of(std::move(stack)).minus(IntervalSet::of(shared_stack_));
+  home = home.unite(sharing_.private_ranges(space_, boundary))
+             .unite(sharing_.ranges([](Attr a) { return a == Attr::reduction || a == Attr::lastprivate; }));
+  return IntervalSet::everything().minus(home);
+}
+
+void Criticals::attribute(ckpt::Checkpoint&& c, uint64_t boundary) {
+  if (!held_.empty() && held_.back().stamp != 0) {
+    Held& h = held_.back();
+    ckpt::Checkpoint mine = ckpt::restamped(clip_to(c, travelling(boundary)), h.stamp);
+    mine.mappings = c.mappings;  // memory the body mapped (its heap grew) exists where it goes
+    h.body = ckpt::overlay(h.body, mine);
+    c = ckpt::overlay(c, mine);
+  }
+  pending_ = have_pending_ ? ckpt::overlay(pending_, c) : std::move(c);
+  have_pending_ = true;
+}
+
+void Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t boundary) {
+  for (const Held& h : held_)
+    if (h.name == name)
+      throw UserError("critical section '" + name + "' entered again inside itself: it would wait for itself "
+                      "forever (OpenMP: nested critical sections need different names)");
+  if (!networked()) {
+    held_.push_back({name, 0, {}});
+    return;
+  }
+  if (!window_.is_open())
+    throw UserError("critical section '" + name + "' entered outside a parallel region's window");
+  attribute(capture(st, boundary), boundary);
+  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region());
+  uint64_t stamp = region_timestamp(window_.region()) + grant.timestamp;
+  CAPE_LOG_AT(debug, "critical") << "enter '" << name << "': stamp " << grant.timestamp << ", "
+                                 << grant.runs.size() << " runs from other holders";
+  if (!grant.runs.empty() || !grant.mappings.empty()) {
+    grant.timestamp = region_timestamp(window_.region());
+    monitor::inject(st, grant, "lock:" + name, window_, space_, sharing_, boundary);
+    (void)capture(st, boundary);  // the body's window starts after the grant
+  }
+  held_.push_back({name, stamp, {}});
+}
+
+void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t boundary) {
+  if (held_.empty() || held_.back().name != name)
+    throw UserError("end of critical section '" + name + "' " +
+                    (held_.empty() ? std::string("without its beginning")
+                                   : "inside critical section '" + held_.back().name + "'"));
+  if (!networked()) {
+    held_.pop_back();
+    return;
+  }
+  attribute(capture(st, boundary), boundary);
+  Held h = std::move(held_.back());
+  held_.pop_back();
+  h.body.timestamp = h.stamp;
+  h.body.name = name;
+  CAPE_LOG_AT(debug, "critical") << "exit '" << name << "': " << h.body.runs.size() << " runs, "
+                                 << h.body.memory_bytes() << " bytes";
+  ex_->lock_release(name, h.body);
+}
+
+ckpt::Checkpoint Criticals::with_pending(ckpt::Checkpoint&& fresh) {
+  if (!have_pending_) return std::move(fresh);
+  ckpt::Checkpoint out = ckpt::overlay(pending_, fresh);
+  pending_ = ckpt::Checkpoint{};
+  have_pending_ = false;
+  return out;
+}
+
+}  // namespace cape::monitor

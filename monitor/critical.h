@@ -1,0 +1,77 @@
+// Critical sections across nodes, the node's side (docs/critical.md; beyond the CAPE
+// papers). The master's lock service (net/lock_service.h) orders the holders; here a node
+//
+//   enter(name): keeps what the program wrote so far in the region (a create(), laid into
+//                the node's pending part), asks the service for the lock, injects the
+//                grant (what other holders wrote under it since this node last held it) and
+//                starts the body's nested window (a create() whose result is dropped: the
+//                grant's words are the other holders' writes, not this node's);
+//   exit(name):  the body's writes (a create()), stamped with the acquisition's order above
+//                the region's timestamp, go back with the release, and into the pending part.
+//
+// The next create() of the region ("after", a barrier's) is laid over the pending part, so
+// the node's part holds every write of its window, those made under a lock stamped later
+// than the region's own: the end-of-region merge keeps the last holder's value
+// (002_2c61c2cb27f62a9a.txt Def. 4.2, eq. 2) and the result is a serial order of the bodies.
+//
+// What a body's writes carry to other nodes: memory outside the stack, and of the stack only
+// the enclosing function's locals the translator names (share()); never private data
+// (private_ranges), nor reduction and lastprivate variables (their values are read whole at
+// the region's end).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+#include "monitor/address_space.h"
+#include "monitor/data_sharing.h"
+#include "monitor/dirty_tracker.h"
+#include "monitor/exchange.h"
+#include "monitor/interval_set.h"
+#include "monitor/window.h"
+
+namespace cape::monitor {
+
+class Criticals {
+ public:
+  Criticals(Window& w, AddressSpace& as, DataSharing& sharing, Exchange* ex, int rank, int size)
+      : window_(w), space_(as), sharing_(sharing), ex_(ex), rank_(rank), size_(size) {}
+
+  // A local of the enclosing function that the next critical body may write (it is on the
+  // stack, which otherwise stays home). Until the window closes.
+  void share(uint64_t addr, uint64_t size);
+  // Throw UserError for a misuse (exit without enter, not the innermost, outside a window).
+  void enter(const StoppedThread& st, const std::string& name, uint64_t boundary);
+  void exit(const StoppedThread& st, const std::string& name, uint64_t boundary);
+  // create(): the node's pending part with `fresh` laid over it; the pending part is used up.
+  ckpt::Checkpoint with_pending(ckpt::Checkpoint&& fresh);
+  // start() and stop(): a new window.
+  void reset();
+  bool holding() const { return !held_.empty(); }
+
+ private:
+  struct Held {
+    std::string name;
+    uint64_t stamp = 0;     // run timestamp of this acquisition (0: one node, no service)
+    ckpt::Checkpoint body;  // its writes so far
+  };
+  bool networked() const { return ex_ && size_ > 1; }
+  ckpt::Checkpoint capture(const StoppedThread& st, uint64_t boundary);
+  // Files `c` (writes since the last create) under the innermost held lock, if any.
+  void attribute(ckpt::Checkpoint&& c, uint64_t boundary);
+  IntervalSet travelling(uint64_t boundary) const;
+
+  Window& window_;
+  AddressSpace& space_;
+  DataSharing& sharing_;
+  Exchange* ex_;
+  const int rank_, size_;
+  std::vector<Held> held_;
+  ckpt::Checkpoint pending_;
+  bool have_pending_ = false;
+  std::vector<IntervalSet::Interval> shared_stack_;
+};
+
+}  // namespace cape::monitor

@@ -1,0 +1,69 @@
+// The master's lock service: `critical [(name)]`, atomics that cannot be reductions, the
+// omp_*_lock API and `ordered`, across nodes (docs/critical.md). Beyond the CAPE papers.
+//
+// One lock per name, granted in the order asked. The service keeps, for the current
+// region, the writes made under each lock (the holders' releases laid over each other,
+// every run stamped with the acquisition that wrote it), so that a grant carries exactly
+// what other holders wrote since the new holder last held the lock. Stamps count the
+// region's acquisitions, of every lock, from 1: the node composes them into run timestamps
+// above the region's own (monitor/critical.h), so the end-of-region merge keeps the last
+// holder's value (002_2c61c2cb27f62a9a.txt Def. 4.2: the later timestamp wins).
+//
+// Pure bookkeeping, no threads and no sockets: the Node calls it under its mutex
+// (net/node_locks.cpp) for the slaves' frames and for the master's own program.
+//
+//   LockService s;
+//   if (s.request("sum", 2, region)) grant = s.grant("sum", 2);   // else: in line
+//   int next = s.release("sum", 2, writes);                        // next holder, or -1
+//   if (next >= 0) grant_to(next, s.grant("sum", next));
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+
+namespace cape::net {
+
+class LockService {
+ public:
+  // Stamps of one region go from 1 to this (the node keeps 20 bits of order: monitor's
+  // kRegionShift); more acquisitions in one region fail the job with a message.
+  static constexpr uint64_t kMaxStamp = (uint64_t{1} << 20) - 2;
+
+  // `rank` asks for `name` in region `region` (the asker's window number, the same on every
+  // node). A newer region than the service has seen starts afresh: every node has merged
+  // the older one's writes. True when `rank` holds the lock now; else it waits in line.
+  // Throws std::logic_error when `rank` holds or waits for it already (a program error:
+  // OpenMP's critical is not recursive).
+  bool request(const std::string& name, int rank, uint64_t region);
+  // The holder leaves `name` with the writes it made holding it (runs stamped by the node;
+  // the header's timestamp is the stamp of its acquisition). Returns the rank that holds the
+  // lock now, or -1. Throws std::logic_error when `rank` does not hold it.
+  int release(const std::string& name, int rank, const ckpt::Checkpoint& writes);
+  // For the rank that holds `name` now, once per acquisition: the grant. Its header
+  // timestamp is the acquisition's stamp (1, 2, ... in the region); its runs are the writes
+  // other holders made under the lock since `rank` last released it. Throws
+  // std::logic_error when the region has run out of stamps.
+  ckpt::Checkpoint grant(const std::string& name, int rank);
+  bool held_by(const std::string& name, int rank) const;
+  uint64_t region() const { return region_; }
+  uint64_t acquisitions() const { return stamp_; }  // in this region
+
+ private:
+  struct Lock {
+    int holder = -1;
+    std::deque<int> waiting;
+    ckpt::Checkpoint log;                 // the holders' writes, overlaid in grant order
+    std::map<int, uint64_t> released_at;  // rank -> its last release's stamp (run timestamp)
+  };
+  void new_region(uint64_t region);
+  std::map<std::string, Lock> locks_;
+  uint64_t region_ = 0;
+  uint64_t stamp_ = 0;  // acquisitions in region_ so far
+};
+
+}  // namespace cape::net

@@ -1,0 +1,95 @@
+// The lock service's bookkeeping (net/lock_service.h) and the checkpoint overlays it and the
+// monitor use (ckpt/overlay.h): grants in the order asked, each carrying exactly what other
+// holders wrote since the new holder last released the lock.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "ckpt/overlay.h"
+#include "net/lock_service.h"
+
+using cape::ckpt::Checkpoint;
+using cape::net::LockService;
+
+namespace {
+Checkpoint writes(uint64_t stamp, std::initializer_list<std::pair<uint64_t, uint8_t>> bytes) {
+  Checkpoint c;
+  c.timestamp = stamp;
+  for (auto [a, v] : bytes) {
+    uint8_t b[1] = {v};
+    c.append(a, b, stamp);
+  }
+  return c;
+}
+uint8_t at(const Checkpoint& c, uint64_t a) {
+  const uint8_t* p = c.at(a);
+  return p ? *p : 0;
+}
+}  // namespace
+
+TEST(Overlay, LaterBytesWinWhateverTheirTimestamp) {
+  Checkpoint under = writes(9, {{100, 1}, {101, 2}, {200, 3}});
+  Checkpoint over = writes(1, {{101, 7}, {300, 8}});
+  Checkpoint o = cape::ckpt::overlay(under, over);
+  EXPECT_EQ(at(o, 100), 1);
+  EXPECT_EQ(at(o, 101), 7);
+  EXPECT_EQ(at(o, 200), 3);
+  EXPECT_EQ(at(o, 300), 8);
+  EXPECT_EQ(o.find(101)->timestamp, 1u);
+  EXPECT_EQ(o.find(100)->timestamp, 9u);
+}
+
+TEST(Overlay, NewerThanAndRestamped) {
+  Checkpoint c = cape::ckpt::overlay(writes(3, {{10, 1}}), writes(5, {{20, 2}}));
+  Checkpoint n = cape::ckpt::newer_than(c, 4);
+  EXPECT_EQ(n.runs.size(), 1u);
+  EXPECT_EQ(at(n, 20), 2);
+  Checkpoint r = cape::ckpt::restamped(c, 42);
+  for (auto& run : r.runs) EXPECT_EQ(run.timestamp, 42u);
+}
+
+TEST(LockService, GrantsInOrderWithOthersWrites) {
+  LockService s;
+  ASSERT_TRUE(s.request("sum", 0, 1));
+  EXPECT_FALSE(s.request("sum", 2, 1));
+  EXPECT_FALSE(s.request("sum", 1, 1));
+  Checkpoint g0 = s.grant("sum", 0);
+  EXPECT_EQ(g0.timestamp, 1u);
+  EXPECT_TRUE(g0.runs.empty());
+  EXPECT_EQ(s.release("sum", 0, writes(101, {{64, 10}})), 2);  // in the order asked
+  Checkpoint g2 = s.grant("sum", 2);
+  EXPECT_EQ(g2.timestamp, 2u);
+  EXPECT_EQ(at(g2, 64), 10);
+  EXPECT_EQ(s.release("sum", 2, writes(102, {{64, 20}, {65, 1}})), 1);
+  Checkpoint g1 = s.grant("sum", 1);
+  EXPECT_EQ(at(g1, 64), 20);
+  EXPECT_EQ(at(g1, 65), 1);
+  EXPECT_EQ(s.release("sum", 1, writes(103, {{65, 2}})), -1);
+  // Node 2 again: only what others wrote since its release (stamp 102).
+  ASSERT_TRUE(s.request("sum", 2, 1));
+  Checkpoint again = s.grant("sum", 2);
+  EXPECT_EQ(again.runs.size(), 1u);
+  EXPECT_EQ(at(again, 65), 2);
+  EXPECT_EQ(again.timestamp, 4u);
+}
+
+TEST(LockService, NamesAreIndependentAndRegionsStartAfresh) {
+  LockService s;
+  ASSERT_TRUE(s.request("a", 1, 1));
+  ASSERT_TRUE(s.request("b", 2, 1));  // another name: not in line behind "a"
+  s.grant("a", 1);
+  s.grant("b", 2);
+  s.release("a", 1, writes(101, {{8, 1}}));
+  s.release("b", 2, writes(102, {{16, 1}}));
+  ASSERT_TRUE(s.request("a", 3, 2));  // region 2: region 1's writes reached every node
+  Checkpoint g = s.grant("a", 3);
+  EXPECT_TRUE(g.runs.empty());
+  EXPECT_EQ(g.timestamp, 1u);
+}
+
+TEST(LockService, MisuseIsRefused) {
+  LockService s;
+  ASSERT_TRUE(s.request("a", 1, 1));
+  EXPECT_THROW(s.request("a", 1, 1), std::logic_error);  // would wait for itself
+  EXPECT_THROW(s.release("a", 2, Checkpoint{}), std::logic_error);
+}

@@ -1,0 +1,73 @@
+// `critical [(name)]` where several threads run (a `parallel` or `parallel for` body, or a
+// function one calls): the master's lock service orders the nodes (docs/critical.md; beyond
+// the CAPE papers). The body runs between cape_critical_enter(), which waits for the lock and
+// injects what the other holders wrote under it, and cape_critical_exit(), which sends the
+// body's writes back. Both are called from the user's function, like cape_create(), since the
+// monitor captures the stack above the caller's frame. Of that function's stack only the
+// locals the body names and the region shares travel (cape_critical_shared): the region's
+// own locals and private copies are each thread's own. Outside a distributed region (the
+// sequential part, a serialized region) the body runs as written: one thread, nothing to
+// exclude. Inside `master`, `single` or a section one thread runs alone: as written too.
+#include <regex>
+
+#include "code.h"
+#include "templates/templates.h"
+
+namespace cape::tr {
+
+namespace {
+
+// The variables the region's clauses make private (or combine): never shipped by a body.
+std::vector<std::string> region_clause_vars(const TranslationContext& cx, const Construct* region) {
+  static const Names kinds = {"private", "firstprivate", "lastprivate", "reduction", "linear", "copyin"};
+  std::vector<std::string> out;
+  static const std::regex word("[A-Za-z_][A-Za-z_0-9]*");
+  for (const auto& cl : region->dir.clauses) {
+    if (!kinds.count(cl.name) || cl.args.empty()) continue;
+    std::string text = cx.t.text(cl.args);
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), word); it != std::sregex_iterator(); ++it)
+      out.push_back(it->str());
+  }
+  return out;
+}
+
+const Construct* construct_by_id(const TranslationContext& cx, int id) {
+  for (const auto& c : cx.d.ast().constructs)
+    if (c.id == id) return &c;
+  return nullptr;
+}
+
+}  // namespace
+
+std::string critical_shared(TranslationContext& cx, Construct* c, const Enclosing& enc) {
+  std::string shared;
+  if (const Construct* region = enc.region ? construct_by_id(cx, enc.region) : nullptr) {
+    std::vector<std::string> ex = enc.privates;
+    for (auto& v : region_clause_vars(cx, region)) ex.push_back(v);
+    for (auto& x : cx.decls().implicitly_shared(region->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false))
+      shared += Holes{{"x", x}}.fill(" cape_critical_shared((void *)&$x, sizeof(__typeof__($x)));");
+  }
+  return shared;
+}
+
+void critical(TranslationContext& cx, Construct* c, const Enclosing& enc) {
+  for (auto& cl : c->dir.clauses)
+    if (cl.name != "hint") cx.d.error_at(cl.tok, "clause '" + cl.name + "' is not valid on 'omp critical'");
+  if (enc.alone) {
+    cx.gen_begin(c, "one thread runs here alone: nothing to exclude");
+    cx.emit_stmt(c->stmt, enc);
+    cx.gen("}\n");
+    return;
+  }
+  std::string name;
+  int after = c->dir.name_toks.back() + 1;
+  if (cx.t.punct(after, "(") && cx.t.ident(after + 1)) name = cx.t[after + 1].text;
+  // The enclosing function's locals the body names, declared before the region.
+  Holes h{{"name", "\"" + name + "\""}, {"shared", critical_shared(cx, c, enc)}};
+  cx.gen_begin(c, "the master's lock service orders the nodes (docs/critical.md)");
+  cx.gen(h.fill("  if (cape_cc_distributed()) {$shared cape_critical_enter($name); }\n"));
+  cx.emit_stmt(c->stmt, enc);
+  cx.gen(h.fill("  if (cape_cc_distributed()) cape_critical_exit($name);\n}\n"));
+}
+
+}  // namespace cape::tr
