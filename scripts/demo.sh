@@ -13,8 +13,9 @@ nodes=${DEMO_NODES:-3}
 jobs=${JOBS:-$(nproc)}
 work=$(mktemp -d "${TMPDIR:-/tmp}/cape-demo.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-cape=$root/$build/cli/cape
-cape_cc=$root/$build/translator/cape-cc
+case $build in /*) bdir=$build ;; *) bdir=$root/$build ;; esac
+cape=$bdir/cli/cape
+cape_cc=$bdir/translator/cape-cc
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 mb() { awk -v b="$1" 'BEGIN { printf "%.2f MB", b / 1e6 }'; }
@@ -22,9 +23,9 @@ mb() { awk -v b="$1" 'BEGIN { printf "%.2f MB", b / 1e6 }'; }
 echo "cape demo: the CAPE papers' matrix product (paper-repro/mamult.c, n=$n), OpenMP vs $nodes cape nodes"
 
 # The build: the demo's targets only, output in a log; a progress line from make's [ NN%].
-log=$root/$build/demo-build.log
+log=$bdir/demo-build.log
 t0=$(now)
-cmake --build "$root/$build" -j"$jobs" --target cape cape-cc cape_cc cape_static > "$log" 2>&1 &
+cmake --build "$bdir" -j"$jobs" --target cape cape-cc cape_cc cape_static > "$log" 2>&1 &
 builder=$!
 if [ -t 1 ]; then
   while kill -0 "$builder" 2>/dev/null; do

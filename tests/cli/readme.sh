@@ -31,6 +31,14 @@ for opt in $(grep -o -- '--[a-z][-a-z]*\(=[a-z]*\)\?' "$readme" | sort -u); do
   grep -qE -- "(^|[ ,\[])$opt([ ,=\[]|$)" "$tmp/help.txt" || fail "the README names $opt, which no --help lists"
 done
 
+# The papers by title, venue and year: no --help cites the texts' file names, which mean
+# nothing outside this project; the README's references section lists the five.
+if grep -nE '[0-9]{3}_[0-9a-f]{16}\.txt|shared/seeds' "$tmp/help.txt"; then fail "a --help cites a paper by file name"; fi
+refs=$(sed -n '/^## References$/,$p' "$readme")
+for want in "HPCC 2011" "ScalCom 2016" "SoICT 2018" "ETRI Journal, 2020" "FAIR 2013"; do
+  grep -qF "$want" <<< "$refs" || fail "the README's references lack $want"
+done
+
 # 2. Commands. A fenced ```sh block after a heading, as text.
 block() { awk -v h="$1" '$0 == h { on = 1; next } on && /^```sh$/ { in_ = 1; next } in_ && /^```$/ { exit } in_ { print }' "$readme"; }
 indented() { awk -v h="$1" '$0 == h { on = 1; next } on && /^    / { print substr($0, 5); got = 1; next } got { exit }' "$readme"; }
