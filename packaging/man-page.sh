@@ -15,7 +15,7 @@ section() {  # the help of "$@", under a heading naming the command (DESCRIPTION
   local s
   for s in $(subcommands "$@"); do section "$@" "$s"; done
 }
-version=$("$prog" --version 2>/dev/null | head -1 || true)
+version=$("$prog" --version 2>/dev/null | grep -o "cape [0-9][0-9.]*" | head -1 || true)
 {
   echo ".TH \"$(echo "$name" | tr a-z A-Z)\" 1 \"\" \"${version:-$name}\" \"cape manual\""
   echo ".SH NAME"
