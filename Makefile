@@ -38,8 +38,9 @@ build: configure
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 600 $(CTEST_ARGS)
 
-demo: build
-	scripts/demo.sh $(BUILD)
+# Only what the demo needs, quietly (scripts/demo.sh builds it with a progress line).
+demo: configure
+	@JOBS=$(JOBS) scripts/demo.sh $(BUILD)
 
 bench: deps
 	@cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DCAPE_BENCH=ON >/dev/null

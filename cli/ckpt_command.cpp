@@ -229,7 +229,8 @@ void add_ckpt_command(CLI::App& app, Context& ctx) {
     }
   });
 
-  CLI::App* m = ck->add_subcommand("merge", "Merge checkpoints left to right (002, Def. 4.4) into one");
+  CLI::App* m = ck->add_subcommand(
+      "merge", "Merge checkpoints left to right into one (the merge operator of Tran et al., SoICT 2018, Def. 4.4)");
   m->add_option("files", args->files, "checkpoint files (two or more)")->required()->expected(2, 1 << 20);
   m->add_option("-o,--output", args->output, "merged checkpoint file")->required();
   m->add_flag("--fail-on-conflict", args->fail_on_conflict,

@@ -121,9 +121,10 @@ void require_libcape(const std::string& prog, const std::string& path, int nodes
   std::string what = kind == ProgramKind::plain_openmp
                          ? " was built with OpenMP (it needs libgomp) but not with cape-cc"
                          : " was not built with cape-cc (it holds no libcape)";
-  throw UserError(prog + what + ": each of the " + n +
-                      " nodes would run the whole program alone. Build it with cape-cc, as you would with mpicc "
-                      "(cape-cc -O2 prog.c -o prog), or give --any-program to run it on every node anyway",
+  std::string alone = nodes == 1 ? "it would run outside CAPE" : "each of the " + n + " nodes would run the whole program alone";
+  throw UserError(prog + what + ": " + alone +
+                      ". Build it with cape-cc, as you would with mpicc (cape-cc -O2 prog.c -o prog), or give "
+                      "--any-program to run it on every node anyway",
                   1);
 }
 

@@ -157,7 +157,9 @@ StateDigest decode_state(std::span<const uint8_t> bytes) {
 
 std::string compare_states(const StateDigest& master, const StateDigest& slave, int slave_rank,
                            const ckpt::SymbolTable& symbols) {
-  std::string region = "parallel region " + (master.where.empty() ? std::to_string(master.begin) : master.where);
+  // As every message about a region: its number and the construct's file:line.
+  std::string region = "parallel region " + std::to_string(master.begin) +
+                       (master.where.empty() ? std::string() : " (" + master.where + ")");
   std::string node = "node " + std::to_string(slave_rank);
   const std::string why =
       ": the sequential part before it did not compute the same values on every node (cape runs it on every "
