@@ -165,7 +165,10 @@ def report(out, report_path, plots_dir, d, made):
         ["CPU", "%s, %d cores (for all the nodes together)" % (mc["cpu"], cores), papers.CLUSTER_001],
         ["nodes", "%s emulated nodes: Linux network namespaces on one bridge (paper-repro/cluster.sh), %s"
          % ("/".join(str(k) for k in d["cfg"]["nodes"]), mc["pinning"]), "one PC per node, 3-31 (001, 003), 16 (002), 8 and 16 (000)"],
-        ["link", "%s (tc tbf on both ends of each veth)" % mc["link"], "100 Mb/s Ethernet"],
+        ["link", "%s (tc tbf on both ends of each veth, 400 ms of queue)" % mc["link"], "100 Mb/s Ethernet"],
+        ["cape", "`cape node` per namespace (as under mpirun), `--trace`, tracker uffd, `--timeout %s` (a node "
+         "silent that long is dead; 5 s by default: the nodes share loaded cores)" % m.get("node_timeout", 5),
+         "CAPE-2 / CAPE-TICKPT prototypes"],
         ["memory, kernel", "%d MiB, Linux %s" % (mc["memory_mib"], mc["kernel"]), "2-8 GB per node"],
         ["software", "%s; %s" % (mc["gcc"], mc["mpi"]), "MPICH-2 (002), OpenMPI/MPI (001, 003, 000)"],
         ["load", "load average %.1f before, %.1f after (a shared machine)" % (mc["load_before"][0], m["load_after"][0]), "dedicated"],

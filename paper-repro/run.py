@@ -70,7 +70,7 @@ class Repro:
         self.cache = {}  # (system, ...) -> the median run of a point, measured once
         self.started = time.monotonic()
         self.step = 0
-        self.meta = {"config": self.cfg, "full": a.full, "link": a.link}
+        self.meta = {"config": self.cfg, "full": a.full, "link": a.link, "node_timeout": cluster.NODE_TIMEOUT}
 
     # -- progress, building, checking ------------------------------------------------------
 
