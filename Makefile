@@ -8,6 +8,8 @@
 #   make bench           benchmarks (Release build in build-bench), ratios measured in one run
 #   make bench-e2e       only the end-to-end one: cape run -n 3 jobs beside MPI (BENCH_E2E=full:
 #                        the issue's sizes; BENCH_BASELINE=DIR: an earlier build beside it)
+#   make repro           the CAPE papers' experiments on an emulated cluster (root), beside the papers'
+#                        numbers: paper-repro/REPORT.md and plots (FULL=1: larger sizes; LINK=1gbit|none)
 #   make fuzz            libFuzzer on the checkpoint reader, then the translator, FUZZ_SECONDS each (default 60)
 #   make install PREFIX=/opt/cape
 #   make clean
@@ -21,7 +23,10 @@ FUZZ_SECONDS ?= 60
 CTEST_ARGS ?=
 STRESS_ALL ?= OFF
 
-.PHONY: all deps configure build check demo bench bench-e2e fuzz install clean
+FULL ?=
+LINK ?= 100mbit
+
+.PHONY: all deps configure build check demo bench bench-e2e repro fuzz install clean
 
 all: build
 
@@ -51,6 +56,11 @@ bench-e2e: deps
 	@cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DCAPE_BENCH=ON >/dev/null
 	cmake --build build-bench -j$(JOBS) --target cape cape-cc
 	scripts/bench-e2e.sh build-bench
+
+repro: configure
+	cmake --build $(BUILD) -j$(JOBS) --target cape cape-cc cape_cc cape_static
+	python3 paper-repro/run.py --build $(BUILD) --link $(LINK) $(if $(FULL),--full)
+	python3 paper-repro/report.py
 
 fuzz: deps
 	@cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCAPE_FUZZ=ON \

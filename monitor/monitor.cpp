@@ -404,14 +404,14 @@ long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t 
   CAPE_LOG_AT(debug, "monitor") << "create(\"" << name << "\"): " << out.runs.size() << " runs, "
                                 << out.memory_bytes() << " bytes, " << window_.tracker().pages_visited
                                 << " pages visited so far, " << window_.tracker().faults << " faults";
-  moved_ = {name, out.memory_bytes(), out.runs.size()};
+  if (trace_) moved_ = {name, out.memory_bytes(), out.runs.size()};
   store_.put(name, std::move(out));
   return 0;
 }
 
 long Monitor::inject(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   const ckpt::Checkpoint& c = store_.lookup(name, "inject");
-  moved_ = {name, c.memory_bytes(), c.runs.size()};
+  if (trace_) moved_ = {name, c.memory_bytes(), c.runs.size()};
   monitor::inject(st, c, name, window_, space_, sharing_, boundary);
   return 0;
 }
@@ -424,7 +424,7 @@ long Monitor::send(const std::string& name, int node) {
     throw UserError("send(\"" + name + "\", " + std::to_string(node) + "): no such other node (" +
                     std::to_string(size_) + " nodes)");
   const ckpt::Checkpoint& c = store_.lookup(name, "send");
-  moved_ = {name, c.memory_bytes(), c.runs.size(), node};
+  if (trace_) moved_ = {name, c.memory_bytes(), c.runs.size(), node};
   ex_->send(c, node);
   return 0;
 }
@@ -435,7 +435,7 @@ long Monitor::receive(const std::string& name) {
                     " use `cape run -n N`, or give it with --load " + name + "=FILE");
   ckpt::Checkpoint c = ex_->receive(name);
   c.name = name;
-  moved_ = {name, c.memory_bytes(), c.runs.size()};
+  if (trace_) moved_ = {name, c.memory_bytes(), c.runs.size()};
   store_.put(name, std::move(c));
   return 0;
 }
@@ -443,17 +443,18 @@ long Monitor::receive(const std::string& name) {
 long Monitor::broadcast(const std::string& name) {
   ckpt::Checkpoint& c = store_.lookup(name, "broadcast");
   if (ex_ && size_ > 1) ex_->broadcast(c);
-  moved_ = {name, ex_ && size_ > 1 ? c.memory_bytes() * static_cast<uint64_t>(size_ - 1) : 0, c.runs.size()};
+  if (trace_)
+    moved_ = {name, ex_ && size_ > 1 ? c.memory_bytes() * static_cast<uint64_t>(size_ - 1) : 0, c.runs.size()};
   return 0;
 }
 
 // Receives every slave's part and merges them as they arrive (004_9e6a480351e099dd.txt 3.2).
 long Monitor::wait_for(const StoppedThread& st, const std::string& name) {
-  moved_.checkpoint = name;
+  if (trace_) moved_.checkpoint = name;
   if (ex_ && size_ > 1) {
     ex_->wait_for(name, [&](ckpt::Checkpoint&& part, int from) {
       auto arrived = std::chrono::steady_clock::now();
-      uint64_t part_bytes = part.memory_bytes(), part_runs = part.runs.size();
+      uint64_t part_bytes = trace_ ? part.memory_bytes() : 0, part_runs = part.runs.size();
       moved_.bytes += part_bytes;
       moved_.runs += part_runs;
       struct PartDone {
@@ -493,7 +494,7 @@ long Monitor::merge(const StoppedThread& st, uint64_t into_name, uint64_t from_n
   ckpt::Checkpoint& f = store_.lookup(from, "merge");
   ckpt::Checkpoint* have = store_.find(into);
   ckpt::Checkpoint result = have ? ckpt::merge(*have, f).merged : f;
-  moved_ = {into, f.memory_bytes(), f.runs.size()};
+  if (trace_) moved_ = {into, f.memory_bytes(), f.runs.size()};
   stamp_and_keep(result, into);
   store_.put(into, std::move(result));
   return 0;

@@ -13,6 +13,12 @@ CLUSTER_SH = os.path.join(HERE, "cluster.sh")
 AGENT = os.path.join(HERE, "netns-agent.sh")
 
 
+# Seconds of silence after which a node is dead (cape's default is 5). The emulated nodes share
+# a few loaded cores behind rate-limited links: a 4-node job at load 12 once lost a node to the
+# 5 s default in the middle of a region (a heartbeat late, not a node gone).
+NODE_TIMEOUT = 30
+
+
 class RunError(Exception):
     pass
 
@@ -82,7 +88,8 @@ class Cluster:
         epoch = str(time.time_ns() // 1000)
         common = ["--master", "%s:7777" % self.ip(0), "--size", str(nodes), "--job", job, "--secret-file", secret,
                   "--output-dir", os.path.join(d, "logs"), "--tracker", tracker, "--trace",
-                  os.path.join(d, "trace.%r.json"), "--trace-epoch", epoch, "--connect-timeout", "120"]
+                  os.path.join(d, "trace.%r.json"), "--trace-epoch", epoch, "--connect-timeout", "120",
+                  "--timeout", str(NODE_TIMEOUT)]
         slaves = []
         for k in range(1, nodes):
             slaves.append(subprocess.Popen(self.exec_prefix(k) + [cape_bin, "node", "--rank", str(k)] + common +

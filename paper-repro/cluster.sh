@@ -55,8 +55,8 @@ up)
     ip link set "$(veth $k)" up
     if [ "$link" != none ]; then
       # Both directions: the node's sending side (inside) and its receiving side (the bridge port).
-      tc -n "$(ns $k)" qdisc add dev eth0 root tbf rate "$link" burst 256kb latency 50ms
-      tc qdisc add dev "$(veth $k)" root tbf rate "$link" burst 256kb latency 50ms
+      tc -n "$(ns $k)" qdisc add dev eth0 root tbf rate "$link" burst 256kb latency 400ms
+      tc qdisc add dev "$(veth $k)" root tbf rate "$link" burst 256kb latency 400ms
     fi
   done
   echo "$state"

@@ -8,4 +8,9 @@ while [ "${1:-}" != "${1#-}" ]; do shift; done
 host=$1; shift
 IFS=. read -r a b id k <<< "$host"
 [ "$a.$b" = 10.77 ] || { echo "netns-agent.sh: $host is not a node of an emulated cluster" >&2; exit 2; }
+# The daemons share /tmp and the host name: each gets its own session directory, or two of
+# them race to make the same one ("mkdir ... File exists", orte_session_dir failed).
+tmp=/tmp/cape-mpi-$id-$((k - 1))
+mkdir -p "$tmp"
+export OMPI_MCA_orte_tmpdir_base=$tmp
 exec "$(dirname "$0")/cluster.sh" exec "$id" "$((k - 1))" sh -c "$*"
