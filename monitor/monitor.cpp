@@ -18,6 +18,7 @@
 #include "ckpt/ops.h"
 #include "monitor/address_space.h"
 #include "monitor/cape1_calls.h"
+#include "monitor/cape1_files.h"
 #include "monitor/checkpoint_store.h"
 #include "monitor/create.h"
 #include "monitor/data_sharing.h"
@@ -44,11 +45,12 @@ const char* op_name(int op) {
       "broadcast", "last_parallel", "node_id", "num_nodes", "set_shared", "set_private", "set_firstprivate",
       "set_lastprivate", "set_copyin", "set_copyprivate", "set_threadprivate", "set_default_none",
       "reduction", "set_ckpt_model", "set_order", "region_begin",
-      "create_complete"};
+      "create_complete", "cape1_copy", "cape1_diff", "cape1_merge", "cape1_wait_for", "cape1_restart_on",
+      "cape1_restart"};
   return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
 }
 
-static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_COUNT == 28,
+static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_COUNT == 34,
               "op_name() follows protocol.h");
 
 // Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
@@ -104,6 +106,7 @@ class Monitor final : public CallServer {
  private:
   long dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2, uint64_t boundary);
   void checkpoint_tick(pid_t pid) override;
+  std::optional<user_regs_struct> take_registers() override { return std::exchange(next_registers_, std::nullopt); }
   // The runtime calls (each returns the answer for the program, 0 unless it asks for one).
   long region_begin(const StoppedThread& st, uint64_t where, uint64_t boundary);
   void check_states();
@@ -132,6 +135,8 @@ class Monitor final : public CallServer {
   uint64_t begins_ = 0;                 // cape_region_begin() calls so far
   std::optional<StateDigest> unchecked_;  // the master's digest, until the slaves' are compared
   CallTimes times_;
+  Cape1Files cape1_;                               // 003 Fig. 2's calls on checkpoint files
+  std::optional<user_regs_struct> next_registers_;  // restart(file)'s, for the supervisor
 };
 
 void Monitor::checkpoint_tick(pid_t pid) { periodic_checkpoint(pid, opt_.checkpoint_file, window_.is_open()); }
@@ -231,6 +236,19 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_WAIT_FOR: return wait_for(st, name(a1));
     case CAPE_OP_MERGE: return merge(st, a1, a2);
     case CAPE_OP_CREATE_COMPLETE: return create_complete_call(st.tracee.pid(), st.tid, name(a1), window_.is_open());
+    case CAPE_OP_C1_COPY: return cape1_.copy(name(a1), name(a2)), 0;
+    case CAPE_OP_C1_DIFF: {
+      uint64_t names[3];
+      st.tracee.read_bytes(a1, {reinterpret_cast<uint8_t*>(names), sizeof names});
+      return cape1_.diff(name(names[0]), name(names[1]), name(names[2])), 0;
+    }
+    case CAPE_OP_C1_MERGE: return cape1_.merge(name(a1), name(a2)), 0;
+    case CAPE_OP_C1_WAIT_FOR: return cape1_.wait_for(name(a1)), 0;
+    case CAPE_OP_C1_RESTART_ON: return cape1_.restart_on(name(a1), static_cast<int>(a2)), 0;
+    case CAPE_OP_C1_RESTART:
+      if (window_.is_open()) throw UserError("restart() inside a parallel region's window");
+      next_registers_ = cape1_.restart(st.tracee.pid(), st.tid, name(a1));
+      return 0;
     default:
       throw UserError("unknown runtime call " + std::to_string(op) +
                       " (libcape and cape come from different versions?)");

@@ -239,6 +239,18 @@ void cape_stop(void) {
 }
 void cape_create(const char* ck) { trap(__func__, CAPE_OP_CREATE, (long)ck, 0, BOUNDARY); }
 int cape_create_complete(const char* file) { return (int)trap(__func__, CAPE_OP_CREATE_COMPLETE, (long)file, 0, BOUNDARY); }
+void cape1_copy(const char* from, const char* to) { trap(__func__, CAPE_OP_C1_COPY, (long)from, (long)to, BOUNDARY); }
+void cape1_diff(const char* original, const char* after, const char* delta) {
+  const char* names[3] = {original, after, delta};
+  trap(__func__, CAPE_OP_C1_DIFF, (long)names, 0, BOUNDARY);
+}
+void cape1_merge(const char* target, const char* delta) { trap(__func__, CAPE_OP_C1_MERGE, (long)target, (long)delta, BOUNDARY); }
+void cape1_wait_for(const char* file) { trap(__func__, CAPE_OP_C1_WAIT_FOR, (long)file, 0, BOUNDARY); }
+void cape1_restart_on(const char* file, int node) { trap(__func__, CAPE_OP_C1_RESTART_ON, (long)file, node, BOUNDARY); }
+void cape1_restart(const char* file) {
+  trap(__func__, CAPE_OP_C1_RESTART, (long)file, 0, BOUNDARY);
+  __builtin_trap(); /* the monitor resumes the process from `file`, never here */
+}
 void cape_inject(const char* ck) { trap(__func__, CAPE_OP_INJECT, (long)ck, 0, BOUNDARY); }
 void cape_send(const char* ck, int node) {
   trap(__func__, CAPE_OP_SEND, (long)ck, node, BOUNDARY);
