@@ -332,14 +332,14 @@ ckpt::Checkpoint take_complete(pid_t pid, const CompleteOptions& options, Comple
     pm.what = classify(m);
     pm.path = m.path;
     std::string where = " at " + ckpt::hex_address(m.start) + "-" + ckpt::hex_address(m.end);
-    if (pm.what == ProcessMapping::What::file && m.path.size() > 10 &&
-        m.path.compare(m.path.size() - 10, 10, " (deleted)") == 0)
-      throw UserError("process " + std::to_string(pid) + " maps a deleted file (" + m.path + where +
-                      "): a restart could not map it again");
     if (m.shared && !kernel_owned(pm.what))
       throw UserError("process " + std::to_string(pid) + " has a shared mapping (" +
                       (m.path.empty() ? std::string("anonymous") : m.path) + where +
                       "): complete checkpoints restore private memory only");
+    if (pm.what == ProcessMapping::What::file && m.path.size() > 10 &&
+        m.path.compare(m.path.size() - 10, 10, " (deleted)") == 0)
+      throw UserError("process " + std::to_string(pid) + " maps a deleted file (" + m.path + where +
+                      "): a restart could not map it again");
     if (pm.what == ProcessMapping::What::file) files[m.path] = true;
     p.mappings.push_back(std::move(pm));
   }
