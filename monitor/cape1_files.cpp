@@ -14,6 +14,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "ckpt/format.h"
@@ -53,7 +54,7 @@ void Cape1Files::diff(const std::string& original, const std::string& after, con
   for (ckpt::Run& r : d.runs) r.timestamp = 1;  // later than the original's bytes (timestamp 0)
   d.process = a.process;
   d.registers = a.registers;
-  d.name = delta;
+  d.name = "diff:" + original;  // merge() reads the base of its three-way rule from it
   ckpt::write_file(d, delta);
   CAPE_LOG_AT(info, "monitor") << "diff(" << original << ", " << after << ") -> " << delta << ": "
                                << d.memory_bytes() << " bytes in "
@@ -71,6 +72,7 @@ void Cape1Files::merge(const std::string& target, const std::string& delta) {
   // per-process state, as CAPE-2 never tracks them: docs/monitor.md) are its own, and the
   // target keeps its registers and process section. The target's own process (the master's
   // delta) brings everything.
+  const std::string base_path = d.name;
   ckpt::ProcessImage tp = ckpt::decode_process(t.process), dp = ckpt::decode_process(d.process);
   bool same = tp.pid == dp.pid;
   if (!same) {
@@ -103,7 +105,26 @@ void Cape1Files::merge(const std::string& target, const std::string& delta) {
     kept.process = t.process;
     d = std::move(kept);
   }
-  ckpt::MergeResult m = ckpt::merge(t, d);
+  // Three-way (docs/dickpt-format.md, "Merge"): a byte that one side still holds as in the
+  // original is no conflict, the other side wrote it; so word-granular runs of two parts
+  // that wrote neighbouring bytes merge exactly.
+  ckpt::MergeOptions mo;
+  std::optional<ckpt::Checkpoint> base;
+  if (base_path.rfind("diff:", 0) == 0) {
+    try {
+      base = ckpt::read_file(base_path.substr(5));
+    } catch (const ckpt::Error&) {
+      // (no base: every differing byte is a conflict)
+    }
+  }
+  if (base)
+    mo.read_base = [&](uint64_t address, std::span<uint8_t> out) {
+      for (size_t i = 0; i < out.size(); ++i) {
+        const uint8_t* b = base->at(address + i);
+        out[i] = b ? *b : 0;
+      }
+    };
+  ckpt::MergeResult m = ckpt::merge(t, d, mo);
   for (const ckpt::Conflict& c : m.conflicts) {
     // The master's own delta, merged last, wins over what the sections left in its frames.
     bool in_stack = false;

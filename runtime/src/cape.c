@@ -238,7 +238,13 @@ void cape_stop(void) {
   cape_heap_leave();
 }
 void cape_create(const char* ck) { trap(__func__, CAPE_OP_CREATE, (long)ck, 0, BOUNDARY); }
-int cape_create_complete(const char* file) { return (int)trap(__func__, CAPE_OP_CREATE_COMPLETE, (long)file, 0, BOUNDARY); }
+/* 0: this is a process restarted from `file`, perhaps as another node (CAPE-1's
+ * restart_on): the ids kept in TLS are the checkpointed process's, asked again. */
+int cape_create_complete(const char* file) {
+  int saved = (int)trap(__func__, CAPE_OP_CREATE_COMPLETE, (long)file, 0, BOUNDARY);
+  if (!saved) node_rank = -1;
+  return saved;
+}
 void cape1_copy(const char* from, const char* to) { trap(__func__, CAPE_OP_C1_COPY, (long)from, (long)to, BOUNDARY); }
 void cape1_diff(const char* original, const char* after, const char* delta) {
   const char* names[3] = {original, after, delta};

@@ -4,7 +4,7 @@
 // base name, so `-c x.c` still makes x.o), then $CC (default gcc) on the translated files
 // with cape's headers and, when linking, libcape_cc and libcape.
 //
-//   cape-cc [--keep] [--model=single|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] [-show] <gcc arguments>
+//   cape-cc [--keep] [--model=single|cape1|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] [-show] <gcc arguments>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -26,13 +26,14 @@ using namespace cape::tr;
 namespace {
 
 void usage() {
-  std::cout << "usage: cape-cc [--keep] [--model=single|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] [-show] <gcc arguments>\n"
+  std::cout << "usage: cape-cc [--keep] [--model=single|cape1|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] [-show] <gcc arguments>\n"
                "  Preprocesses every .c file ($CC -E, with -fopenmp's _OPENMP), translates its OpenMP\n"
                "  directives into CAPE runtime calls, then compiles with $CC (default gcc) and links\n"
                "  libcape. Run the program with `cape run -n N -- ./prog`.\n"
                "  --keep         keep <name>.cape.c (the translation of the source as written, for\n"
                "                 reading) and <name>.cape.pp.c (the translation compiled)\n"
-               "  --model=single one process per node (default); mt is not implemented yet\n"
+               "  --model=single one process per node (default); mt is not implemented yet;\n"
+               "                 cape1: 003 Fig. 2, complete checkpoints (parallel for and parallel sections only)\n"
                "  --ckpt=dickpt  every write of a region travels (CAPE-2, the default)\n"
                "  --ckpt=tickpt  only shared, lastprivate, copyin, copyprivate and reduction\n"
                "                 data travel (002_2c61c2cb27f62a9a.txt, CAPE-TICKPT)\n"
@@ -117,12 +118,16 @@ int main(int argc, char** argv) {
     if (a.rfind("--model=", 0) == 0) {
       std::string m = a.substr(8);
       if (m == "single") continue;
+      if (m == "cape1") {  // 003 Fig. 2: complete checkpoints (docs/cape1.md)
+        opts.cape1 = true;
+        continue;
+      }
       if (m == "mt") {
         std::cerr << "cape-cc: --model=mt (the two-level multithreaded template of "
                      "000_2e1115959baa0e7d.txt Fig. 6) is not implemented yet; use --model=single\n";
         return 2;
       }
-      std::cerr << "cape-cc: unknown model '" << m << "' (single or mt)\n";
+      std::cerr << "cape-cc: unknown model '" << m << "' (single, cape1 or mt)\n";
       return 2;
     }
     if (a == "-fopenmp" || a == "-fopenmp-simd") continue;  // CAPE is the OpenMP runtime here
@@ -215,7 +220,7 @@ int main(int argc, char** argv) {
     stop_if_interrupted();
     if (status != 0) break;
     if (show) {
-      std::cout << "cape-translate --preprocessed" << (opts.tickpt ? " --ckpt=tickpt" : "")
+      std::cout << "cape-translate --preprocessed" << (opts.tickpt ? " --ckpt=tickpt" : "") << (opts.cape1 ? " --model=cape1" : "")
                 << (opts.master_idle ? " --master-idle" : "") << " --name " << src << ' ' << pre.string() << " -o "
                 << dst.string() << '\n';
       gcc_args[sources[k]] = dst.string();
