@@ -22,6 +22,9 @@
 #include "ckpt/process_image.h"
 #include "injector/injector.h"
 #include "monitor/complete.h"
+#include "monitor/dirty_tracker.h"  // kScratchAddress
+#include "monitor/exchange.h"
+#include "monitor/restart.h"
 #include "monitor/memory_map.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -37,7 +40,21 @@ ckpt::Checkpoint read_complete(const std::string& path, const char* what) {
   return c;
 }
 
+constexpr const char* kOriginal = "cape1:original";  // the mailbox of restart_on's checkpoints
+
 }  // namespace
+
+bool Cape1Files::distributed() const { return ex_ && ex_->size() > 1; }
+
+std::optional<user_regs_struct> Cape1Files::serve(pid_t pid, pid_t tid) {
+  if (!distributed()) throw UserError("cape1_serve(): only a slave node of `cape run` serves the master's checkpoints");
+  ckpt::Checkpoint c = ex_->receive(kOriginal);
+  CAPE_LOG_AT(info, "monitor") << "serve: " << (c.process.empty() ? std::string("the end") : std::to_string(c.memory_bytes()) + " bytes");
+  if (c.process.empty()) return std::nullopt;  // the end
+  user_regs_struct r = restart_in_place(pid, tid, c, {kScratchAddress, kScratchAddress + (uint64_t{1} << 40)});
+  original_ = std::move(c);
+  return r;
+}
 
 void Cape1Files::copy(const std::string& from, const std::string& to) {
   ckpt::Checkpoint c = ckpt::read_file(from);
@@ -46,7 +63,13 @@ void Cape1Files::copy(const std::string& from, const std::string& to) {
 
 void Cape1Files::diff(const std::string& original, const std::string& after, const std::string& delta) {
   auto t0 = std::chrono::steady_clock::now();
-  ckpt::Checkpoint o = read_complete(original, "diff");
+  // A slave node diffs against the checkpoint the master sent (its file is on the master).
+  ckpt::Checkpoint o;
+  struct stat st;
+  if (distributed() && original_ && ::stat(original.c_str(), &st) != 0)
+    o = *original_;
+  else
+    o = read_complete(original, "diff");
   ckpt::Checkpoint a = read_complete(after, "diff");
   if (o.kind != ckpt::Kind::complete || a.kind != ckpt::Kind::complete)
     throw UserError("diff(" + original + ", " + after + "): both must be complete checkpoints");
@@ -55,7 +78,13 @@ void Cape1Files::diff(const std::string& original, const std::string& after, con
   d.process = a.process;
   d.registers = a.registers;
   d.name = "diff:" + original;  // merge() reads the base of its three-way rule from it
-  ckpt::write_file(d, delta);
+  last_original_ = original;
+  if (distributed() && ex_->rank() != 0) {
+    d.name = "cape1:" + delta;  // to the master, whose wait_for(delta) takes it (not a file here)
+    ex_->send(d, 0);
+  } else {
+    ckpt::write_file(d, delta);
+  }
   CAPE_LOG_AT(info, "monitor") << "diff(" << original << ", " << after << ") -> " << delta << ": "
                                << d.memory_bytes() << " bytes in "
                                << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()
@@ -146,6 +175,15 @@ void Cape1Files::merge(const std::string& target, const std::string& delta) {
 }
 
 void Cape1Files::wait_for(const std::string& file) {
+  if (distributed()) {
+    struct stat st;
+    if (::stat(file.c_str(), &st) == 0) return;
+    ckpt::Checkpoint c = ex_->receive("cape1:" + file);
+    // A delta made against the original this node diffed last (Fig. 2: the master's own
+    // diff comes before its wait_for): the base of merge()'s three-way rule.
+    c.name = "diff:" + last_original_;
+    return ckpt::write_file(c, file);
+  }
   for (;;) {
     struct stat st;
     if (::stat(file.c_str(), &st) == 0) return;
@@ -170,6 +208,19 @@ void Cape1Files::wait_for(const std::string& file) {
 }
 
 void Cape1Files::restart_on(const std::string& file, int node) {
+  if (distributed()) {
+    if (node <= 0 || node >= ex_->size())
+      throw UserError("restart_on(" + file + ", " + std::to_string(node) + "): the job has nodes 1 to " +
+                      std::to_string(ex_->size() - 1) + " to restart on");
+    ckpt::Checkpoint c;
+    if (!file.empty()) c = ckpt::read_file(file);
+    else c.kind = ckpt::Kind::delta;  // no process: the end
+    c.name = kOriginal;
+    CAPE_LOG_AT(info, "monitor") << "restart_on(" << file << ", " << node << "): " << c.memory_bytes()
+                                 << " bytes sent";
+    return ex_->send(c, node);
+  }
+  if (file.empty()) return;  // the end: nothing to tell a local process
   std::string cape(4096, '\0');
   ssize_t n = ::readlink("/proc/self/exe", cape.data(), cape.size());
   if (n <= 0) fail_errno("readlink /proc/self/exe");

@@ -18,13 +18,23 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ckpt/checkpoint.h"
+
 namespace cape::monitor {
 
+class Exchange;
+
+// On `cape run` nodes (an Exchange of more than one node) the files travel instead of
+// processes starting beside the monitor: restart_on sends the checkpoint to the node, whose
+// program (waiting in serve()) becomes its process in place (restart.h); a slave's diff sends
+// its delta to the master; the master's wait_for receives it into the file.
 class Cape1Files {
  public:
+  explicit Cape1Files(Exchange* ex = nullptr) : ex_(ex) {}
   void copy(const std::string& from, const std::string& to);
   void diff(const std::string& original, const std::string& after, const std::string& delta);
   void merge(const std::string& target, const std::string& delta);
@@ -32,8 +42,15 @@ class Cape1Files {
   void restart_on(const std::string& file, int node);
   // Writes `file`'s memory into the stopped process `pid`; returns the registers it resumes with.
   user_regs_struct restart(pid_t pid, pid_t tid, const std::string& file);
+  // A slave node: the next checkpoint from the master, made this process (its registers), or
+  // nothing when the master's program ended.
+  std::optional<user_regs_struct> serve(pid_t pid, pid_t tid);
 
  private:
+  bool distributed() const;
+  Exchange* ex_;
+  std::optional<ckpt::Checkpoint> original_;  // a slave node: the last checkpoint received
+  std::string last_original_;                  // the original of the last diff
   std::vector<pid_t> started_;  // restart_on's processes not known to have ended
 };
 

@@ -46,11 +46,11 @@ const char* op_name(int op) {
       "set_lastprivate", "set_copyin", "set_copyprivate", "set_threadprivate", "set_default_none",
       "reduction", "set_ckpt_model", "set_order", "region_begin",
       "create_complete", "cape1_copy", "cape1_diff", "cape1_merge", "cape1_wait_for", "cape1_restart_on",
-      "cape1_restart"};
+      "cape1_restart", "cape1_serve"};
   return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
 }
 
-static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_COUNT == 34,
+static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_COUNT == 35,
               "op_name() follows protocol.h");
 
 // Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
@@ -81,7 +81,8 @@ class Monitor final : public CallServer {
  public:
   // Throws UserError for bad options (monitor.h), before anything starts.
   Monitor(const MonitorOptions& o, Exchange* ex)
-      : opt_(o), ex_(ex), rank_(ex ? ex->rank() : o.node_rank), size_(ex ? ex->size() : 1), store_(rank_) {
+      : opt_(o), ex_(ex), rank_(ex ? ex->rank() : o.node_rank), size_(ex ? ex->size() : 1), store_(rank_),
+        cape1_(ex) {
     for (const auto& [name, file] : o.loads) store_.load(name, file);
     store_.keep_in(o.keep_checkpoints_dir);
     if (o.argv.empty()) throw UserError("no program to run");
@@ -244,7 +245,14 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     }
     case CAPE_OP_C1_MERGE: return cape1_.merge(name(a1), name(a2)), 0;
     case CAPE_OP_C1_WAIT_FOR: return cape1_.wait_for(name(a1)), 0;
-    case CAPE_OP_C1_RESTART_ON: return cape1_.restart_on(name(a1), static_cast<int>(a2)), 0;
+    case CAPE_OP_C1_RESTART_ON: return cape1_.restart_on(a1 ? name(a1) : std::string(), static_cast<int>(a2)), 0;
+    case CAPE_OP_C1_SERVE: {
+      if (window_.is_open()) throw UserError("cape1_serve() inside a parallel region's window");
+      std::optional<user_regs_struct> r = cape1_.serve(st.tracee.pid(), st.tid);
+      if (!r) return 1;  // the master's program ended
+      next_registers_ = r;
+      return 0;
+    }
     case CAPE_OP_C1_RESTART:
       if (window_.is_open()) throw UserError("restart() inside a parallel region's window");
       next_registers_ = cape1_.restart(st.tracee.pid(), st.tid, name(a1));

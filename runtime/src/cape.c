@@ -257,6 +257,7 @@ void cape1_restart(const char* file) {
   trap(__func__, CAPE_OP_C1_RESTART, (long)file, 0, BOUNDARY);
   __builtin_trap(); /* the monitor resumes the process from `file`, never here */
 }
+void cape1_serve(void) { trap(__func__, CAPE_OP_C1_SERVE, 0, 0, BOUNDARY); }
 void cape_inject(const char* ck) { trap(__func__, CAPE_OP_INJECT, (long)ck, 0, BOUNDARY); }
 void cape_send(const char* ck, int node) {
   trap(__func__, CAPE_OP_SEND, (long)ck, node, BOUNDARY);

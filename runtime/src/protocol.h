@@ -81,6 +81,10 @@ enum cape_op {
   CAPE_OP_C1_WAIT_FOR,
   CAPE_OP_C1_RESTART_ON,
   CAPE_OP_C1_RESTART,
+  /* On a slave node of `cape run` (docs/cape1.md): wait for the next checkpoint the master
+   * sends with restart_on and continue as it (the answer and every register come from it);
+   * answers 1 when the master's program ended instead (restart_on with rdi = 0). */
+  CAPE_OP_C1_SERVE,
   CAPE_OP_COUNT
 };
 

@@ -1,9 +1,11 @@
 #!/bin/bash
 # One program of tests/omp with `cape-cc --model=cape1` (003 Fig. 2, complete checkpoints):
-# either its output equals `gcc -fopenmp`'s (OMP_NUM_THREADS=PARTS), the program run under
-# `cape monitor` with CAPE1_PARTS=PARTS (the master and PARTS-1 processes restarted from its
-# checkpoint at every region), or cape-cc refuses it with a message naming --model=cape1
-# (a construct or clause Fig. 2 does not cover): printed as REFUSED.
+# either its output equals `gcc -fopenmp`'s (OMP_NUM_THREADS=PARTS) both ways it runs,
+#   - `cape run -n PARTS`: at every region the master's complete checkpoint travels to each
+#     slave node, whose program becomes that part's process in place; the deltas come back;
+#   - `cape monitor` with CAPE1_PARTS=PARTS: the parts are processes restarted beside it;
+# or cape-cc refuses it with a message naming --model=cape1 (a construct or clause Fig. 2
+# does not cover): printed as REFUSED.
 # Usage: omp_e2e.sh CAPE CAPE_CC PROGRAM.c PARTS
 set -u
 for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null; done
@@ -23,5 +25,9 @@ mkdir "$dir/tmp"
 TMPDIR=$dir/tmp CAPE1_PARTS=$PARTS "$CAPE" monitor -- "$dir/cape1" < /dev/null > "$dir/cape1.out" 2> "$dir/cape1.err" \
   || { echo "FAIL: the cape1 run"; tail -n 5 "$dir/cape1.err"; exit 1; }
 diff "$dir/native.out" "$dir/cape1.out" > "$dir/diff" || { echo "FAIL: output differs"; head -20 "$dir/diff"; exit 1; }
-[ -z "$(ls "$dir/tmp"/cape1.*/ 2>/dev/null)" ] || { echo "FAIL: checkpoint files left behind"; ls -R "$dir/tmp"; exit 1; }
-echo "PASS: $(wc -l < "$dir/cape1.out") lines as gcc -fopenmp with $PARTS parts"
+[ -z "$(ls -A "$dir/tmp")" ] || { echo "FAIL: checkpoint files left behind"; ls -R "$dir/tmp"; exit 1; }
+(cd "$dir" && TMPDIR=$dir/tmp "$CAPE" run -n "$PARTS" -- "$dir/cape1" < /dev/null > "$dir/run.out" 2> "$dir/run.err") \
+  || { echo "FAIL: cape run -n $PARTS"; tail -n 5 "$dir/run.err"; tail -n 5 "$dir"/cape-logs/*; exit 1; }
+diff "$dir/native.out" "$dir/run.out" > "$dir/diff" || { echo "FAIL: cape run's output differs"; head -20 "$dir/diff"; exit 1; }
+[ -z "$(ls -A "$dir/tmp")" ] || { echo "FAIL: checkpoint files left behind by cape run"; ls -R "$dir/tmp"; exit 1; }
+echo "PASS: $(wc -l < "$dir/cape1.out") lines as gcc -fopenmp with $PARTS parts, under cape monitor and cape run -n $PARTS"

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Written by the master before each region's create(original): every part has them. */
@@ -32,9 +33,27 @@ static void name(char *out, size_t size, const char *what, int k) {
     snprintf(out, size, "%s/r%lu.%s", cape1_dir, cape1_region, what);
 }
 
+/* The master's program ends: the slave nodes' programs, waiting in cape1_serve(), end too,
+ * and the (empty) directory of the checkpoints goes. */
+static void cape1_cc_end(void) {
+  for (int k = 1; k < cape_num_nodes(); k++) cape1_restart_on(0, k);
+  if (cape1_dir[0]) rmdir(cape1_dir);
+}
+
 int cape1_cc_fork(const char *where) {
   (void)where;
   if (cape1_depth++ > 0 || cape1_cc_parts() == 1) return -1; /* serially, here */
+  /* `cape run -n N`: a slave node's program becomes each region's part there (the master
+   * sends it `original`, restart_on); it never runs the rest of the program. */
+  if (cape_num_nodes() > 1 && cape_node_id() != 0) {
+    cape1_serve();
+    _exit(0); /* the master's program ended */
+  }
+  static int end_registered;
+  if (!end_registered) {
+    end_registered = 1;
+    atexit(cape1_cc_end);
+  }
   if (!cape1_dir[0]) {
     const char *tmp = getenv("TMPDIR");
     snprintf(cape1_dir, sizeof cape1_dir, "%s/cape1.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -52,7 +71,9 @@ int cape1_cc_fork(const char *where) {
     for (int k = 1; k < cape1_cc_parts(); k++) cape1_restart_on(original, k);
     return 0;
   }
-  return cape_node_id(); /* a process restarted from `original` as part k */
+  /* A process restarted from `original` as part k: on another node, its directory. */
+  if (cape_num_nodes() > 1) mkdir(cape1_dir, 0700);
+  return cape_node_id();
 }
 
 void cape1_cc_join(int me) {
@@ -68,7 +89,13 @@ void cape1_cc_join(int me) {
   name(delta, sizeof delta, "delta", me);
   if (cape_create_complete(after)) {
     cape1_diff(original, after, delta);
-    if (me != 0) _exit(0); /* a part's process ends once its delta is there */
+    if (me != 0) { /* a part's process ends once its delta is there (sent, on a node) */
+      if (cape_num_nodes() > 1) {
+        unlink(after);
+        cape1_serve(); /* the next region's part, or the end */
+      }
+      _exit(0);
+    }
     for (int k = 1; k < parts; k++) {
       name(delta, sizeof delta, "delta", k);
       cape1_wait_for(delta);

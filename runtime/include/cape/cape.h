@@ -45,6 +45,10 @@ void cape1_merge(const char *target, const char *delta); /* apply delta's change
 void cape1_wait_for(const char *file);                    /* return once `file` exists */
 void cape1_restart_on(const char *file, int node);        /* a new process from `file` as node `node` */
 void cape1_restart(const char *file);                     /* continue from `file`; never returns */
+/* A slave node of `cape run`: become the process of the next checkpoint the master sends with
+ * cape1_restart_on(file, this node); returns only when the master's program has ended (then
+ * the caller exits). The master's cape1_restart_on(NULL, node) says that. */
+void cape1_serve(void);
 
 /* Data sharing and reductions (002_2c61c2cb27f62a9a.txt Table 2, Fig. 6-7): the clause
  * calls come before the region's cape_start() and hold until its cape_stop(). `size` is
