@@ -79,7 +79,7 @@ SerializedParts serialize_parts(const Checkpoint& c, SerializeOptions options) {
   }
 
   if (c.mappings.size() > UINT32_MAX) throw Error("too many mapping changes");
-  if (!c.process.empty() && c.kind != Kind::complete) throw Error("a process section in a checkpoint that is not complete");
+  if (!c.process.empty() && c.kind == Kind::merged) throw Error("a process section in a merged checkpoint");
   if (c.process.size() % 8 || c.process.size() > kMaxProcessSection) throw Error("a process section of a bad size");
   size_t map_bytes = c.mappings.empty() ? 0 : 8 + c.mappings.size() * kMappingEntrySize;
   size_t process_bytes = c.process.empty() ? 0 : 8 + c.process.size();
@@ -222,9 +222,10 @@ size_t parse_layout(std::span<const uint8_t> in, ParseOptions options, Checkpoin
     throw Error("unknown header flags " + std::to_string(flags) + at_offset(11));
   if ((flags & kFlagMappings) && version < 3)
     throw Error("mapping changes in a version " + std::to_string(version) + " file" + at_offset(11));
-  if ((flags & kFlagProcess) && (version < 4 || kind != static_cast<uint8_t>(Kind::complete)))
+  if ((flags & kFlagProcess) && (version < 4 || kind == static_cast<uint8_t>(Kind::merged)))
     throw Error("a process section in a version " + std::to_string(version) + " " +
-                to_string(static_cast<Kind>(kind)) + " file (complete checkpoints of version 4 only)" + at_offset(11));
+                to_string(static_cast<Kind>(kind)) + " file (complete checkpoints and their deltas of version 4 only)" +
+                at_offset(11));
   c.node = get<uint32_t>(in, 12);
   c.sequence = get<uint64_t>(in, 16);
   c.timestamp = get<uint64_t>(in, 24);

@@ -5,7 +5,7 @@
 namespace cape::ckpt {
 namespace {
 
-enum Tag : uint16_t { kExe = 1, kState = 2, kCwd = 3, kXstate = 4, kMapping = 5, kFile = 6, kFd = 7, kSigaction = 8, kLayout = 9, kOrigin = 10 };
+enum Tag : uint16_t { kExe = 1, kState = 2, kCwd = 3, kXstate = 4, kMapping = 5, kFile = 6, kFd = 7, kSigaction = 8, kLayout = 9, kOrigin = 10, kThreadBlock = 11 };
 constexpr size_t kLayoutValues = 9;
 constexpr size_t kMaxPath = 4096;
 constexpr size_t kStateSize = 16 + 7 * 8;
@@ -120,6 +120,12 @@ std::vector<uint8_t> encode_process(const ProcessImage& p) {
     for (uint64_t v : p.layout) w.put<uint64_t>(v);
     w.end();
   }
+  if (p.thread_block_high) {
+    w.begin(kThreadBlock);
+    w.put<uint64_t>(p.thread_block_low);
+    w.put<uint64_t>(p.thread_block_high);
+    w.end();
+  }
   if (p.under_monitor) {
     w.begin(kOrigin);
     w.put<uint32_t>(1);
@@ -223,6 +229,14 @@ ProcessImage decode_process(std::span<const uint8_t> in) {
         Reader r(payload, at, "layout");
         if (!p.layout.empty() || len != 8 * kLayoutValues) r.fail("a bad size or a duplicate");
         for (size_t i = 0; i < kLayoutValues; ++i) p.layout.push_back(r.get<uint64_t>());
+        break;
+      }
+      case kThreadBlock: {
+        Reader r(payload, at, "thread block");
+        p.thread_block_low = r.get<uint64_t>();
+        p.thread_block_high = r.get<uint64_t>();
+        r.done();
+        if (p.thread_block_low >= p.thread_block_high) r.fail("an empty range");
         break;
       }
       case kOrigin: {

@@ -73,6 +73,10 @@ struct ProcessImage {
   // Made by cape's monitor (create() or --checkpoint-every): the program calls libcape, so a
   // restart runs it under a monitor again.
   bool under_monitor = false;
+  // The main thread's block: static TLS blocks and libc's thread descriptor, [low, high),
+  // page aligned (0, 0 = unknown): per-process state, which CAPE-1's merge keeps out of
+  // another process's target.
+  uint64_t thread_block_low = 0, thread_block_high = 0;
   std::vector<uint8_t> xstate;  // NT_X86_XSTATE (FPU, SSE, AVX registers)
   std::vector<ProcessMapping> mappings;  // every mapping, sorted
   std::vector<ProcessFile> files;

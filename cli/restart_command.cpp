@@ -18,6 +18,7 @@ void add_restart_command(CLI::App& app, Context& ctx) {
   struct Args {
     std::string file;
     std::vector<std::string> command;
+    int rank = 0;
   };
   auto args = std::make_shared<Args>();
   auto* sub = app.add_subcommand(
@@ -25,6 +26,9 @@ void add_restart_command(CLI::App& app, Context& ctx) {
       "Start a program again from a complete checkpoint (cape checkpoint, create()): same executable "
       "(build id checked), this node's standard streams; cape exits with the program's status");
   sub->add_option("file", args->file, "the complete checkpoint")->required();
+  sub->add_option("--rank", args->rank,
+                  "the node number cape_node_id() answers in the restarted program (CAPE-1's restart_on)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("command", args->command,
                   "-- PROG [ARGS]: the executable to start when it is not at the recorded path (it must "
                   "have the same build id); the program keeps the argv it had");
@@ -37,6 +41,7 @@ void add_restart_command(CLI::App& app, Context& ctx) {
       mo.argv = args->command;
       if (mo.argv.empty()) mo.argv = {ckpt::decode_process(c.process).exe};
       mo.restart = &c;
+      mo.node_rank = args->rank;
       ctx.exit_status = monitor::run_monitor(mo, nullptr);
       return;
     }

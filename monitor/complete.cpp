@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "ckpt/hash.h"
@@ -155,7 +156,11 @@ class MemoryReader {
   // Adds the populated pages of `m` that `keep` selects.
   void add(const Mapping& m, ProcessMapping::What what) {
     std::vector<std::pair<uint64_t, uint64_t>> ranges;
-    if (!pagemap_.valid() || !populated_ranges(pagemap_.get(), m.start, m.end, ranges)) {
+    // A writable file mapping (.data) whole: a page not yet touched reads as the file, not as
+    // zeros, and a diff against a later checkpoint must compare it with that (CAPE-1's diff).
+    if (what == ProcessMapping::What::file && m.write) {
+      ranges = {{m.start, m.end}};
+    } else if (!pagemap_.valid() || !populated_ranges(pagemap_.get(), m.start, m.end, ranges)) {
       if (!m.read && !m.write && m.end - m.start > (64 << 20))
         throw UserError("cannot tell which pages of the inaccessible mapping " + ckpt::hex_address(m.start) + "-" +
                         ckpt::hex_address(m.end) + " hold data (PAGEMAP_SCAN needs Linux 6.7)");
@@ -327,14 +332,14 @@ ckpt::Checkpoint take_complete(pid_t pid, const CompleteOptions& options, Comple
     pm.what = classify(m);
     pm.path = m.path;
     std::string where = " at " + ckpt::hex_address(m.start) + "-" + ckpt::hex_address(m.end);
-    if (pm.what == ProcessMapping::What::file && m.path.size() > 10 &&
-        m.path.compare(m.path.size() - 10, 10, " (deleted)") == 0)
-      throw UserError("process " + std::to_string(pid) + " maps a deleted file (" + m.path + where +
-                      "): a restart could not map it again");
     if (m.shared && !kernel_owned(pm.what))
       throw UserError("process " + std::to_string(pid) + " has a shared mapping (" +
                       (m.path.empty() ? std::string("anonymous") : m.path) + where +
                       "): complete checkpoints restore private memory only");
+    if (pm.what == ProcessMapping::What::file && m.path.size() > 10 &&
+        m.path.compare(m.path.size() - 10, 10, " (deleted)") == 0)
+      throw UserError("process " + std::to_string(pid) + " maps a deleted file (" + m.path + where +
+                      "): a restart could not map it again");
     if (pm.what == ProcessMapping::What::file) files[m.path] = true;
     p.mappings.push_back(std::move(pm));
   }
@@ -406,6 +411,26 @@ ckpt::Checkpoint take_complete(pid_t pid, const CompleteOptions& options, Comple
       std::memcpy(&tid, b, 4);
       if (tid == static_cast<uint32_t>(pid)) p.tid_address = regs.fs_base + kGlibcTidOffset;
     }
+  }
+  // The main thread's block, as the tracked set leaves it out (monitor/address_space.cpp):
+  // the static TLS blocks below fs_base (from the DTV) to the page after the descriptor.
+  if (regs.fs_base) {
+    uint64_t low = regs.fs_base;
+    auto word = [&](uint64_t a) -> std::optional<uint64_t> {
+      const uint8_t* b = c.at(a);
+      if (!b || !c.at(a + 7)) return std::nullopt;
+      uint64_t v;
+      std::memcpy(&v, b, 8);
+      return v;
+    };
+    if (auto dtv = word(regs.fs_base + 8); dtv && *dtv >= 16)
+      if (auto len = word(*dtv - 16))
+        for (uint64_t i = 1; i <= std::min<uint64_t>(*len, 256); ++i)
+          if (auto block = word(*dtv + 16 * i);
+              block && *block && *block != ~uint64_t{0} && *block < regs.fs_base && regs.fs_base - *block < (1 << 20))
+            low = std::min(low, *block);
+    p.thread_block_low = (low & ~uint64_t{4095}) - (low == regs.fs_base ? 4096 : 0);
+    p.thread_block_high = (regs.fs_base & ~uint64_t{4095}) + 8192;
   }
   c.process = ckpt::encode_process(p);
   s.mappings = maps.size();

@@ -19,6 +19,7 @@
 #include "ckpt/ops.h"
 #include "monitor/address_space.h"
 #include "monitor/cape1_calls.h"
+#include "monitor/cape1_files.h"
 #include "monitor/checkpoint_store.h"
 #include "monitor/create.h"
 #include "monitor/critical.h"
@@ -46,13 +47,14 @@ const char* op_name(int op) {
       "?", "hello", "master", "start", "stop", "create", "inject", "send", "receive", "wait_for", "merge",
       "broadcast", "last_parallel", "node_id", "num_nodes", "set_shared", "set_private", "set_firstprivate",
       "set_lastprivate", "set_copyin", "set_copyprivate", "set_threadprivate", "set_default_none",
-      "reduction", "set_ckpt_model", "set_order", "region_begin", "create_complete", "critical_enter",
-      "critical_exit", "critical_shared"};
+      "reduction", "set_ckpt_model", "set_order", "region_begin",
+      "create_complete", "cape1_copy", "cape1_diff", "cape1_merge", "cape1_wait_for", "cape1_restart_on",
+      "cape1_restart", "cape1_serve", "critical_enter", "critical_exit", "critical_shared"};
   return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
 }
 
-static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_CRITICAL_SHARED == 30 &&
-                  CAPE_OP_COUNT == 31,
+static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_C1_SERVE == 34 &&
+                  CAPE_OP_CRITICAL_SHARED == 37 && CAPE_OP_COUNT == 38,
               "op_name() follows protocol.h");
 
 // Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
@@ -84,7 +86,7 @@ class Monitor final : public CallServer {
   // Throws UserError for bad options (monitor.h), before anything starts.
   Monitor(const MonitorOptions& o, Exchange* ex)
       : opt_(o), ex_(ex), rank_(ex ? ex->rank() : o.node_rank), size_(ex ? ex->size() : 1), store_(rank_),
-        criticals_(window_, space_, sharing_, ex_, rank_, size_) {
+        criticals_(window_, space_, sharing_, ex_, rank_, size_), cape1_(ex) {
     for (const auto& [name, file] : o.loads) store_.load(name, file);
     store_.keep_in(o.keep_checkpoints_dir);
     if (o.argv.empty()) throw UserError("no program to run");
@@ -119,6 +121,7 @@ class Monitor final : public CallServer {
  private:
   long dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2, uint64_t boundary);
   void checkpoint_tick(pid_t pid) override;
+  std::optional<user_regs_struct> take_registers() override { return std::exchange(next_registers_, std::nullopt); }
   // The runtime calls (each returns the answer for the program, 0 unless it asks for one).
   long region_begin(const StoppedThread& st, uint64_t where, uint64_t boundary);
   void check_states();
@@ -157,6 +160,8 @@ class Monitor final : public CallServer {
   std::unique_ptr<Trace> trace_;  // --trace: null when off (one test per call)
   Trace::Moved moved_;            // what the call being served moved, for the trace
   RaceReport races_;  // what the merges found, said once per region
+  Cape1Files cape1_;                               // 003 Fig. 2's calls on checkpoint files
+  std::optional<user_regs_struct> next_registers_;  // restart(file)'s, for the supervisor
 
  public:
   void finish_trace() {
@@ -288,6 +293,26 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_CRITICAL_ENTER: return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
     case CAPE_OP_CRITICAL_EXIT: return criticals_.exit(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
     case CAPE_OP_CRITICAL_SHARED: return criticals_.share(a1, a2), 0;
+    case CAPE_OP_C1_COPY: return cape1_.copy(name(a1), name(a2)), 0;
+    case CAPE_OP_C1_DIFF: {
+      uint64_t names[3];
+      st.tracee.read_bytes(a1, {reinterpret_cast<uint8_t*>(names), sizeof names});
+      return cape1_.diff(name(names[0]), name(names[1]), name(names[2])), 0;
+    }
+    case CAPE_OP_C1_MERGE: return cape1_.merge(name(a1), name(a2)), 0;
+    case CAPE_OP_C1_WAIT_FOR: return cape1_.wait_for(name(a1)), 0;
+    case CAPE_OP_C1_RESTART_ON: return cape1_.restart_on(a1 ? name(a1) : std::string(), static_cast<int>(a2)), 0;
+    case CAPE_OP_C1_SERVE: {
+      if (window_.is_open()) throw UserError("cape1_serve() inside a parallel region's window");
+      std::optional<user_regs_struct> r = cape1_.serve(st.tracee.pid(), st.tid);
+      if (!r) return 1;  // the master's program ended
+      next_registers_ = r;
+      return 0;
+    }
+    case CAPE_OP_C1_RESTART:
+      if (window_.is_open()) throw UserError("restart() inside a parallel region's window");
+      next_registers_ = cape1_.restart(st.tracee.pid(), st.tid, name(a1));
+      return 0;
     default:
       throw UserError("unknown runtime call " + std::to_string(op) +
                       " (libcape and cape come from different versions?)");

@@ -30,6 +30,7 @@
 #include "monitor/step_syscall.h"
 #include "monitor/tracee.h"  // kPageSize, page_up, WaitStatus
 #include "util/error.h"
+#include "util/log.h"
 #include "util/scoped_fd.h"
 
 namespace cape::monitor {
@@ -374,6 +375,119 @@ pid_t restart_process(const ckpt::Checkpoint& c, const RestartOptions& options) 
   if (options.detach && ::ptrace(PTRACE_DETACH, pid, nullptr, nullptr) != 0) fail_errno("PTRACE_DETACH");
   guard.armed = false;
   return pid;
+}
+
+}  // namespace cape::monitor
+
+namespace cape::monitor {
+
+user_regs_struct restart_in_place(pid_t pid, pid_t tid, const ckpt::Checkpoint& c,
+                                  std::pair<uint64_t, uint64_t> keep) {
+  if (c.kind != ckpt::Kind::complete || c.process.empty() || !c.registers ||
+      c.registers->bytes.size() != sizeof(user_regs_struct))
+    throw UserError("restart in place: not a complete checkpoint of a whole process");
+  ckpt::ProcessImage p = ckpt::decode_process(c.process);
+  std::string exe = "/proc/" + std::to_string(pid) + "/exe";
+  if (read_build_id(exe) != p.build_id)
+    throw UserError("restart in place: the checkpoint was made from another executable (build id " + hex(p.build_id) +
+                    ", this node runs " + hex(read_build_id(exe)) + ")");
+  std::vector<Mapping> now = read_maps(pid);
+  for (const ProcessMapping& m : p.mappings) {
+    if (m.what != What::vdso && m.what != What::vvar && m.what != What::vsyscall && m.what != What::special) continue;
+    bool same = false;
+    for (const Mapping& n : now) same |= n.path == m.path && n.start == m.start && n.end == m.end;
+    if (!same)
+      throw UserError("restart in place: this process has no " + m.path + " at " + range(m.start, m.end) +
+                      ": the nodes must run one kernel, without address randomisation");
+  }
+  struct {
+    uint64_t pointer;
+    uint32_t size, signature, flags, pad;
+  } rseq{};
+  if (::ptrace(static_cast<__ptrace_request>(0x420f), tid, sizeof rseq, &rseq) <= 0) rseq.pointer = 0;
+  {
+    StepSyscalls remote(tid);
+    Rebuilder rb(pid, remote);
+    uint64_t scratch = scratch_address(p, now);
+    CAPE_LOG_AT(debug, "monitor") << "restart in place: scratch page at " << ckpt::hex_address(scratch);
+    rb.call("mmap of a scratch page", SYS_mmap, static_cast<long>(scratch), kPageSize, PROT_READ | PROT_WRITE | PROT_EXEC,
+            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    const uint8_t syscall_insn[2] = {0x0f, 0x05};
+    rb.write(scratch, syscall_insn, 2);
+    remote.set_gadget(scratch);
+    rb.set_scratch(scratch + 64);
+    // The kernel writes the rseq area at every return to user mode: unregistered before its
+    // memory goes, registered again once the checkpoint's is there.
+    if (rseq.pointer)
+      rb.call("rseq unregistration", SYS_rseq, static_cast<long>(rseq.pointer), rseq.size, 1 /* RSEQ_FLAG_UNREGISTER */,
+              rseq.signature);
+    for (const Mapping& m : now) {
+      What w = what_of(m);
+      if (w == What::vdso || w == What::vvar || w == What::vsyscall || w == What::special) continue;
+      if (m.start >= keep.first && m.start < keep.second) continue;  // the monitor's own
+      CAPE_LOG_AT(debug, "monitor") << "restart in place: munmap " << range(m.start, m.end) << " " << m.path;
+      rb.call("munmap " + range(m.start, m.end), SYS_munmap, static_cast<long>(m.start), static_cast<long>(m.end - m.start));
+    }
+    for (const ProcessMapping& m : p.mappings) {
+      long len = static_cast<long>(m.end - m.start), at = static_cast<long>(m.start);
+      std::string where = (m.path.empty() ? std::string("anonymous memory") : m.path) + " at " + range(m.start, m.end);
+      switch (m.what) {
+        case What::vdso:
+        case What::vvar:
+        case What::vsyscall:
+        case What::special: break;
+        case What::stack:
+          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_GROWSDOWN, -1, 0);
+          break;
+        case What::heap:
+        case What::anon:
+          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+          break;
+        case What::file: {
+          if (m.shared) throw UserError("restart in place: a shared mapping (" + where + ") cannot be restored");
+          int fd = rb.open_file(m.path == p.exe ? exe : m.path);
+          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd,
+                  static_cast<long>(m.offset));
+          break;
+        }
+      }
+    }
+    rb.close_files();
+    if (p.layout.size() == 9) {
+      uint64_t map[13] = {p.layout[0], p.layout[1], p.layout[2], p.layout[3], p.start_brk, p.brk, p.layout[4],
+                          p.layout[5], p.layout[6], p.layout[7], p.layout[8], 0, 0};
+      uint32_t* tail = reinterpret_cast<uint32_t*>(&map[12]);
+      tail[0] = 0;
+      tail[1] = 0xffffffff;
+      rb.write(rb.scratch(), map, sizeof map);
+      rb.call("setting the heap's place (PR_SET_MM_MAP, needs CAP_SYS_RESOURCE)", SYS_prctl, PR_SET_MM, PR_SET_MM_MAP,
+              static_cast<long>(rb.scratch()), sizeof map);
+    }
+    injector::write_checkpoint(pid, c);
+    if (p.tid_address) {
+      uint32_t id = static_cast<uint32_t>(tid);
+      rb.write(p.tid_address, &id, sizeof id);
+    }
+    for (const ckpt::ProcessSigaction& sa : p.sigactions) {
+      uint64_t act[4] = {sa.handler, sa.flags, sa.restorer, sa.mask};
+      rb.write(rb.scratch(), act, sizeof act);
+      rb.call("rt_sigaction(" + std::to_string(sa.signo) + ")", SYS_rt_sigaction, sa.signo,
+              static_cast<long>(rb.scratch()), 0, 8);
+    }
+    if (p.rseq_address)
+      rb.call("rseq registration", SYS_rseq, static_cast<long>(p.rseq_address), p.rseq_length, 0, p.rseq_signature);
+    rb.call("munmap of the scratch page", SYS_munmap, static_cast<long>(scratch), kPageSize);
+    remote.restore();
+  }
+  if (!p.xstate.empty() && p.xstate.size() != sizeof(user_fpregs_struct)) {
+    iovec iov{const_cast<uint8_t*>(p.xstate.data()), p.xstate.size()};
+    if (::ptrace(PTRACE_SETREGSET, tid, reinterpret_cast<void*>(NT_X86_XSTATE), &iov) != 0)
+      fail_errno("PTRACE_SETREGSET");
+  }
+  user_regs_struct regs;
+  std::memcpy(&regs, c.registers->bytes.data(), sizeof regs);
+  return regs;
 }
 
 }  // namespace cape::monitor

@@ -16,6 +16,9 @@
 #pragma once
 
 #include <sys/types.h>
+#include <sys/user.h>
+
+#include <utility>
 
 #include <string>
 #include <vector>
@@ -34,5 +37,13 @@ struct RestartOptions {
 // Throws UserError (another binary, a changed library, a corrupt checkpoint...) before the
 // new process runs any of the program's code.
 pid_t restart_process(const ckpt::Checkpoint& c, const RestartOptions& options);
+
+// The stopped, traced process `pid` (thread `tid`) becomes the checkpoint's process: its
+// mappings replaced by the recorded ones (but [vdso]/[vvar], which must be where they were,
+// and the monitor's own mappings in `keep`), its memory written; returns the registers it
+// must resume with. Its descriptors stay its own. CAPE-1 on `cape run` nodes: a node's
+// program becomes each region's part (monitor/cape1_files.h).
+user_regs_struct restart_in_place(pid_t pid, pid_t tid, const ckpt::Checkpoint& c,
+                                  std::pair<uint64_t, uint64_t> keep);
 
 }  // namespace cape::monitor

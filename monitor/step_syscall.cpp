@@ -71,6 +71,12 @@ long StepSyscalls::syscall(long no, long a1, long a2, long a3, long a4, long a5,
     if (!WIFSTOPPED(status)) continue;
     int sig = WSTOPSIG(status);
     if (sig == SIGTRAP && (status >> 16) == 0) break;
+    if (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL) {
+      user_regs_struct at;
+      ::ptrace(PTRACE_GETREGS, pid_, nullptr, &at);
+      throw UserError("a system call (" + std::to_string(no) + ") run in process " + std::to_string(pid_) +
+                      " faulted with signal " + std::to_string(sig) + " at " + std::to_string(at.rip));
+    }
     if ((status >> 16) == 0 && sig != SIGSTOP) deferred_.push_back(sig);  // a signal that came meanwhile
     // (the step has not run yet: step again from where it is)
   }

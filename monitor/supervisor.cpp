@@ -431,6 +431,7 @@ void Supervisor::serve(pid_t tid, user_regs_struct regs) {
   gadget_ = regs.rcx;
   long result = server_.runtime_call(StoppedThread{*tracee_, tid, gadget_}, regs);
   regs.rax = static_cast<unsigned long long>(result);
+  if (std::optional<user_regs_struct> all = server_.take_registers()) regs = *all;
   Tracee::set_regs(tid, regs);
   resume(tid, 0);
 }

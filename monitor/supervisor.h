@@ -48,6 +48,9 @@ class CallServer {
   virtual void crashed(const std::string& first_frames) { (void)first_frames; }
   // A tick of --checkpoint-every (monitor/cape1_calls.h) stopped the program.
   virtual void checkpoint_tick(pid_t pid) { (void)pid; }
+  // After a runtime call: every register the program resumes with, when the call replaced
+  // them all (CAPE-1's restart(file)); nothing = only rax, the answer.
+  virtual std::optional<user_regs_struct> take_registers() { return std::nullopt; }
 };
 
 class Supervisor {

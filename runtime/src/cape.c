@@ -250,7 +250,26 @@ void cape_stop(void) {
   cape_heap_leave();
 }
 void cape_create(const char* ck) { trap(__func__, CAPE_OP_CREATE, (long)ck, 0, BOUNDARY); }
-int cape_create_complete(const char* file) { return (int)trap(__func__, CAPE_OP_CREATE_COMPLETE, (long)file, 0, BOUNDARY); }
+/* 0: this is a process restarted from `file`, perhaps as another node (CAPE-1's
+ * restart_on): the ids kept in TLS are the checkpointed process's, asked again. */
+int cape_create_complete(const char* file) {
+  int saved = (int)trap(__func__, CAPE_OP_CREATE_COMPLETE, (long)file, 0, BOUNDARY);
+  if (!saved) node_rank = -1;
+  return saved;
+}
+void cape1_copy(const char* from, const char* to) { trap(__func__, CAPE_OP_C1_COPY, (long)from, (long)to, BOUNDARY); }
+void cape1_diff(const char* original, const char* after, const char* delta) {
+  const char* names[3] = {original, after, delta};
+  trap(__func__, CAPE_OP_C1_DIFF, (long)names, 0, BOUNDARY);
+}
+void cape1_merge(const char* target, const char* delta) { trap(__func__, CAPE_OP_C1_MERGE, (long)target, (long)delta, BOUNDARY); }
+void cape1_wait_for(const char* file) { trap(__func__, CAPE_OP_C1_WAIT_FOR, (long)file, 0, BOUNDARY); }
+void cape1_restart_on(const char* file, int node) { trap(__func__, CAPE_OP_C1_RESTART_ON, (long)file, node, BOUNDARY); }
+void cape1_restart(const char* file) {
+  trap(__func__, CAPE_OP_C1_RESTART, (long)file, 0, BOUNDARY);
+  __builtin_trap(); /* the monitor resumes the process from `file`, never here */
+}
+void cape1_serve(void) { trap(__func__, CAPE_OP_C1_SERVE, 0, 0, BOUNDARY); }
 void cape_inject(const char* ck) { trap(__func__, CAPE_OP_INJECT, (long)ck, 0, BOUNDARY); }
 void cape_send(const char* ck, int node) {
   trap(__func__, CAPE_OP_SEND, (long)ck, node, BOUNDARY);

@@ -70,6 +70,21 @@ enum cape_op {
    * monitor saves a complete checkpoint of the process and answers 1; a process restarted
    * from the file resumes here with 0. */
   CAPE_OP_CREATE_COMPLETE,
+  /* The rest of 003 Fig. 2 on checkpoint files (docs/cape1.md): copy(rdi -> rsi),
+   * diff(rdi = the address of {original, after, delta} names), merge(target rdi, delta rsi),
+   * wait_for(rdi), restart_on(rdi = file, rsi = node) starts a new process from the file,
+   * restart(rdi) makes this process continue from the file (the answer and every register
+   * come from it). */
+  CAPE_OP_C1_COPY,
+  CAPE_OP_C1_DIFF,
+  CAPE_OP_C1_MERGE,
+  CAPE_OP_C1_WAIT_FOR,
+  CAPE_OP_C1_RESTART_ON,
+  CAPE_OP_C1_RESTART,
+  /* On a slave node of `cape run` (docs/cape1.md): wait for the next checkpoint the master
+   * sends with restart_on and continue as it (the answer and every register come from it);
+   * answers 1 when the master's program ended instead (restart_on with rdi = 0). */
+  CAPE_OP_C1_SERVE,
   /* Critical sections across nodes (docs/critical.md): rdi = the name (a C string), rsi = 0,
    * or for an atomic the location's address (one lock per location: "atomic@0x..."). */
   CAPE_OP_CRITICAL_ENTER,

@@ -3,14 +3,14 @@
 # and restarted in a new process (cape restart) finishes with the output of an uninterrupted
 # run; the original goes on undisturbed; another binary's restart, a corrupt file and a
 # truncated one are refused with a clear message.
-# Usage: restart.sh CAPE VICTIM OTHER_VICTIM
+# Usage: restart.sh CAPE VICTIM OTHER_VICTIM REFUSALS
 set -u
 # Only the standard streams: a complete checkpoint refuses what it cannot reopen (pipes).
 for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null; done
-CAPE=$1 VICTIM=$2 OTHER=$3
+CAPE=$1 VICTIM=$2 OTHER=$3 REFUSALS=$4
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cape1.XXXXXX")
-trap 'kill $pid 2>/dev/null; rm -rf "$dir"' EXIT
-pid=0
+pid=0  # a program still running (0: none; never `kill 0`, which is the whole process group)
+trap '[ "$pid" -gt 0 ] && kill "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; for f in "$dir"/*.out "$dir"/*.err; do echo "--- $f"; tail -5 "$f"; done; exit 1; }
 
 head -c 65536 /dev/urandom > "$dir/data"
@@ -25,6 +25,7 @@ for round in 1 2 3; do
   "$CAPE" checkpoint "$pid" "$dir/ck.dickpt" > "$dir/checkpoint.out" 2>&1 || fail "cape checkpoint failed"
   cat "$dir/checkpoint.out"
   wait "$pid" || fail "the checkpointed program failed after the checkpoint"
+  pid=0
   cmp -s "$dir/orig.out" "$dir/full.out" || fail "the checkpointed program's output differs from an uninterrupted run"
 
   "$CAPE" restart "$dir/ck.dickpt" > "$dir/restart.out" 2> "$dir/restart.err" || fail "cape restart failed (round $round)"
@@ -60,4 +61,29 @@ head -c $((size - 1000)) "$dir/ck.dickpt" > "$dir/short.dickpt"
 if "$CAPE" restart "$dir/short.dickpt" > /dev/null 2> "$dir/short.err"; then fail "a truncated checkpoint was accepted"; fi
 grep -q "short.dickpt" "$dir/short.err" || fail "truncated: $(cat "$dir/short.err")"
 echo "truncated: $(cat "$dir/short.err")"
+# What a complete checkpoint cannot hold: refused when it is taken, with what to do; the
+# program goes on undisturbed.
+for what in threads pipe write shared; do
+  "$REFUSALS" "$what" "$dir/written" 2> "$dir/refuse.err" &
+  pid=$!
+  for _ in $(seq 200); do grep -q ready "$dir/refuse.err" 2>/dev/null && break; sleep 0.05; done
+  if "$CAPE" checkpoint "$pid" "$dir/refused.dickpt" > /dev/null 2> "$dir/refuse.msg"; then fail "a program with $what was checkpointed"; fi
+  case $what in
+    threads) want="threads: complete checkpoints (CAPE-1) hold one thread only" ;;
+    pipe) want="open on pipe:" ;;
+    write) want="for writing" ;;
+    shared) want="shared mapping" ;;
+  esac
+  grep -q "$want" "$dir/refuse.msg" || fail "$what: $(cat "$dir/refuse.msg")"
+  [ -e "$dir/refused.dickpt" ] && fail "$what: a file was written"
+  kill -0 "$pid" 2>/dev/null || fail "$what: the program did not survive the refused checkpoint"
+  kill "$pid"; wait "$pid" 2>/dev/null
+  pid=0
+  echo "refused ($what): $(cat "$dir/refuse.msg")"
+done
+# A delta is not a process.
+"$CAPE" ckpt diff "$dir/ck.dickpt" "$dir/ck.dickpt" -o "$dir/delta.dickpt" > /dev/null 2>&1 || fail "cape ckpt diff of a complete checkpoint failed"
+if "$CAPE" restart "$dir/delta.dickpt" > /dev/null 2> "$dir/delta.err"; then fail "a delta was restarted"; fi
+grep -q "complete checkpoint" "$dir/delta.err" || fail "delta: $(cat "$dir/delta.err")"
+echo "delta: $(cat "$dir/delta.err")"
 echo PASS

@@ -49,12 +49,14 @@ TEST(Process, RoundTrip) {
   EXPECT_EQ(back.runs.size(), 2u);
 }
 
-TEST(Process, OnlyInCompleteCheckpoints) {
+TEST(Process, OnlyInCompleteCheckpointsAndTheirDeltas) {
   Checkpoint c = sample_complete();
-  c.kind = Kind::delta;
+  c.kind = Kind::merged;
   EXPECT_THROW(serialize(c), Error);
+  c.kind = Kind::delta;  // a diff of two complete checkpoints (CAPE-1's diff)
+  EXPECT_EQ(parse(serialize(c)).process, c.process);
   File f = serialize(sample_complete());
-  expect_parse_error(patch(f, 10, 1, 1), "complete checkpoints of version 4 only", false);
+  expect_parse_error(patch(f, 10, 3, 1), "complete checkpoints and their deltas of version 4 only", false);
   expect_parse_error(patch(f, 8, 3, 2), "version 3", false);
 }
 

@@ -4,7 +4,7 @@
 // base name, so `-c x.c` still makes x.o), then $CC (default gcc) on the translated files
 // with cape's headers and, when linking, libcape_cc and libcape.
 //
-//   cape-cc [--keep] [--model=single|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] [-show] <gcc arguments>
+//   cape-cc [--keep] [--model=single|cape1|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] [-show] <gcc arguments>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -26,14 +26,15 @@ using namespace cape::tr;
 namespace {
 
 void usage() {
-  std::cout << "usage: cape-cc [--keep] [--model=single|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] [-show] <gcc arguments>\n"
+  std::cout << "usage: cape-cc [--keep] [--model=single|cape1|mt] [--ckpt=dickpt|tickpt] [--master-idle] [-v] [-show] <gcc arguments>\n"
                "  Preprocesses every .c file ($CC -E, with -fopenmp's _OPENMP), translates its OpenMP\n"
                "  directives into CAPE runtime calls, then compiles with $CC (default gcc) and links\n"
                "  libcape. Run the program with `cape run -n N ./prog` (as with mpicc and mpirun).\n"
                "  --keep         keep <name>.cape.c (the translation of the source as written, for\n"
                "                 reading) and <name>.cape.pp.c (the translation compiled)\n"
                "  --model=single one process per node (default); mt: each node runs its share of a\n"
-               "                 `parallel for` with OpenMP threads (000 Fig. 6; `cape run --threads-per-node`)\n"
+               "                 `parallel for` with OpenMP threads (000 Fig. 6; `cape run --threads-per-node`);\n"
+               "                 cape1: 003 Fig. 2, complete checkpoints (parallel for and parallel sections only)\n"
                "  --ckpt=dickpt  every write of a region travels (CAPE-2, the default)\n"
                "  --ckpt=tickpt  only shared, lastprivate, copyin, copyprivate and reduction\n"
                "                 data travel (CAPE-TICKPT: Tran et al., SoICT 2018)\n"
@@ -119,9 +120,15 @@ int main(int argc, char** argv) {
       std::string m = a.substr(8);
       if (m == "single" || m == "mt") {
         opts.mt = m == "mt";
+        opts.cape1 = false;
         continue;
       }
-      std::cerr << "cape-cc: unknown model '" << m << "' (single or mt)\n";
+      if (m == "cape1") {  // 003 Fig. 2: complete checkpoints (docs/cape1.md)
+        opts.cape1 = true;
+        opts.mt = false;
+        continue;
+      }
+      std::cerr << "cape-cc: unknown model '" << m << "' (single, cape1 or mt)\n";
       return 2;
     }
     if (a == "-fopenmp" || a == "-fopenmp-simd") continue;  // CAPE is the OpenMP runtime here
@@ -214,7 +221,7 @@ int main(int argc, char** argv) {
     stop_if_interrupted();
     if (status != 0) break;
     if (show) {
-      std::cout << "cape-translate --preprocessed" << (opts.tickpt ? " --ckpt=tickpt" : "") << (opts.mt ? " --model=mt" : "")
+      std::cout << "cape-translate --preprocessed" << (opts.tickpt ? " --ckpt=tickpt" : "") << (opts.mt ? " --model=mt" : "") << (opts.cape1 ? " --model=cape1" : "")
                 << (opts.master_idle ? " --master-idle" : "") << " --name " << src << ' ' << pre.string() << " -o "
                 << dst.string() << '\n';
       gcc_args[sources[k]] = dst.string();

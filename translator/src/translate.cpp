@@ -19,6 +19,7 @@
 #include "context.h"
 #include "directive.h"
 #include "last_parallel.h"
+#include "templates/cape1.h"
 #include "templates/data_sharing.h"
 #include "templates/templates.h"
 
@@ -100,6 +101,15 @@ void translate_construct(TranslationContext& cx, Construct* c, const Enclosing& 
     if (c->stmt) cx.emit_stmt(c->stmt, enc);
     return;
   }
+  if (cx.opt.cape1) {  // 003 Fig. 2: two constructs; the others refused (templates/cape1.h)
+    if (n == "parallel for" || n == "parallel for simd" || n == "parallel loop") return cape1_parallel_for(cx, c, enc);
+    if (n == "parallel sections") return cape1_parallel_sections(cx, c, enc);
+    if (kTemplates.count(n)) {
+      cape1_unsupported(cx, c);
+      if (c->stmt) cx.emit_stmt(c->stmt, enc);
+      return;
+    }
+  }
   if (cx.opt.mt && !mt_supported(cx, c)) {
     if (c->stmt) cx.emit_stmt(c->stmt, enc);
     return;
@@ -140,7 +150,8 @@ std::string translate(Driver& drv, const Options& options) {
     cx.em.raw("/* Translated by cape-translate from " + drv.filename() +
               ": OpenMP directives became CAPE runtime calls (docs/translator.md). */\n"
               "#include <cape/cc.h>\n");
-    if (uses_desc(ast))
+    if (options.cape1) cx.em.raw("#include <cape/cape1_cc.h>\n");
+    if (uses_desc(ast) && !options.cape1)
       cx.em.raw("/* The `before` checkpoints of 001_3036025dc34c4021.txt Fig. 3 carry these. */\n"
                 "static cape_share_t cape_desc[CAPE_CC_MAX_NODES] __attribute__((unused));\n");
   }

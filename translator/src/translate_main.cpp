@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
     bool takes_value = false;
     if (a == "--master-idle") opts.master_idle = true;
     else if (a == "--ckpt=tickpt" || a == "--ckpt=dickpt") opts.tickpt = a == "--ckpt=tickpt";
-    else if (a == "--model=mt" || a == "--model=single") opts.mt = a == "--model=mt";
+    else if (a == "--model=mt" || a == "--model=single") opts.mt = a == "--model=mt", opts.cape1 = false;
+    else if (a == "--model=cape1") opts.cape1 = true, opts.mt = false;
     else if (a == "-v") verbose = true;
     else if (a == "-E" || a == "--preprocess") preprocess = true;
     else if (a == "--preprocessed") preprocessed = true;

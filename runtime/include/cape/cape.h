@@ -38,6 +38,17 @@ int cape_region_begin(const char *where);
  * saved to `file`; returns 1 after saving, and 0 in a process restarted from `file` (`cape
  * restart FILE`). Outside parallel regions only; docs/cape1.md. */
 int cape_create_complete(const char *file);
+/* The rest of 003 Fig. 2, on complete checkpoint files (docs/cape1.md shows the template). */
+void cape1_copy(const char *from, const char *to);      /* copy a checkpoint file */
+void cape1_diff(const char *original, const char *after, const char *delta); /* delta = after - original */
+void cape1_merge(const char *target, const char *delta); /* apply delta's changes to target */
+void cape1_wait_for(const char *file);                    /* return once `file` exists */
+void cape1_restart_on(const char *file, int node);        /* a new process from `file` as node `node` */
+void cape1_restart(const char *file);                     /* continue from `file`; never returns */
+/* A slave node of `cape run`: become the process of the next checkpoint the master sends with
+ * cape1_restart_on(file, this node); returns only when the master's program has ended (then
+ * the caller exits). The master's cape1_restart_on(NULL, node) says that. */
+void cape1_serve(void);
 
 /* Data sharing and reductions (002_2c61c2cb27f62a9a.txt Table 2, Fig. 6-7): the clause
  * calls come before the region's cape_start() and hold until its cape_stop(). `size` is

@@ -7,6 +7,7 @@
  * Usage: restart_victim DATAFILE */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,10 @@ static double fsum;
 static char global_buf[8192];
 
 static void mix(uint64_t v) { digest = (digest ^ v) * 1099511628211ULL; }
+
+/* A handler and a blocked signal: a restarted process must have both. */
+static volatile sig_atomic_t usr1_seen;
+static void on_usr1(int sig) { (void)sig; usr1_seen++; }
 
 static void compute(void) {
   struct timespec ms = {0, 2000000};
@@ -82,7 +87,19 @@ int main(int argc, char **argv) {
   fmap = mmap(NULL, fmap_len, PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
   if (fmap == MAP_FAILED) return 1;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_usr1;
+  sigaction(SIGUSR1, &sa, NULL);
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGUSR2);
+  sigprocmask(SIG_BLOCK, &block, NULL);
   uint64_t stack = recurse(DEPTH);
+  raise(SIGUSR1);
+  sigset_t now;
+  sigprocmask(SIG_BLOCK, NULL, &now);
+  if (usr1_seen != 1 || !sigismember(&now, SIGUSR2)) { printf("signal state lost (handler ran %d times)\n", (int)usr1_seen); return 4; }
   for (size_t i = 0; i < BIG; i += 97) mix(big[i]);
   for (size_t i = 0; i < ANON; i += 31) mix(anon[i]);
   for (int i = 0; i < SMALL; i++) for (int j = 0; j < 64; j++) mix((unsigned char)small[i][j]);

@@ -1,0 +1,263 @@
+#include "monitor/cape1_files.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include "ckpt/format.h"
+#include "ckpt/ops.h"
+#include "ckpt/process_image.h"
+#include "injector/injector.h"
+#include "monitor/complete.h"
+#include "monitor/dirty_tracker.h"  // kScratchAddress
+#include "monitor/exchange.h"
+#include "monitor/restart.h"
+#include "monitor/memory_map.h"
+#include "util/error.h"
+#include "util/log.h"
+#include "util/wait_status.h"
+
+namespace cape::monitor {
+namespace {
+
+ckpt::Checkpoint read_complete(const std::string& path, const char* what) {
+  ckpt::Checkpoint c = ckpt::read_file(path);  // ckpt::Error names the file
+  if (c.process.empty())
+    throw UserError(std::string(what) + ": " + path + " is not a checkpoint of a whole process (create()'s or cape checkpoint's)");
+  return c;
+}
+
+constexpr const char* kOriginal = "cape1:original";  // the mailbox of restart_on's checkpoints
+
+}  // namespace
+
+bool Cape1Files::distributed() const { return ex_ && ex_->size() > 1; }
+
+std::optional<user_regs_struct> Cape1Files::serve(pid_t pid, pid_t tid) {
+  if (!distributed()) throw UserError("cape1_serve(): only a slave node of `cape run` serves the master's checkpoints");
+  ckpt::Checkpoint c = ex_->receive(kOriginal);
+  CAPE_LOG_AT(info, "monitor") << "serve: " << (c.process.empty() ? std::string("the end") : std::to_string(c.memory_bytes()) + " bytes");
+  if (c.process.empty()) return std::nullopt;  // the end
+  user_regs_struct r = restart_in_place(pid, tid, c, {kScratchAddress, kScratchAddress + (uint64_t{1} << 40)});
+  original_ = std::move(c);
+  return r;
+}
+
+void Cape1Files::copy(const std::string& from, const std::string& to) {
+  ckpt::Checkpoint c = ckpt::read_file(from);
+  ckpt::write_file(c, to);
+}
+
+void Cape1Files::diff(const std::string& original, const std::string& after, const std::string& delta) {
+  auto t0 = std::chrono::steady_clock::now();
+  // A slave node diffs against the checkpoint the master sent (its file is on the master).
+  ckpt::Checkpoint o;
+  struct stat st;
+  if (distributed() && original_ && ::stat(original.c_str(), &st) != 0)
+    o = *original_;
+  else
+    o = read_complete(original, "diff");
+  ckpt::Checkpoint a = read_complete(after, "diff");
+  if (o.kind != ckpt::Kind::complete || a.kind != ckpt::Kind::complete)
+    throw UserError("diff(" + original + ", " + after + "): both must be complete checkpoints");
+  ckpt::Checkpoint d = ckpt::diff(o, a);
+  for (ckpt::Run& r : d.runs) r.timestamp = 1;  // later than the original's bytes (timestamp 0)
+  d.process = a.process;
+  d.registers = a.registers;
+  d.name = "diff:" + original;  // merge() reads the base of its three-way rule from it
+  last_original_ = original;
+  if (distributed() && ex_->rank() != 0) {
+    d.name = "cape1:" + delta;  // to the master, whose wait_for(delta) takes it (not a file here)
+    ex_->send(d, 0);
+  } else {
+    ckpt::write_file(d, delta);
+  }
+  CAPE_LOG_AT(info, "monitor") << "diff(" << original << ", " << after << ") -> " << delta << ": "
+                               << d.memory_bytes() << " bytes in "
+                               << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()
+                               << " ms";
+}
+
+void Cape1Files::merge(const std::string& target, const std::string& delta) {
+  ckpt::Checkpoint t = read_complete(target, "merge");
+  ckpt::Checkpoint d = read_complete(delta, "merge");
+  if (t.kind != ckpt::Kind::complete || d.kind != ckpt::Kind::delta)
+    throw UserError("merge(" + target + ", " + delta + "): a complete checkpoint and a delta (diff()'s) are needed");
+  // A delta of another process (a section restarted from `original`) brings its changes
+  // of shared memory only: its stack and the pages of its thread block (libcape's and libc's
+  // per-process state, as CAPE-2 never tracks them: docs/monitor.md) are its own, and the
+  // target keeps its registers and process section. The target's own process (the master's
+  // delta) brings everything.
+  const std::string base_path = d.name;
+  ckpt::ProcessImage tp = ckpt::decode_process(t.process), dp = ckpt::decode_process(d.process);
+  bool same = tp.pid == dp.pid;
+  if (!same) {
+    std::vector<std::pair<uint64_t, uint64_t>> own;
+    for (const ckpt::ProcessMapping& pm : dp.mappings)
+      if (pm.what == ckpt::ProcessMapping::What::stack) own.emplace_back(pm.start, pm.end);
+    if (dp.thread_block_high) own.emplace_back(dp.thread_block_low, dp.thread_block_high);
+    ckpt::Checkpoint kept;
+    kept.kind = d.kind;
+    kept.timestamp = d.timestamp;
+    for (const ckpt::Run& r : d.runs) {
+      // The run's pieces outside every own range.
+      std::vector<std::pair<uint64_t, uint64_t>> pieces{{r.address, r.end()}};
+      for (auto [s, e] : own) {
+        std::vector<std::pair<uint64_t, uint64_t>> next;
+        for (auto [ps, pe] : pieces) {
+          if (pe <= s || ps >= e) {
+            next.emplace_back(ps, pe);
+            continue;
+          }
+          if (ps < s) next.emplace_back(ps, s);
+          if (pe > e) next.emplace_back(e, pe);
+        }
+        pieces = std::move(next);
+      }
+      std::sort(pieces.begin(), pieces.end());
+      for (auto [ps, pe] : pieces) kept.append_from(d, r, ps, pe);
+    }
+    kept.registers = t.registers;
+    kept.process = t.process;
+    d = std::move(kept);
+  }
+  // Three-way (docs/dickpt-format.md, "Merge"): a byte that one side still holds as in the
+  // original is no conflict, the other side wrote it; so word-granular runs of two parts
+  // that wrote neighbouring bytes merge exactly.
+  ckpt::MergeOptions mo;
+  std::optional<ckpt::Checkpoint> base;
+  if (base_path.rfind("diff:", 0) == 0) {
+    try {
+      base = ckpt::read_file(base_path.substr(5));
+    } catch (const ckpt::Error&) {
+      // (no base: every differing byte is a conflict)
+    }
+  }
+  if (base)
+    mo.read_base = [&](uint64_t address, std::span<uint8_t> out) {
+      for (size_t i = 0; i < out.size(); ++i) {
+        const uint8_t* b = base->at(address + i);
+        out[i] = b ? *b : 0;
+      }
+    };
+  ckpt::MergeResult m = ckpt::merge(t, d, mo);
+  for (const ckpt::Conflict& c : m.conflicts) {
+    // The master's own delta, merged last, wins over what the sections left in its frames.
+    bool in_stack = false;
+    if (same)
+      for (const ckpt::ProcessMapping& pm : dp.mappings)
+        in_stack |= pm.what == ckpt::ProcessMapping::What::stack && c.address >= pm.start && c.address + c.length <= pm.end;
+    if (!in_stack)
+      throw UserError("merge(" + target + ", " + delta + "): " + std::to_string(c.length) + " bytes at " +
+                      ckpt::hex_address(c.address) +
+                      " were written differently by two parts of the region (a Bernstein violation, output "
+                      "printed inside the region, or neighbouring bytes of one word, which CAPE-1's merge "
+                      "cannot tell apart)");
+  }
+  m.merged.kind = ckpt::Kind::complete;
+  m.merged.name = t.name;
+  m.merged.registers = same ? d.registers : t.registers;
+  m.merged.process = same ? d.process : t.process;
+  ckpt::write_file(m.merged, target);
+}
+
+void Cape1Files::wait_for(const std::string& file) {
+  if (distributed()) {
+    struct stat st;
+    if (::stat(file.c_str(), &st) == 0) return;
+    ckpt::Checkpoint c = ex_->receive("cape1:" + file);
+    // A delta made against the original this node diffed last (Fig. 2: the master's own
+    // diff comes before its wait_for): the base of merge()'s three-way rule.
+    c.name = "diff:" + last_original_;
+    return ckpt::write_file(c, file);
+  }
+  for (;;) {
+    struct stat st;
+    if (::stat(file.c_str(), &st) == 0) return;
+    bool alive = false;
+    for (auto it = started_.begin(); it != started_.end();) {
+      int status = 0;
+      pid_t r = ::waitpid(*it, &status, WNOHANG);
+      if (r == 0) {
+        alive = true;
+        ++it;
+        continue;
+      }
+      if (r == *it && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+        CAPE_LOG_AT(warn, "monitor") << "the process restarted as a part of the region (pid " << *it << ") "
+                                     << WaitStatus{status}.describe();
+      it = started_.erase(it);
+    }
+    if (!alive && ::stat(file.c_str(), &st) != 0)
+      throw UserError("wait_for(" + file + "): it does not exist and no process restarted by restart_on() is left to make it");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+void Cape1Files::restart_on(const std::string& file, int node) {
+  if (distributed()) {
+    if (node <= 0 || node >= ex_->size())
+      throw UserError("restart_on(" + file + ", " + std::to_string(node) + "): the job has nodes 1 to " +
+                      std::to_string(ex_->size() - 1) + " to restart on");
+    ckpt::Checkpoint c;
+    if (!file.empty()) c = ckpt::read_file(file);
+    else c.kind = ckpt::Kind::delta;  // no process: the end
+    c.name = kOriginal;
+    CAPE_LOG_AT(info, "monitor") << "restart_on(" << file << ", " << node << "): " << c.memory_bytes()
+                                 << " bytes sent";
+    return ex_->send(c, node);
+  }
+  if (file.empty()) return;  // the end: nothing to tell a local process
+  std::string cape(4096, '\0');
+  ssize_t n = ::readlink("/proc/self/exe", cape.data(), cape.size());
+  if (n <= 0) fail_errno("readlink /proc/self/exe");
+  cape.resize(static_cast<size_t>(n));
+  std::string rank = std::to_string(node);
+  pid_t pid = ::fork();
+  if (pid < 0) fail_errno("fork");
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const char* argv[] = {cape.c_str(), "restart", "--rank", rank.c_str(), file.c_str(), nullptr};
+    ::execv(argv[0], const_cast<char**>(argv));
+    ::_exit(127);
+  }
+  started_.push_back(pid);
+}
+
+user_regs_struct Cape1Files::restart(pid_t pid, pid_t tid, const std::string& file) {
+  ckpt::Checkpoint t = read_complete(file, "restart");
+  ckpt::ProcessImage p = ckpt::decode_process(t.process);
+  std::vector<uint8_t> id = read_build_id("/proc/" + std::to_string(pid) + "/exe");
+  if (id != p.build_id)
+    throw UserError("restart(" + file + "): made from another executable (build id " + hex(p.build_id) + ", this one " +
+                    hex(id) + ")");
+  if (!t.registers || t.registers->bytes.size() != sizeof(user_regs_struct))
+    throw UserError("restart(" + file + "): no register set");
+  std::vector<injector::Range> allowed;
+  for (const Mapping& m : read_maps(pid)) allowed.push_back({m.start, m.end});
+  injector::check_inside(t, allowed, "restart(\"" + file + "\") (memory this process has not mapped: a part of the "
+                                                            "region allocated it elsewhere)");
+  injector::write_checkpoint(pid, t);
+  if (!p.xstate.empty() && p.xstate.size() != sizeof(user_fpregs_struct)) {
+    iovec iov{p.xstate.data(), p.xstate.size()};
+    if (::ptrace(PTRACE_SETREGSET, tid, reinterpret_cast<void*>(NT_X86_XSTATE), &iov) != 0) fail_errno("PTRACE_SETREGSET");
+  }
+  user_regs_struct r;
+  std::memcpy(&r, t.registers->bytes.data(), sizeof r);
+  return r;
+}
+
+}  // namespace cape::monitor
