@@ -133,7 +133,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
     /* A `parallel` region: every node, or the first num_threads nodes (the others run
        the region's worksharing constructs with no share and skip the rest, which the
        translation makes them jump over). */
-    int avail = master_idle ? nodes - 1 : nodes;
+    int avail = (master_idle ? nodes - 1 : nodes) * mt_k;
     t = num_threads > 0 && num_threads < avail ? num_threads : avail;
   }
   if (nodes == 1) {
@@ -149,8 +149,36 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   return 1;
 }
 
+/* The two-level model: a `parallel` region's reductions, registered at its start and again
+ * at each of its barriers (by the thread that exchanges, inside the team, where the
+ * variable's name is its own private copy: the original's address is the one recorded). */
+#define MAX_REDUCTIONS 64
+static __thread struct {
+  void *addr;
+  unsigned long size;
+  int op, type;
+} reds[MAX_REDUCTIONS];
+static __thread int nreds;
+
+void cape_cc_mt_reduction(void *addr, unsigned long size, int op, int type) {
+  if (nreds == MAX_REDUCTIONS) {
+    fprintf(stderr, "cape: a parallel region with more than %d reductions\n", MAX_REDUCTIONS);
+    abort();
+  }
+  reds[nreds].addr = addr;
+  reds[nreds].size = size;
+  reds[nreds].op = op;
+  reds[nreds].type = type;
+  nreds++;
+  cape_reduction(addr, size, op, type);
+}
+
+void cape_cc_mt_reductions_again(void) {
+  for (int i = 0; i < nreds; i++) cape_reduction(reds[i].addr, reds[i].size, reds[i].op, reds[i].type);
+}
+
 void cape_cc_join(void) {
-  if (level == 1) nprivs = nshared = 0;
+  if (level == 1) nprivs = nshared = nreds = 0;
   if (level > 0) {
     cur = saved[--level];
     saved[level] = (struct team){0, 0, 0, 0}; /* back to its bytes before the fork */
@@ -187,6 +215,11 @@ void cape_cc_mt_leave(void) {
   mt_joined = mt_in = 0;
   mt_tid = 0;
 }
+
+/* The thread that makes the node's exchanges at a barrier of a `parallel` region: libgomp's
+ * thread 0, the one that called cape_start() (its runtime calls use the frame marked
+ * before the team started, cape_mark_frame). Outside a node's team: this thread. */
+int cape_cc_mt_exchanger(void) { return !mt_in || !gomp_thread_num || gomp_thread_num() == 0; }
 
 /* 1 when one of this node's threads runs iteration n-1 (lastprivate). */
 int cape_cc_mt_last(unsigned long long n, unsigned long long chunk) {
@@ -327,6 +360,7 @@ void cape_cc_orphan_back(void) {
     at += privs[i].size;
   }
   for (int i = 0; i < nshared; i++) cape_set_shared(shared[i].addr, shared[i].size);
+  cape_cc_mt_reductions_again();
 }
 
 /* The exchanges (cc.h): each follows the cape_create() its construct made in the user's
