@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,19 @@ static int env_int(const char *name) {
   return n > 0 ? n : 0;
 }
 
+/* The main thread's stack, grown before the first window: the node's thread 0 runs a region's
+ * body in libgomp's frames below the user's (with its private copies, arrays included), and a
+ * stack growing inside a window is a mapping change on one node (the other nodes' maps would
+ * differ), which the mprotect tracker's split stack may even refuse. Up to half the limit. */
+__attribute__((noinline)) static void grow_stack(void) {
+  struct rlimit rl;
+  unsigned long want = 4UL << 20;
+  if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < want) want = rl.rlim_cur / 2;
+  volatile char *p = __builtin_alloca(want);
+  for (unsigned long i = 0; i < want; i += 4096) p[i] = 0;
+  __asm__ volatile("" : : "r"(p) : "memory");
+}
+
 /* Threads per node: `cape run --threads-per-node K` (CAPE_THREADS_PER_NODE), else the node's
  * CPUs. The monitor may have pinned the program to one CPU (its synchronous trackers want
  * that): the program asks for all of them back, or its threads would share one. */
@@ -65,6 +79,7 @@ static void mt_setup(void) {
   if (!mt_k) mt_k = cpus > 0 ? cpus : 1;
   gomp_thread_num = (int (*)(void))dlsym(RTLD_NEXT, "omp_get_thread_num");
   mt_rank_at = &mt_rank;
+  grow_stack();
   mt_ready = 1;
 }
 
