@@ -43,6 +43,9 @@ static int *mt_rank_at;
 static __thread int mt_in;            /* this thread runs in its node's libgomp team */
 static __thread int mt_tid;           /* ... as the team's thread mt_tid (-1: no share) */
 static __thread int mt_joined;        /* ... and joined the node's heap window */
+/* Regions entered by this thread inside its node's team (a function with a region called
+ * from a loop body): serialized, a team of one, never touching the shared team state. */
+static __thread int mt_nested;
 
 static int env_int(const char *name) {
   const char *s = getenv(name);
@@ -122,6 +125,10 @@ static __thread int nshared;
 static struct team saved[MAX_LEVELS];
 
 int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
+  if (mt_in || mt_nested) { /* nested in a node's team: a team of one (nesting is off) */
+    mt_nested++;
+    return 0;
+  }
   int master_idle = (flags & CAPE_CC_MASTER_IDLE) != 0;
   if (flags & CAPE_CC_MT) mt_setup();
   if (level >= MAX_LEVELS) {
@@ -193,6 +200,10 @@ void cape_cc_mt_reductions_again(void) {
 }
 
 void cape_cc_join(void) {
+  if (mt_nested) {
+    mt_nested--;
+    return;
+  }
   if (level == 1) nprivs = nshared = nreds = 0;
   if (level > 0) {
     cur = saved[--level];
@@ -201,7 +212,14 @@ void cape_cc_join(void) {
 
 }
 
-int cape_cc_tid(void) { return mt_in ? mt_tid : cur.tid; }
+/* Inside a node's libgomp team before cape_cc_mt_enter() (gcc's copyin code runs first and
+ * asks omp_get_thread_num() != 0), the number is libgomp's plus the node's first. */
+int cape_cc_tid(void) {
+  if (mt_nested) return 0;
+  if (mt_in) return mt_tid;
+  if (mt_k > 1 && gomp_thread_num && cur.tid >= 0) return cur.tid + gomp_thread_num();
+  return cur.tid;
+}
 
 int cape_cc_thread_of_node(int node) {
   if (!cur.distributed) return node == 0 ? 0 : -1;
@@ -212,13 +230,16 @@ int cape_cc_thread_of_node(int node) {
 
 /* ---- the two-level model: a node's libgomp team (cc.h) ---- */
 
+static int team_size(void) { return mt_nested ? 1 : cur.nthreads; }
+
 int cape_cc_mt_threads(void) {
-  if (cur.tid < 0) return 1; /* no share: one thread, which finds no iteration */
+  if (mt_nested || cur.tid < 0) return 1; /* no share: one thread, which finds no iteration */
   int n = cur.nthreads - cur.tid;
   return n < mt_k ? n : mt_k;
 }
 
 void cape_cc_mt_enter(void) {
+  if (mt_nested) return; /* a nested team of one: this thread keeps its place */
   int local = gomp_thread_num ? gomp_thread_num() : 0;
   mt_tid = cur.tid < 0 ? -1 : cur.tid + local;
   mt_in = 1;
@@ -226,6 +247,7 @@ void cape_cc_mt_enter(void) {
 }
 
 void cape_cc_mt_leave(void) {
+  if (mt_nested) return;
   if (mt_joined) cape_thread_leave_window();
   mt_joined = mt_in = 0;
   mt_tid = 0;
@@ -238,6 +260,7 @@ int cape_cc_mt_exchanger(void) { return !mt_in || !gomp_thread_num || gomp_threa
 
 /* 1 when one of this node's threads runs iteration n-1 (lastprivate). */
 int cape_cc_mt_last(unsigned long long n, unsigned long long chunk) {
+  if (mt_nested) return 1; /* a team of one ran every iteration */
   if (cur.tid < 0) return 0;
   int k = cape_cc_mt_threads();
   for (int g = cur.tid; g < cur.tid + k; g++) {
@@ -250,7 +273,7 @@ int cape_cc_mt_last(unsigned long long n, unsigned long long chunk) {
 
 void cape_cc_share(cape_share_t *out, unsigned long long n, unsigned long long chunk, int thread) {
   cape_share_t s = {0, 0, 1, 1};
-  unsigned long long nt = (unsigned long long)cur.nthreads;
+  unsigned long long nt = (unsigned long long)team_size();
   if (thread < 0 || n == 0) {
     *out = s;
     return;
@@ -318,17 +341,18 @@ void cape_cc_share_statics(void) {
 int cape_cc_mine(int j) {
   int t = cape_cc_tid();
   if (t < 0) return 0;
-  return j % cur.nthreads == t;
+  return j % team_size() == t;
 }
 
 /* The two-level model: section j is one of this node's threads'. */
 int cape_cc_mt_mine(int j) {
+  if (mt_nested) return 1;
   if (cur.tid < 0) return 0;
   int t = j % cur.nthreads;
   return t >= cur.tid && t < cur.tid + cape_cc_mt_threads();
 }
 
-int cape_cc_distributed(void) { return cur.distributed && level == 1; }
+int cape_cc_distributed(void) { return !mt_nested && cur.distributed && level == 1; }
 
 void cape_cc_private(void *x, const void *orig, unsigned long size) {
   if (nprivs == MAX_PRIVATES) {
@@ -442,15 +466,15 @@ int omp_get_thread_num(void) {
   int t = cape_cc_tid();
   return t < 0 ? 0 : t;
 }
-int omp_get_num_threads(void) { return cur.nthreads; }
+int omp_get_num_threads(void) { return team_size(); }
 int omp_get_max_threads(void) {
   if (level > 0) return 1;
   return max_threads(cape_num_nodes(), 0);
 }
 void omp_set_num_threads(int n) { requested = n > 0 ? n : 0; }
-int omp_in_parallel(void) { return cur.nthreads > 1; }
+int omp_in_parallel(void) { return cur.nthreads > 1; /* also in a nested team of one */ }
 int omp_get_num_procs(void) { return cape_num_nodes() * mt_k; }
-int omp_get_level(void) { return level; }
+int omp_get_level(void) { return level + mt_nested; }
 int omp_get_dynamic(void) { return 0; }
 void omp_set_dynamic(int on) { (void)on; }
 int omp_get_nested(void) { return 0; }

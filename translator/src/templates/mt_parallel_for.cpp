@@ -29,7 +29,7 @@ namespace cape::tr {
 
 bool mt_supported(TranslationContext& cx, Construct* c) {
   static const Names ok = {"parallel for", "parallel for simd", "parallel loop", "parallel sections", "parallel",
-                           "simd", "flush", "master", "barrier", ""};
+                           "simd", "flush", "master", "barrier", "threadprivate", ""};
   // Inside a region the node's threads share its variables: a worksharing construct's own
   // data-sharing clauses would need each thread's copy (not done yet).
   // (for and sections: each thread gets its own copies, mt_ws_open; single not yet.)
@@ -38,7 +38,7 @@ bool mt_supported(TranslationContext& cx, Construct* c) {
   const std::string& n = c->dir.name;
   if (ws.count(n)) {
     for (const Clause& cl : c->dir.clauses)
-      if (ws_clauses.count(cl.name) && (n == "single" || cl.name == "copyprivate")) {
+      if (ws_clauses.count(cl.name) && n == "single" && (cl.name == "lastprivate" || cl.name == "reduction")) {
         cx.d.error_at(cl.tok, "clause '" + cl.name + "' on 'omp " + n + "' is not supported with --model=mt yet "
                               "(the node's threads would share the variable); put it on the 'parallel' "
                               "construct, or use --model=single");
@@ -122,6 +122,45 @@ std::string mt_ws_close(const Clauses& cl, int id, const std::string& is_last) {
   return out;
 }
 
+// copyin under the two-level model: threadprivate variables live in each thread's TLS, which
+// never travels, so the master's values go through a static copy of each (tracked memory,
+// the same on every node after the exchange; the flip makes the master's create() see a
+// change); every node then takes them into its thread 0's copy, and libgomp's copyin clause
+// (mt_open) gives them to the node's other threads.
+namespace {
+// `tmpl` once per variable: $x the variable, $cs its static copy.
+std::string per_var(const std::vector<std::string>& vars, int id, const std::string& tmpl) {
+  std::string r;
+  for (auto& x : vars) r += Holes{{"x", x}, {"cs", gen_name("cs", id, x)}}.fill(tmpl);
+  return r;
+}
+}  // namespace
+
+std::string mt_copyin_code(const Clauses& cl, int id) {
+  if (cl.copyin.empty()) return "";
+  Holes h{{"declare", per_var(cl.copyin, id, "    static __typeof__($x) $cs;\n")},
+          {"flip", per_var(cl.copyin, id,
+                           "      CAPE_CC_SAVE($cs, $x); CAPE_CC_FLIP($cs);\n"
+                        "      cape_set_copyin((void *)&$cs, sizeof($cs));\n")},
+          {"set", per_var(cl.copyin, id, "      CAPE_CC_SAVE($cs, $x);\n")},
+          {"take", per_var(cl.copyin, id, "    CAPE_CC_RESTORE($x, $cs);\n")}};
+  return h.fill(R"c(    /* copyin: the master's threadprivate values, to every node, through static copies */
+$declare
+    if (cape_master()) {
+$flip
+      cape_start();
+$set
+      cape_create("copyin");
+      cape_stop();
+      cape_broadcast("copyin");
+    } else {
+      cape_receive("copyin");
+      cape_inject("copyin");
+    }
+$take
+)c");
+}
+
 // Around a region's exchange: the node's threads meet, one makes the exchange, they meet again.
 std::string mt_barrier(const std::string& exchange) {
   return "#pragma omp barrier\n  if (cape_cc_mt_exchanger()) {\n" + exchange + "  }\n#pragma omp barrier\n";
@@ -160,7 +199,7 @@ std::string mt_open(const Clauses& cl, const std::vector<std::string>& priv, con
   for (const std::string& x : cl.lastpriv)
     if (x == loop_var && !has(p, x)) p.push_back(x);
     else if (x != loop_var && !has(fp, x)) fp.push_back(x);
-  std::string clauses = list_clause("private", p) + list_clause("firstprivate", fp);
+  std::string clauses = list_clause("private", p) + list_clause("firstprivate", fp) + list_clause("copyin", cl.copyin);
   for (const Reduction& rd : cl.red)
     clauses += " reduction(" + rd.op + ":" + rd.var + (rd.section ? "[" + rd.lo + ":" + rd.len + "]" : "") + ")";
   return "  /* 000_2e1115959baa0e7d.txt Fig. 6 lines 20-22: this node's share on its OpenMP threads */\n"

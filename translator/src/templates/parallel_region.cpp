@@ -123,7 +123,7 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
       start_calls.replace(p, 15, "cape_cc_mt_reduction(");
   Holes h{{"cond", cl.cond},
           {"where", cx.where(c)},
-          {"copyin", copyin_code(cl, id)},
+          {"copyin", (cx.opt.mt ? mt_copyin_code(cl, id) : copyin_code(cl, id))},
           {"calls", start_calls},
           {"identities", identities}};
 

@@ -39,6 +39,7 @@ void loop(TranslationContext& cx, Construct* c, const Enclosing& enc);
 // taken before the window, for the thread that runs the last iteration.
 bool mt_supported(TranslationContext& cx, Construct* c);
 std::string mt_barrier(const std::string& exchange);
+std::string mt_copyin_code(const Clauses& cl, int id);
 struct Loop;
 struct Clauses;
 class Holes;
