@@ -97,10 +97,13 @@ std::vector<Area> tracked_set(const std::vector<Mapping>& maps, const std::strin
   std::vector<Area> out;
   // The main stack's VMA split by a tracker that protects part of it (uffd registration or
   // mprotect of some pages): the kernel names only the piece holding the initial stack
-  // pointer "[stack]"; the adjacent anonymous rw pieces are the stack too.
+  // pointer "[stack]"; the adjacent anonymous pieces are the stack too, read-only ones
+  // included (the mprotect tracker's protected pages: a writable piece beyond one was taken
+  // for a mapping of its own, and the job failed with "another node made ... anon rw-, but
+  // ... is [stack] on this node").
   std::vector<bool> stack_part(maps.size(), false);
   auto rw_private_anon = [&](size_t k) {
-    return maps[k].path.empty() && maps[k].read && maps[k].write && !maps[k].shared;
+    return maps[k].path.empty() && maps[k].read && !maps[k].shared;
   };
   for (size_t i = 0; i < maps.size(); i++) {
     if (maps[i].path != "[stack]") continue;

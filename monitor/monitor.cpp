@@ -64,6 +64,9 @@ struct CallTimes {
   uint64_t count[CAPE_OP_COUNT] = {};
   double us[CAPE_OP_COUNT] = {};
   double between_us = 0;
+  // The compute phases: from the call before a create("after") to it, the program running
+  // its share of a region (issue 13's bench compares them between the models).
+  double compute_us = 0;
   uint64_t traps = 0;  // calls deferred by libcape ride on another call's trap
   std::chrono::steady_clock::time_point last{};
   void report(int rank) const {
@@ -73,7 +76,8 @@ struct CallTimes {
     if (calls == 0) return;
     CAPE_LOG_AT(info, "calls") << "rank " << rank << ": " << calls << " runtime calls in " << traps << " traps, "
                                << in / 1000
-                               << " ms in the monitor, " << between_us / 1000 << " ms between calls";
+                               << " ms in the monitor, " << between_us / 1000 << " ms between calls, "
+                               << compute_us / 1000 << " ms computing";
     for (int op = 0; op < CAPE_OP_COUNT; op++)
       if (count[op])
         CAPE_LOG_AT(info, "calls") << "  " << op_name(op) << ": " << count[op] << " x " << us[op] / count[op]
@@ -221,8 +225,12 @@ long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs
 long Monitor::serve(const StoppedThread& st, const user_regs_struct& regs) {
   int op = static_cast<int>(regs.rax & 0xff);
   auto t0 = std::chrono::steady_clock::now();
-  if (times_.last != std::chrono::steady_clock::time_point{})
-    times_.between_us += std::chrono::duration<double, std::micro>(t0 - times_.last).count();
+  if (times_.last != std::chrono::steady_clock::time_point{}) {
+    double gap = std::chrono::duration<double, std::micro>(t0 - times_.last).count();
+    times_.between_us += gap;
+    if (op == CAPE_OP_CREATE && window_.is_open() && st.tracee.read_c_string(regs.rdi) == "after")
+      times_.compute_us += gap;
+  }
   struct Timed {
     CallTimes& t;
     int op;

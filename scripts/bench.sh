@@ -16,3 +16,6 @@ done < <(find "$build/bench" -type f -name 'cape_bench_*' ! -name '*_victim' -pe
 # Whole jobs beside their MPI versions (BENCH_E2E=full for the issue's sizes).
 echo "== end-to-end (scripts/bench-e2e.sh)"
 "$(dirname "$0")/bench-e2e.sh" "$build"
+# The two-level model against the single one (issue 13).
+echo "== two-level model (scripts/bench-mt.sh)"
+"$(dirname "$0")/bench-mt.sh" "$build"

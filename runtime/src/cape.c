@@ -160,6 +160,11 @@ static __thread int known_traced;
 static __thread long deferred_op, deferred_a1, deferred_a2;
 static __thread char deferred_name[256];
 
+/* The two-level model (cape.h, cape_mark_frame): the boundary of the runtime calls this
+ * thread makes from deeper frames (a `parallel` region's barriers, run inside libgomp's
+ * team), 0 = none. TLS: never tracked. */
+static __thread char* marked_frame;
+
 /* noinline + frame address: `boundary` is the caller's stack pointer before the call,
  * the lowest address of the program's own frames. Output buffered so far is written
  * first (never fflush(NULL): other FILEs live in the tracked heap and are the program's). */
@@ -167,6 +172,7 @@ __attribute__((noinline)) static long trap(const char* call, long op, long a1, l
                                            void* boundary) {
   fflush(stdout);
   fflush(stderr);
+  if (marked_frame && (char*)boundary < marked_frame) boundary = marked_frame;
   if (!known_traced) {
     if (!traced()) no_monitor(call);
     known_traced = 1;
@@ -239,6 +245,10 @@ int cape_master(void) {
 /* Every node calls start() with the same memory (docs/translator.md), so the heap's
  * deferred frees are settled before the trap, the same way everywhere; after it, this
  * node allocates from its own arena until stop(). */
+/* noinline: BOUNDARY is the caller's stack pointer, as for a trap. */
+__attribute__((noinline)) void cape_mark_frame(void) { marked_frame = BOUNDARY; }
+void cape_unmark_frame(void) { marked_frame = 0; }
+
 void cape_start(void) {
   know_ids(__func__);
   cape_heap_settle(node_count);

@@ -42,9 +42,9 @@ grep -q '^cape-cc: .*gcc' v.err || fail "-v did not show the compiler command"
 # two-level model does not translate yet is refused at its place.
 "$cc" --model=mt main.c -o prog_mt
 nm prog_mt | grep ' U GOMP_parallel' > /dev/null || fail "--model=mt: no OpenMP threads in the program"
-printf 'int main(void) {\n  int x = 0;\n#pragma omp parallel\n  x++;\n  return x;\n}\n' > region.c
-if "$cc" --model=mt -c region.c 2> m.err; then fail "--model=mt accepted a parallel region"; fi
-grep -q "region.c:3:13: error: 'omp parallel' is not supported with --model=mt yet" m.err || fail "--model=mt message: $(cat m.err)"
+printf 'int main(void) {\n  int x = 0;\n#pragma omp parallel\n  {\n#pragma omp critical\n  x++;\n  }\n  return x;\n}\n' > region.c
+if "$cc" --model=mt -c region.c 2> m.err; then fail "--model=mt accepted a critical section"; fi
+grep -q "region.c:5:13: error: 'omp critical' is not supported with --model=mt yet" m.err || fail "--model=mt message: $(cat m.err)"
 if "$cc" --model=bad -c main.c 2> m.err; then fail "--model=bad accepted"; fi
 "$cc" --model=single -c main.c
 

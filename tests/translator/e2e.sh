@@ -3,6 +3,7 @@
 # cape-cc, run natively with OMP_NUM_THREADS=N and on N CAPE nodes; outputs must be equal.
 #   e2e.sh CAPE_CC CAPE PROGRAM.c [N [CAPE_CC_FLAGS...]]
 # --threads-per-node=K (with --model=mt): native runs N*K threads, `cape run` K per node.
+# --tracker=T: `cape run --tracker T`.
 # --strict (among the flags): also fail when a node logs a conflict or a variable written
 # with different values by two nodes (issue 12: NPB CG's `wait_for("after"): 1 ranges written
 # differently` on a stack word; since issue 17 `cape: warning: ... written with different values`).
@@ -18,6 +19,7 @@ for f in "$@"; do
   case $f in
     --strict) strict=1 ;;
     --threads-per-node=*) per_node=${f#--threads-per-node=}; run_flags+=(--threads-per-node "$per_node") ;;
+    --tracker=*) run_flags+=(--tracker "${f#--tracker=}") ;;
     -l*) libs+=("$f") ;;
     --tolerance=*) tol_arg=${f#--tolerance=} ;;
     -D* | -I*) flags+=("$f"); native_flags+=("$f") ;;

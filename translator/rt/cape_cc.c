@@ -10,6 +10,7 @@
 
 #include <dlfcn.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +43,28 @@ static int *mt_rank_at;
 static __thread int mt_in;            /* this thread runs in its node's libgomp team */
 static __thread int mt_tid;           /* ... as the team's thread mt_tid (-1: no share) */
 static __thread int mt_joined;        /* ... and joined the node's heap window */
+/* Regions entered by this thread inside its node's team (a function with a region called
+ * from a loop body): serialized, a team of one, never touching the shared team state. */
+static __thread int mt_nested;
 
 static int env_int(const char *name) {
   const char *s = getenv(name);
   if (!s || !*s) return 0;
   int n = atoi(s);
   return n > 0 ? n : 0;
+}
+
+/* The main thread's stack, grown before the first window: the node's thread 0 runs a region's
+ * body in libgomp's frames below the user's (with its private copies, arrays included), and a
+ * stack growing inside a window is a mapping change on one node (the other nodes' maps would
+ * differ), which the mprotect tracker's split stack may even refuse. Up to half the limit. */
+__attribute__((noinline)) static void grow_stack(void) {
+  struct rlimit rl;
+  unsigned long want = 4UL << 20;
+  if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < want) want = rl.rlim_cur / 2;
+  volatile char *p = __builtin_alloca(want);
+  for (unsigned long i = 0; i < want; i += 4096) p[i] = 0;
+  __asm__ volatile("" : : "r"(p) : "memory");
 }
 
 /* Threads per node: `cape run --threads-per-node K` (CAPE_THREADS_PER_NODE), else the node's
@@ -65,6 +82,7 @@ static void mt_setup(void) {
   if (!mt_k) mt_k = cpus > 0 ? cpus : 1;
   gomp_thread_num = (int (*)(void))dlsym(RTLD_NEXT, "omp_get_thread_num");
   mt_rank_at = &mt_rank;
+  grow_stack();
   mt_ready = 1;
 }
 
@@ -107,6 +125,10 @@ static __thread int nshared;
 static struct team saved[MAX_LEVELS];
 
 int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
+  if (mt_in || mt_nested) { /* nested in a node's team: a team of one (nesting is off) */
+    mt_nested++;
+    return 0;
+  }
   int master_idle = (flags & CAPE_CC_MASTER_IDLE) != 0;
   if (flags & CAPE_CC_MT) mt_setup();
   if (level >= MAX_LEVELS) {
@@ -133,7 +155,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
     /* A `parallel` region: every node, or the first num_threads nodes (the others run
        the region's worksharing constructs with no share and skip the rest, which the
        translation makes them jump over). */
-    int avail = master_idle ? nodes - 1 : nodes;
+    int avail = (master_idle ? nodes - 1 : nodes) * mt_k;
     t = num_threads > 0 && num_threads < avail ? num_threads : avail;
   }
   if (nodes == 1) {
@@ -149,8 +171,40 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   return 1;
 }
 
+/* The two-level model: a `parallel` region's reductions, registered at its start and again
+ * at each of its barriers (by the thread that exchanges, inside the team, where the
+ * variable's name is its own private copy: the original's address is the one recorded). */
+#define MAX_REDUCTIONS 64
+static __thread struct {
+  void *addr;
+  unsigned long size;
+  int op, type;
+} reds[MAX_REDUCTIONS];
+static __thread int nreds;
+
+void cape_cc_mt_reduction(void *addr, unsigned long size, int op, int type) {
+  if (nreds == MAX_REDUCTIONS) {
+    fprintf(stderr, "cape: a parallel region with more than %d reductions\n", MAX_REDUCTIONS);
+    abort();
+  }
+  reds[nreds].addr = addr;
+  reds[nreds].size = size;
+  reds[nreds].op = op;
+  reds[nreds].type = type;
+  nreds++;
+  cape_reduction(addr, size, op, type);
+}
+
+void cape_cc_mt_reductions_again(void) {
+  for (int i = 0; i < nreds; i++) cape_reduction(reds[i].addr, reds[i].size, reds[i].op, reds[i].type);
+}
+
 void cape_cc_join(void) {
-  if (level == 1) nprivs = nshared = 0;
+  if (mt_nested) {
+    mt_nested--;
+    return;
+  }
+  if (level == 1) nprivs = nshared = nreds = 0;
   if (level > 0) {
     cur = saved[--level];
     saved[level] = (struct team){0, 0, 0, 0}; /* back to its bytes before the fork */
@@ -158,7 +212,14 @@ void cape_cc_join(void) {
 
 }
 
-int cape_cc_tid(void) { return mt_in ? mt_tid : cur.tid; }
+/* Inside a node's libgomp team before cape_cc_mt_enter() (gcc's copyin code runs first and
+ * asks omp_get_thread_num() != 0), the number is libgomp's plus the node's first. */
+int cape_cc_tid(void) {
+  if (mt_nested) return 0;
+  if (mt_in) return mt_tid;
+  if (mt_k > 1 && gomp_thread_num && cur.tid >= 0) return cur.tid + gomp_thread_num();
+  return cur.tid;
+}
 
 int cape_cc_thread_of_node(int node) {
   if (!cur.distributed) return node == 0 ? 0 : -1;
@@ -169,13 +230,16 @@ int cape_cc_thread_of_node(int node) {
 
 /* ---- the two-level model: a node's libgomp team (cc.h) ---- */
 
+static int team_size(void) { return mt_nested ? 1 : cur.nthreads; }
+
 int cape_cc_mt_threads(void) {
-  if (cur.tid < 0) return 1; /* no share: one thread, which finds no iteration */
+  if (mt_nested || cur.tid < 0) return 1; /* no share: one thread, which finds no iteration */
   int n = cur.nthreads - cur.tid;
   return n < mt_k ? n : mt_k;
 }
 
 void cape_cc_mt_enter(void) {
+  if (mt_nested) return; /* a nested team of one: this thread keeps its place */
   int local = gomp_thread_num ? gomp_thread_num() : 0;
   mt_tid = cur.tid < 0 ? -1 : cur.tid + local;
   mt_in = 1;
@@ -183,13 +247,20 @@ void cape_cc_mt_enter(void) {
 }
 
 void cape_cc_mt_leave(void) {
+  if (mt_nested) return;
   if (mt_joined) cape_thread_leave_window();
   mt_joined = mt_in = 0;
   mt_tid = 0;
 }
 
+/* The thread that makes the node's exchanges at a barrier of a `parallel` region: libgomp's
+ * thread 0, the one that called cape_start() (its runtime calls use the frame marked
+ * before the team started, cape_mark_frame). Outside a node's team: this thread. */
+int cape_cc_mt_exchanger(void) { return !mt_in || !gomp_thread_num || gomp_thread_num() == 0; }
+
 /* 1 when one of this node's threads runs iteration n-1 (lastprivate). */
 int cape_cc_mt_last(unsigned long long n, unsigned long long chunk) {
+  if (mt_nested) return 1; /* a team of one ran every iteration */
   if (cur.tid < 0) return 0;
   int k = cape_cc_mt_threads();
   for (int g = cur.tid; g < cur.tid + k; g++) {
@@ -202,7 +273,7 @@ int cape_cc_mt_last(unsigned long long n, unsigned long long chunk) {
 
 void cape_cc_share(cape_share_t *out, unsigned long long n, unsigned long long chunk, int thread) {
   cape_share_t s = {0, 0, 1, 1};
-  unsigned long long nt = (unsigned long long)cur.nthreads;
+  unsigned long long nt = (unsigned long long)team_size();
   if (thread < 0 || n == 0) {
     *out = s;
     return;
@@ -270,17 +341,18 @@ void cape_cc_share_statics(void) {
 int cape_cc_mine(int j) {
   int t = cape_cc_tid();
   if (t < 0) return 0;
-  return j % cur.nthreads == t;
+  return j % team_size() == t;
 }
 
 /* The two-level model: section j is one of this node's threads'. */
 int cape_cc_mt_mine(int j) {
+  if (mt_nested) return 1;
   if (cur.tid < 0) return 0;
   int t = j % cur.nthreads;
   return t >= cur.tid && t < cur.tid + cape_cc_mt_threads();
 }
 
-int cape_cc_distributed(void) { return cur.distributed && level == 1; }
+int cape_cc_distributed(void) { return !mt_nested && cur.distributed && level == 1; }
 
 void cape_cc_private(void *x, const void *orig, unsigned long size) {
   if (nprivs == MAX_PRIVATES) {
@@ -327,6 +399,7 @@ void cape_cc_orphan_back(void) {
     at += privs[i].size;
   }
   for (int i = 0; i < nshared; i++) cape_set_shared(shared[i].addr, shared[i].size);
+  cape_cc_mt_reductions_again();
 }
 
 /* The exchanges (cc.h): each follows the cape_create() its construct made in the user's
@@ -393,15 +466,15 @@ int omp_get_thread_num(void) {
   int t = cape_cc_tid();
   return t < 0 ? 0 : t;
 }
-int omp_get_num_threads(void) { return cur.nthreads; }
+int omp_get_num_threads(void) { return team_size(); }
 int omp_get_max_threads(void) {
   if (level > 0) return 1;
   return max_threads(cape_num_nodes(), 0);
 }
 void omp_set_num_threads(int n) { requested = n > 0 ? n : 0; }
-int omp_in_parallel(void) { return cur.nthreads > 1; }
+int omp_in_parallel(void) { return cur.nthreads > 1; /* also in a nested team of one */ }
 int omp_get_num_procs(void) { return cape_num_nodes() * mt_k; }
-int omp_get_level(void) { return level; }
+int omp_get_level(void) { return level + mt_nested; }
 int omp_get_dynamic(void) { return 0; }
 void omp_set_dynamic(int on) { (void)on; }
 int omp_get_nested(void) { return 0; }

@@ -105,6 +105,12 @@ void cape_set_ckpt_model(int model);
  * No trap: the monitor sees the thread's writes as any others. */
 int cape_thread_enter_window(int rank);
 void cape_thread_leave_window(void);
+/* The runtime calls this thread makes until cape_unmark_frame() take the caller's frame
+ * of cape_mark_frame() as their frame boundary: the frames below it (libgomp's, the
+ * outlined body of a `parallel` region with its thread's private copies) are never tracked
+ * nor captured, so one thread can make a region's exchanges from inside the node's team. */
+void cape_mark_frame(void);
+void cape_unmark_frame(void);
 
 #ifdef __cplusplus
 }

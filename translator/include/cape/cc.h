@@ -45,6 +45,12 @@ void cape_cc_mt_enter(void);
 void cape_cc_mt_leave(void);
 int cape_cc_mt_last(unsigned long long n, unsigned long long chunk);
 int cape_cc_mt_mine(int j); /* section j is one of this node's threads' */
+/* 1 in the thread that makes the node's exchanges at a region's barriers (libgomp's 0). */
+int cape_cc_mt_exchanger(void);
+/* A `parallel` region's reduction, registered (cape_reduction) and recorded, registered again
+ * at each barrier by cape_cc_mt_reductions_again() (the two-level model). */
+void cape_cc_mt_reduction(void *addr, unsigned long size, int op, int type);
+void cape_cc_mt_reductions_again(void);
 /* Ends the region begun by cape_cc_fork (after cape_stop() when it returned 1). */
 void cape_cc_join(void);
 /* OpenMP thread number of `node` in the current team, -1 when the node has no share. */

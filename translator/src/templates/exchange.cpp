@@ -5,6 +5,7 @@
 #include "code.h"
 #include "directive.h"
 #include "templates/data_sharing.h"
+#include "templates/templates.h"
 
 namespace cape::tr {
 namespace {
@@ -44,6 +45,21 @@ std::string barrier_code(const TranslationContext& cx, const Enclosing& enc, int
       pos = eol;
     }
     region_calls = kept;
+  }
+  if (cx.opt.mt && enc.region) {
+    // Inside the node's team a region's reduction variable names the exchanging thread's
+    // private copy: its original is registered again from the region's record.
+    std::string kept;
+    bool any = false;
+    for (size_t pos = 0; pos < region_calls.size();) {
+      size_t eol = region_calls.find('\n', pos);
+      eol = eol == std::string::npos ? region_calls.size() : eol + 1;
+      std::string line = region_calls.substr(pos, eol - pos);
+      if (line.find("cape_reduction(") == std::string::npos) kept += line;
+      else any = true;
+      pos = eol;
+    }
+    region_calls = kept + (any ? "    cape_cc_mt_reductions_again(); /* the region's reductions' originals */\n" : "");
   }
   std::string calls2;
   if (cx.opt.tickpt && !enc.region)  // orphaned: the caller's registrations ended at stop()
@@ -90,6 +106,15 @@ std::string barrier_code(const TranslationContext& cx, const Enclosing& enc, int
   Holes h{{"between", back + after + region_calls + calls2}, {"started", red_back}};
   h.set("why", keep.empty() ? "" : ": the region's private variables stay out of the checkpoint");
   h.set("red_save", red_save).set("keep", keep).set("create", std::string(kCreate));
+  if (cx.opt.mt)  // the two-level model: the node's threads meet, thread 0 exchanges
+    return mt_barrier(h.fill(R"c(  if (cape_cc_distributed()) { /* barrier$why */
+$red_save
+$keep
+$create    cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
+$between
+    cape_start();
+$started  }
+)c"));
   return h.fill(R"c(  if (cape_cc_distributed()) { /* barrier$why */
 $red_save
 $keep

@@ -87,7 +87,7 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
     keep_red += r.fill("      static __thread __typeof__($x) $rv;\n      ") + save_reduction(rd, r.fill("$rv")) + "\n";
     back_red += "      " + restore_reduction(rd, r.fill("$rv")) + "\n";
   }
-  h.set("copyin", copyin_code(cl, id)).set("master_calls", master_calls).set("calls", calls);
+  h.set("copyin", (cx.opt.mt ? mt_copyin_code(cl, id) : copyin_code(cl, id))).set("master_calls", master_calls).set("calls", calls);
   h.set("keep_red", keep_red).set("back_red", back_red);
 
   cx.gen_begin(c, "001_3036025dc34c4021.txt Fig. 3 by chunks");

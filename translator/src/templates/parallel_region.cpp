@@ -117,10 +117,15 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
   for (auto& x : priv)
     record += Holes{{"x", x}, {"pv", gen_name("pv", id, x)}}.fill(
         "    cape_cc_private((void *)&$x, &$pv, sizeof(__typeof__($x)));\n");
+  std::string start_calls = recorded_shared(shared + clause_calls(cx, cl, c->dir.first_tok, "    ")) + record;
+  if (cx.opt.mt)  // recorded: the barriers register the originals again (cape_cc_mt_reductions_again)
+    for (size_t p = start_calls.find("cape_reduction("); p != std::string::npos;
+         p = start_calls.find("cape_reduction(", p + 20))
+      start_calls.replace(p, 15, "cape_cc_mt_reduction(");
   Holes h{{"cond", cl.cond},
           {"where", cx.where(c)},
-          {"copyin", copyin_code(cl, id)},
-          {"calls", recorded_shared(shared + clause_calls(cx, cl, c->dir.first_tok, "    ")) + record},
+          {"copyin", (cx.opt.mt ? mt_copyin_code(cl, id) : copyin_code(cl, id))},
+          {"calls", start_calls},
           {"identities", identities}};
 
   cx.gen_begin(c, "every node runs the region; writes meet at barriers and at its end");
@@ -130,7 +135,8 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
   cx.gen(pt);
   cx.gen(ri);
   h.set("num_threads", cl.num_threads);
-  cx.gen(h.fill(R"c(  if (cape_cc_fork($num_threads, $cond, CAPE_CC_WHOLE_TEAM, $where)) {
+  h.set("flags", cx.opt.mt ? "CAPE_CC_WHOLE_TEAM | CAPE_CC_MT" : "CAPE_CC_WHOLE_TEAM");
+  cx.gen(h.fill(R"c(  if (cape_cc_fork($num_threads, $cond, $flags, $where)) {
 $copyin
 $calls
     cape_start();
@@ -144,11 +150,15 @@ $identities
   inner.calls = shared + clause_calls(cx, cl, c->dir.first_tok, "    ", /*with_private=*/false);
   inner.default_none = cl.default_none;
   inner.reductions = cl.red;
+  // The two-level model: the region's body runs on the node's threads; the exchanges at
+  // its barriers, made by thread 0 from inside the team, take this frame as their boundary.
+  if (cx.opt.mt) cx.gen("  cape_mark_frame();\n" + mt_open(cl, priv, ""));
   if (cl.num_threads != "0") {
     if (!team_body(cx, c, inner)) return;
   } else {
     cx.emit_stmt(c->stmt, inner);
   }
+  if (cx.opt.mt) cx.gen(mt_close(cl, id, "", "0") + "  cape_unmark_frame();\n");
   cx.gen(restore_privates(priv, id));
   cx.gen(end_code(cx, c));
 }

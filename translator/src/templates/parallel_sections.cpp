@@ -21,7 +21,7 @@ void parallel_sections(TranslationContext& cx, Construct* c, const Enclosing& en
           {"cond", cl.cond},
           {"flags", cx.fork_flags()},
           {"where", cx.where(c)},
-          {"copyin", copyin_code(cl, id)},
+          {"copyin", (cx.opt.mt ? mt_copyin_code(cl, id) : copyin_code(cl, id))},
           {"calls", tickpt_shared(cx, c, cl, "", "    ") + clause_calls(cx, cl, c->dir.first_tok, "    ")},
           {"sections", std::to_string(secs.size())},
           {"last", std::to_string(secs.size() - 1)}};

@@ -42,16 +42,26 @@ void single(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   // before a start() of their own (a barrier before the single, which every thread of the
   // team meets).
   if ((cx.opt.tickpt || enc.default_none) && !cp_calls.empty()) cx.gen(barrier_code(cx, enc, c->all.b, "", cp_calls));
-  cx.gen(save_privates(priv, id, true));
+  // The two-level model: the node's other threads share the variables, so the thread that
+  // runs the single declares its own private copies inside it (mt_ws_open), and every
+  // thread takes the copyprivate values after the barrier, not only the exchanging one.
+  if (!cx.opt.mt) cx.gen(save_privates(priv, id, true));
   cx.gen("  if (cape_cc_tid() == 0) {\n");
+  if (cx.opt.mt) {
+    Clauses own;
+    own.priv = cl.priv;
+    own.firstpriv = cl.firstpriv;
+    cx.gen(mt_ws_open(cx, own, id, ""));
+  }
   Enclosing inner = enc;
   inner.in_ws = is_single;
   inner.alone = true;
   cx.emit_stmt(c->stmt, inner);
   cx.gen(save);
   cx.gen("  }\n");
-  cx.gen(restore_privates(priv, id));
-  if (is_single && !cl.nowait) cx.gen(barrier_code(cx, enc, c->all.b, restore));
+  if (!cx.opt.mt) cx.gen(restore_privates(priv, id));
+  if (is_single && !cl.nowait) cx.gen(barrier_code(cx, enc, c->all.b, cx.opt.mt ? "" : restore));
+  if (cx.opt.mt) cx.gen(restore);
   cx.gen("}\n");
 }
 

@@ -46,9 +46,14 @@ void loop(TranslationContext& cx, Construct* c, const Enclosing& enc);
 // the node's share on its libgomp threads; mt_lastprivate_pointers: the originals' addresses,
 // taken before the window, for the thread that runs the last iteration.
 bool mt_supported(TranslationContext& cx, Construct* c);
+std::string mt_barrier(const std::string& exchange);
+std::string mt_copyin_code(const Clauses& cl, int id);
 struct Loop;
 struct Clauses;
 class Holes;
+void mt_own_loop_vars(Loop& L);
+std::string mt_ws_open(TranslationContext& cx, const Clauses& cl, int id, const std::string& loop_var);
+std::string mt_ws_close(const Clauses& cl, int id, const std::string& is_last);
 void mt_chunk_loop(TranslationContext& cx, const Loop& L, const Holes& h, const Enclosing& enc, const Clauses& cl,
                    const std::vector<std::string>& priv, int id);
 std::string mt_lastprivate_pointers(const Clauses& cl, int id, const std::string& loop_var);

@@ -48,6 +48,9 @@ void threadprivate(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   cx.line_at(c->dir.first_tok);
   cx.em.raw("/* cape: #pragma omp threadprivate(" + list + "): each node keeps its own copy; "
             "cape_set_threadprivate() before every region's cape_start() (002_2c61c2cb27f62a9a.txt Fig. 6) */\n");
+  // The two-level model: each of the node's threads its own copy too, in its TLS (gcc makes
+  // the variables thread-local; thread stacks and TLS are never tracked).
+  if (cx.opt.mt) cx.em.raw("#pragma omp threadprivate(" + list + ")\n");
 }
 
 }  // namespace cape::tr

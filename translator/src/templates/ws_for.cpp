@@ -19,6 +19,7 @@ void ws_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   Loop L;
   if (!check_ws(cx, c, enc) || !read_canonical_loop(cx.d, cx.t, *c, L, cl.collapse) || !check_vars(cx, c, cl, L.var) || !cl.ok)
     return cx.emit_stmt(c->stmt, enc);
+  if (cx.opt.mt) mt_own_loop_vars(L);  // each of the node's threads its own (OpenMP: private)
   const int id = c->id;
   bool var_last = std::find(cl.lastpriv.begin(), cl.lastpriv.end(), L.var) != cl.lastpriv.end();
   auto priv = without(privates_of(cl), L.var);
@@ -33,6 +34,7 @@ void ws_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   cx.gen_begin(c, "this thread's share of the static schedule");
   reduction_checks(cx, cl);
   cx.gen(reduction_window(cx, c, enc, cl));
+  if (cx.opt.mt) cx.gen(mt_ws_open(cx, cl, id, L.var));  // each thread's own copies
   loop_setup(cx, L, h);
   cx.gen(save_privates(priv, id, true));
   cx.gen(save_privates(cl.lastpriv, id, true));
@@ -44,6 +46,7 @@ void ws_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   inner.in_ws = true;
   chunk_loop(cx, L, h, inner);
   cx.gen(lastprivate_code(cl, id, h.fill("cape_cc_last(&$sh, $n)"), var_last ? L.var : ""));
+  if (cx.opt.mt) cx.gen(mt_ws_close(cl, id, h.fill("cape_cc_last(&$sh, $n)")));
   cx.gen(restore_privates(priv, id));
   cx.gen(h.fill("  $b = $k = 0;\n  $sh = (cape_share_t){0, 0, 0, 0};\n"));
   if (!cl.nowait) cx.gen(barrier_code(cx, enc, c->all.b));

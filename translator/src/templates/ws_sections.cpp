@@ -18,12 +18,14 @@ void ws_sections(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   cx.gen_begin(c, "sections round robin over the team");
   reduction_checks(cx, cl);
   cx.gen(reduction_window(cx, c, enc, cl));
+  if (cx.opt.mt) cx.gen(mt_ws_open(cx, cl, id, ""));  // each thread's own copies
   cx.gen(save_privates(priv, id, true));
   cx.gen(save_privates(cl.lastpriv, id, true));
   Enclosing inner = enc;
   inner.in_ws = true;
   emit_sections(cx, secs, inner);
   cx.gen(lastprivate_code(cl, id, Holes{{"last", std::to_string(secs.size() - 1)}}.fill("cape_cc_mine($last)")));
+  if (cx.opt.mt) cx.gen(mt_ws_close(cl, id, Holes{{"last", std::to_string(secs.size() - 1)}}.fill("cape_cc_mine($last)")));
   cx.gen(restore_privates(priv, id));
   if (!cl.nowait) cx.gen(barrier_code(cx, enc, c->all.b));
   cx.gen("}\n");
