@@ -17,7 +17,6 @@ void Criticals::reset() {
   held_.clear();
   pending_ = ckpt::Checkpoint{};
   have_pending_ = false;
-  shared_stack_.clear();
 }
 
 ckpt::Checkpoint Criticals::capture(const StoppedThread& st, uint64_t boundary) {
@@ -46,19 +45,22 @@ void Criticals::attribute(ckpt::Checkpoint&& c, uint64_t boundary) {
   have_pending_ = true;
 }
 
-void Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t boundary) {
+bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait) {
   for (const Held& h : held_)
-    if (h.name == name)
-      throw UserError("critical section '" + name + "' entered again inside itself: it would wait for itself "
-                      "forever (OpenMP: nested critical sections need different names)");
+    if (h.name == name) {
+      if (!wait) return false;  // omp_test_lock of a lock this node holds: busy
+      throw UserError("critical section or lock '" + name + "' entered again by the thread that holds it: it "
+                      "would wait for itself forever (OpenMP: nested critical sections need different names)");
+    }
   if (!networked()) {
     held_.push_back({name, 0, {}});
-    return;
+    return true;
   }
   if (!window_.is_open())
-    throw UserError("critical section '" + name + "' entered outside a parallel region's window");
+    throw UserError("critical section or lock '" + name + "' entered outside a parallel region's window");
   attribute(capture(st, boundary), boundary);
-  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region());
+  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region(), wait);
+  if (grant.timestamp == 0) return false;  // busy (stamps start at 1)
   uint64_t stamp = region_timestamp(window_.region()) + grant.timestamp;
   CAPE_LOG_AT(debug, "critical") << "enter '" << name << "': stamp " << grant.timestamp << ", "
                                  << grant.runs.size() << " runs from other holders";
@@ -68,6 +70,7 @@ void Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
     (void)capture(st, boundary);  // the body's window starts after the grant
   }
   held_.push_back({name, stamp, {}});
+  return true;
 }
 
 void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t boundary) {
@@ -89,9 +92,13 @@ void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t 
   ex_->lock_release(name, h.body);
 }
 
-ckpt::Checkpoint Criticals::with_pending(ckpt::Checkpoint&& fresh) {
+ckpt::Checkpoint Criticals::with_pending(ckpt::Checkpoint&& fresh, uint64_t boundary) {
   if (!have_pending_) return std::move(fresh);
-  ckpt::Checkpoint out = ckpt::overlay(pending_, fresh);
+  std::vector<IntervalSet::Interval> below;
+  for (const Area& a : space_.tracked(0))
+    if (a.kind == Area::stack && a.start < boundary) below.emplace_back(a.start, boundary);
+  ckpt::Checkpoint kept = clip_to(pending_, IntervalSet::everything().minus(IntervalSet::of(std::move(below))));
+  ckpt::Checkpoint out = ckpt::overlay(kept, fresh);
   pending_ = ckpt::Checkpoint{};
   have_pending_ = false;
   return out;

@@ -39,16 +39,22 @@ class Criticals {
   Criticals(Window& w, AddressSpace& as, DataSharing& sharing, Exchange* ex, int rank, int size)
       : window_(w), space_(as), sharing_(sharing), ex_(ex), rank_(rank), size_(size) {}
 
-  // A local of the enclosing function that the next critical body may write (it is on the
-  // stack, which otherwise stays home). Until the window closes.
+  // A local of the enclosing function that critical bodies and lock holders may write (it is
+  // on the stack, which otherwise stays home). Until the next region begins.
   void share(uint64_t addr, uint64_t size);
   // Throw UserError for a misuse (exit without enter, not the innermost, outside a window).
-  void enter(const StoppedThread& st, const std::string& name, uint64_t boundary);
+  // enter() with `wait` false (omp_test_lock) returns false, holding nothing, when another
+  // node holds the lock; else true.
+  bool enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait = true);
   void exit(const StoppedThread& st, const std::string& name, uint64_t boundary);
-  // create(): the node's pending part with `fresh` laid over it; the pending part is used up.
-  ckpt::Checkpoint with_pending(ckpt::Checkpoint&& fresh);
+  // create() at `boundary`: the node's pending part with `fresh` laid over it; the pending
+  // part is used up. Its stack below `boundary` (frames of runtime helpers that called
+  // enter/exit, omp_set_lock's) is left out, as create() leaves it out.
+  ckpt::Checkpoint with_pending(ckpt::Checkpoint&& fresh, uint64_t boundary);
   // start() and stop(): a new window.
   void reset();
+  // region_begin(): the registered locals end with their region.
+  void new_region() { shared_stack_.clear(); }
   bool holding() const { return !held_.empty(); }
 
  private:

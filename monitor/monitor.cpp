@@ -44,11 +44,11 @@ const char* op_name(int op) {
       "broadcast", "last_parallel", "node_id", "num_nodes", "set_shared", "set_private", "set_firstprivate",
       "set_lastprivate", "set_copyin", "set_copyprivate", "set_threadprivate", "set_default_none",
       "reduction", "set_ckpt_model", "set_order", "region_begin", "critical_enter", "critical_exit",
-      "critical_shared"};
+      "critical_shared", "critical_try"};
   return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
 }
 
-static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CRITICAL_SHARED == 29 && CAPE_OP_COUNT == 30,
+static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CRITICAL_TRY == 30 && CAPE_OP_COUNT == 31,
               "op_name() follows protocol.h");
 
 // Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
@@ -232,6 +232,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_CRITICAL_ENTER: return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
     case CAPE_OP_CRITICAL_EXIT: return criticals_.exit(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
     case CAPE_OP_CRITICAL_SHARED: return criticals_.share(a1, a2), 0;
+    case CAPE_OP_CRITICAL_TRY: return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary, false);
     default:
       throw UserError("unknown runtime call " + std::to_string(op) +
                       " (libcape and cape come from different versions?)");
@@ -241,6 +242,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
 // A parallel region begins (libcape_cc's fork): every node must hold the same memory here.
 long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t boundary) {
   ++begins_;
+  criticals_.new_region();
   std::string site = where ? st.tracee.read_c_string(where) : std::string();
   places_.set_region_site(site);
   if (ex_ && size_ > 1) {
@@ -343,7 +345,7 @@ void Monitor::stamp_and_keep(ckpt::Checkpoint& c, const std::string& name) {
 long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   if (!window_.is_open()) throw UserError("create(\"" + name + "\") outside start() ... stop()");
   ckpt::Checkpoint out = criticals_.with_pending(
-      monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1}, boundary));
+      monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1}, boundary), boundary);
   stamp_and_keep(out, name);
   CAPE_LOG_AT(debug, "monitor") << "create(\"" << name << "\"): " << out.runs.size() << " runs, "
                                 << out.memory_bytes() << " bytes, " << window_.tracker().pages_visited

@@ -18,7 +18,7 @@ void LockService::new_region(uint64_t region) {
   stamp_ = 0;
 }
 
-bool LockService::request(const std::string& name, int rank, uint64_t region) {
+bool LockService::request(const std::string& name, int rank, uint64_t region, bool wait) {
   if (region > region_) new_region(region);
   Lock& l = locks_[name];
   if (l.holder == rank || std::find(l.waiting.begin(), l.waiting.end(), rank) != l.waiting.end())
@@ -29,7 +29,7 @@ bool LockService::request(const std::string& name, int rank, uint64_t region) {
     l.holder = rank;
     return true;
   }
-  l.waiting.push_back(rank);
+  if (wait) l.waiting.push_back(rank);
   return false;
 }
 

@@ -39,7 +39,8 @@ class LockService {
   // the older one's writes. True when `rank` holds the lock now; else it waits in line.
   // Throws std::logic_error when `rank` holds or waits for it already (a program error:
   // OpenMP's critical is not recursive).
-  bool request(const std::string& name, int rank, uint64_t region);
+  // `wait` false (omp_test_lock): a busy lock leaves `rank` out of the line, and false says so.
+  bool request(const std::string& name, int rank, uint64_t region, bool wait = true);
   // The holder leaves `name` with the writes it made holding it (runs stamped by the node;
   // the header's timestamp is the stamp of its acquisition). Returns the rank that holds the
   // lock now, or -1. Throws std::logic_error when `rank` does not hold it.

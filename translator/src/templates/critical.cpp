@@ -11,6 +11,7 @@
 #include <regex>
 
 #include "code.h"
+#include "templates/data_sharing.h"
 #include "templates/templates.h"
 
 namespace cape::tr {
@@ -38,6 +39,28 @@ const Construct* construct_by_id(const TranslationContext& cx, int id) {
 }
 
 }  // namespace
+
+bool uses_locks(const TranslationContext& cx) {
+  static const Names locks = {"omp_set_lock", "omp_test_lock", "omp_set_nest_lock", "omp_test_nest_lock"};
+  for (int i = 0; i < cx.t.size(); ++i)
+    if (cx.t.ident(i) && !cx.t[i].system && locks.count(cx.t[i].text)) return true;
+  return false;
+}
+
+std::string lock_shared(const TranslationContext& cx, Construct* c, const Clauses& cl, const std::string& loop_var,
+                        const std::string& ind) {
+  if (!c->stmt || !uses_locks(cx)) return "";
+  std::vector<std::string> ex = cl.priv;
+  for (auto* l : {&cl.firstpriv, &cl.lastpriv, &cl.copyin}) ex.insert(ex.end(), l->begin(), l->end());
+  for (auto& rd : cl.red) ex.push_back(rd.var);
+  for (auto& v : threadprivates_at(cx, c->dir.first_tok)) ex.push_back(v);
+  if (!loop_var.empty()) ex.push_back(loop_var);
+  std::string out;
+  for (auto& x : cx.decls().implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false))
+    out += Holes{{"x", x}, {"ind", ind}}.fill(
+        "${ind}cape_critical_shared((void *)&$x, sizeof(__typeof__($x))); /* may be written holding a lock */\n");
+  return out;
+}
 
 std::string critical_shared(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   std::string shared;

@@ -120,7 +120,8 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
   Holes h{{"cond", cl.cond},
           {"where", cx.where(c)},
           {"copyin", copyin_code(cl, id)},
-          {"calls", recorded_shared(shared + clause_calls(cx, cl, c->dir.first_tok, "    ")) + record},
+          {"calls", recorded_shared(shared + clause_calls(cx, cl, c->dir.first_tok, "    ")) + record +
+                        lock_shared(cx, c, cl, "", "    ")},
           {"identities", identities}};
 
   cx.gen_begin(c, "every node runs the region; writes meet at barriers and at its end");

@@ -35,6 +35,11 @@ void critical(TranslationContext& cx, Construct* c, const Enclosing& enc);  // c
 // " cape_critical_shared(&x, sizeof x);" for each local of the enclosing function that the
 // body of c names and its region shares (critical.cpp).
 std::string critical_shared(TranslationContext& cx, Construct* c, const Enclosing& enc);
+// The file calls omp_set_lock or its kin: each region registers the enclosing function's
+// locals it shares (cape_critical_shared), which lock holders may write (critical.cpp).
+bool uses_locks(const TranslationContext& cx);
+std::string lock_shared(const TranslationContext& cx, Construct* c, const Clauses& cl, const std::string& loop_var,
+                        const std::string& ind);
 void atomic(TranslationContext& cx, Construct* c, const Enclosing& enc);  // atomic.cpp
 // A region's atomics that can be its reductions: added to cl.red (before check_vars), and
 // their ids to cx.atomic_reductions (atomic.cpp).
