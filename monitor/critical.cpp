@@ -45,7 +45,8 @@ void Criticals::attribute(ckpt::Checkpoint&& c, uint64_t boundary) {
   have_pending_ = true;
 }
 
-bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait) {
+bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait,
+                      int64_t ticket) {
   for (const Held& h : held_)
     if (h.name == name) {
       if (!wait) return false;  // omp_test_lock of a lock this node holds: busy
@@ -59,7 +60,7 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
   if (!window_.is_open())
     throw UserError("critical section or lock '" + name + "' entered outside a parallel region's window");
   attribute(capture(st, boundary), boundary);
-  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region(), wait);
+  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region(), wait, ticket);
   if (grant.timestamp == 0) return false;  // busy (stamps start at 1)
   uint64_t stamp = region_timestamp(window_.region()) + grant.timestamp;
   CAPE_LOG_AT(debug, "critical") << "enter '" << name << "': stamp " << grant.timestamp << ", "

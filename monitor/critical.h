@@ -45,7 +45,9 @@ class Criticals {
   // Throw UserError for a misuse (exit without enter, not the innermost, outside a window).
   // enter() with `wait` false (omp_test_lock) returns false, holding nothing, when another
   // node holds the lock; else true.
-  bool enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait = true);
+  // `ticket` >= 0: an ordered loop's logical iteration (the lock goes to 0, 1, ... in order).
+  bool enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait = true,
+             int64_t ticket = -1);
   void exit(const StoppedThread& st, const std::string& name, uint64_t boundary);
   // create() at `boundary`: the node's pending part with `fresh` laid over it; the pending
   // part is used up. Its stack below `boundary` (frames of runtime helpers that called

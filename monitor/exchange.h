@@ -63,8 +63,10 @@ class Exchange {
   // holding it (header timestamp: the run timestamp they carry).
   // (The defaults: an Exchange without a lock service.)
   // `wait` false (omp_test_lock): returns at once, a grant with timestamp 0 when the lock is busy.
-  virtual ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region, bool wait = true) {
-    (void)region, (void)wait;
+  // `ticket` >= 0: an ordered loop's iteration; the lock goes to tickets 0, 1, ... in order.
+  virtual ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region, bool wait = true,
+                                        int64_t ticket = -1) {
+    (void)region, (void)wait, (void)ticket;
     throw std::logic_error("lock '" + name + "': this exchange has no lock service");
   }
   virtual void lock_release(const std::string& name, const ckpt::Checkpoint& writes) {

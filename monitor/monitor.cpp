@@ -44,11 +44,11 @@ const char* op_name(int op) {
       "broadcast", "last_parallel", "node_id", "num_nodes", "set_shared", "set_private", "set_firstprivate",
       "set_lastprivate", "set_copyin", "set_copyprivate", "set_threadprivate", "set_default_none",
       "reduction", "set_ckpt_model", "set_order", "region_begin", "critical_enter", "critical_exit",
-      "critical_shared", "critical_try"};
+      "critical_shared", "critical_try", "ordered_enter"};
   return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
 }
 
-static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CRITICAL_TRY == 30 && CAPE_OP_COUNT == 31,
+static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_ORDERED_ENTER == 31 && CAPE_OP_COUNT == 32,
               "op_name() follows protocol.h");
 
 // Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
@@ -232,6 +232,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_CRITICAL_ENTER: return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
     case CAPE_OP_CRITICAL_EXIT: return criticals_.exit(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
     case CAPE_OP_CRITICAL_SHARED: return criticals_.share(a1, a2), 0;
+    case CAPE_OP_ORDERED_ENTER: return criticals_.enter(st, name(a1), boundary, true, static_cast<int64_t>(a2)), 0;
     case CAPE_OP_CRITICAL_TRY: return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary, false);
     default:
       throw UserError("unknown runtime call " + std::to_string(op) +

@@ -66,12 +66,13 @@ void Node::grant_to(int rank, const std::string& name) {
   send_lock_frame(*peers_[rank], FrameType::lock_grant, grant_mailbox(name), g);
 }
 
-ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bool wait) {
+ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bool wait, int64_t ticket) {
   if (opt_.rank != 0) {
     PayloadWriter w;
     w.str(name);
     w.u64(region);
     w.u8(wait ? 0 : 1);
+    w.u64(static_cast<uint64_t>(ticket));
     Peer& m = *peers_[0];
     IoResult r = m.send(FrameType::lock_request, {std::array<iovec, 1>{iov_of(w.buffer().data(), w.buffer().size())}},
                         opt_.timeout);
@@ -89,7 +90,7 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
   std::unique_lock lk(mu_);
   if (failure_) throw UserError(*failure_, failure_exit_code_);
   try {
-    if (!locks_.request(name, 0, region, wait) && !wait) return busy(name);
+    if (!locks_.request(name, 0, region, wait, ticket) && !wait) return busy(name);
   } catch (const std::logic_error& e) {
     throw UserError(e.what());
   }
@@ -128,6 +129,7 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
   bool wrong_way = (f.type == FrameType::lock_grant) != from_master;
   uint64_t region = f.type == FrameType::lock_request ? in.u64() : 0;
   bool wait = f.type == FrameType::lock_request ? in.u8() == 0 : true;
+  int64_t ticket = f.type == FrameType::lock_request ? static_cast<int64_t>(in.u64()) : -1;
   if (in.failed() || wrong_way) {
     std::string msg;
     {
@@ -152,7 +154,7 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
         bool now;
         {
           std::lock_guard lk(mu_);
-          now = locks_.request(name, p.rank, region, wait);
+          now = locks_.request(name, p.rank, region, wait, ticket);
         }
         CAPE_LOG_AT(debug, "locks") << "node " << p.rank << " asks for '" << util::printable(name) << "'"
                                     << (now ? "" : wait ? ": in line" : ": busy");

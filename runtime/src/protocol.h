@@ -77,6 +77,9 @@ enum cape_op {
   /* As CAPE_OP_CRITICAL_ENTER without waiting (omp_test_lock): answers 1 when it holds the
    * lock now, 0 when another node does. */
   CAPE_OP_CRITICAL_TRY,
+  /* `ordered` (docs/critical.md): rdi = the name, rsi = the loop's logical iteration; the
+   * lock goes to iterations 0, 1, 2, ... in order. Left with CAPE_OP_CRITICAL_EXIT. */
+  CAPE_OP_ORDERED_ENTER,
   CAPE_OP_COUNT
 };
 

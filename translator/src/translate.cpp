@@ -41,6 +41,7 @@ const std::map<std::string, Template, std::less<>> kTemplates = {
     {"flush", flush},
     {"critical", critical},
     {"atomic", atomic},
+    {"ordered", ordered},
     {"loop", loop},
     {"parallel loop", parallel_for},
     {"threadprivate", threadprivate},

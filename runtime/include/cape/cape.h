@@ -81,6 +81,11 @@ void cape_atomic_exit(void *x);
 void cape_lock_set(void *lock);
 void cape_lock_unset(void *lock);
 int cape_lock_test(void *lock);
+/* `ordered` in a loop with the ordered clause: the block of logical iteration `iteration`
+ * (0, 1, ... in the loop's sequential order) runs after those of every earlier iteration, on
+ * whichever node. `name` names the loop (the same on every node). */
+void cape_ordered_enter(const char *name, unsigned long long iteration);
+void cape_ordered_exit(const char *name);
 
 /* The checkpoint model the program was compiled for (cape-cc --ckpt=tickpt|dickpt). */
 enum cape_ckpt_model { CAPE_CKPT_DICKPT = 0, CAPE_CKPT_TICKPT = 1 };

@@ -41,6 +41,7 @@ bool uses_locks(const TranslationContext& cx);
 std::string lock_shared(const TranslationContext& cx, Construct* c, const Clauses& cl, const std::string& loop_var,
                         const std::string& ind);
 void atomic(TranslationContext& cx, Construct* c, const Enclosing& enc);  // atomic.cpp
+void ordered(TranslationContext& cx, Construct* c, const Enclosing& enc);  // ordered.cpp
 // A region's atomics that can be its reductions: added to cl.red (before check_vars), and
 // their ids to cx.atomic_reductions (atomic.cpp).
 void atomic_reductions(TranslationContext& cx, Construct* region, Clauses& cl);
