@@ -14,6 +14,7 @@ void Criticals::share(uint64_t addr, uint64_t size) {
 }
 
 void Criticals::reset() {
+  have_stack_ = false;
   held_.clear();
   pending_ = ckpt::Checkpoint{};
   have_pending_ = false;
@@ -23,10 +24,18 @@ ckpt::Checkpoint Criticals::capture(const StoppedThread& st, uint64_t boundary) 
   return monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1}, boundary);
 }
 
-IntervalSet Criticals::travelling(uint64_t boundary) const {
-  std::vector<IntervalSet::Interval> stack;
-  for (const Area& a : space_.tracked(boundary))
-    if (a.kind == Area::stack) stack.emplace_back(a.start, a.end);
+IntervalSet Criticals::travelling(uint64_t boundary) {
+  // The stack's mappings (below the boundary nothing was captured anyway); read once per
+  // window: /proc/PID/maps costs as much as the rest of an entry's bookkeeping.
+  if (!have_stack_) {
+    stack_.clear();
+    for (const Area& a : space_.tracked(0))
+      if (a.kind == Area::stack) stack_.emplace_back(a.start, a.end);
+    have_stack_ = true;
+  }
+  std::vector<IntervalSet::Interval> stack = stack_;
+  for (auto& [lo, hi] : stack)  // the stack grew down since (a deeper call)
+    if (boundary < lo && boundary + (uint64_t{64} << 20) > lo) lo = boundary;
   IntervalSet home = IntervalSet::of(std::move(stack)).minus(IntervalSet::of(shared_stack_));
   home = home.unite(sharing_.private_ranges(space_, boundary))
              .unite(sharing_.ranges([](Attr a) { return a == Attr::reduction || a == Attr::lastprivate; }));
@@ -34,6 +43,7 @@ IntervalSet Criticals::travelling(uint64_t boundary) const {
 }
 
 void Criticals::attribute(ckpt::Checkpoint&& c, uint64_t boundary) {
+  if (c.runs.empty() && c.mappings.empty()) return;
   if (!held_.empty() && held_.back().stamp != 0) {
     Held& h = held_.back();
     ckpt::Checkpoint mine = ckpt::restamped(clip_to(c, travelling(boundary)), h.stamp);

@@ -69,7 +69,7 @@ class Criticals {
   ckpt::Checkpoint capture(const StoppedThread& st, uint64_t boundary);
   // Files `c` (writes since the last create) under the innermost held lock, if any.
   void attribute(ckpt::Checkpoint&& c, uint64_t boundary);
-  IntervalSet travelling(uint64_t boundary) const;
+  IntervalSet travelling(uint64_t boundary);
 
   Window& window_;
   AddressSpace& space_;
@@ -80,6 +80,8 @@ class Criticals {
   ckpt::Checkpoint pending_;
   bool have_pending_ = false;
   std::vector<IntervalSet::Interval> shared_stack_;
+  std::vector<IntervalSet::Interval> stack_;  // the stack's mappings, read once per window
+  bool have_stack_ = false;
 };
 
 }  // namespace cape::monitor

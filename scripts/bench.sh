@@ -16,3 +16,7 @@ done < <(find "$build/bench" -type f -name 'cape_bench_*' ! -name '*_victim' -pe
 # Whole jobs beside their MPI versions (BENCH_E2E=full for the issue's sizes).
 echo "== end-to-end (scripts/bench-e2e.sh)"
 "$(dirname "$0")/bench-e2e.sh" "$build"
+# Critical sections across nodes beside an MPI round trip (docs/critical.md).
+echo
+echo "== critical sections (scripts/bench-critical.sh)"
+"$(dirname "$0")/bench-critical.sh" "$build"
