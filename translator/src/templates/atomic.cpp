@@ -8,7 +8,7 @@
 //    (each thread updates its own partial result, combined at the end; no messages at all);
 //  - else the master's lock service, one lock per location: cape_atomic_enter(&x) and
 //    cape_atomic_exit(&x) around the statement, as for a critical section.
-// Inside `master`, `single` or a section one thread runs alone: the statement as written.
+// Inside `master`, `single` or a section as well: other threads may update x meanwhile.
 #include <map>
 #include <set>
 
@@ -122,7 +122,7 @@ void atomic_reductions(TranslationContext& cx, Construct* region, Clauses& cl) {
     for (auto& u : us) ok = ok && u.op == us[0].op;
     for (auto& r : cl.red) ok = ok && r.var != x;
     for (auto& cla : region->dir.clauses)  // named in a clause: its own rules
-      for (int k : cla.args) ok = ok && !t.ident(k, x);
+      for (int k : cla.args) ok = ok && t[k].text != x;  // pragma tokens: by text
     int named = 0;
     for (int i = rb; i < re; ++i) named += t.ident(i, x);
     // Its address taken anywhere (a pointer could read it in the region): not a reduction.
@@ -148,9 +148,8 @@ void atomic(TranslationContext& cx, Construct* c, const Enclosing& enc) {
                                 "acq_rel", "release", "acquire", "relaxed", "hint"};
   for (auto& cl : c->dir.clauses)
     if (!allowed.count(cl.name)) cx.d.error_at(cl.tok, "clause '" + cl.name + "' is not valid on 'omp atomic'");
-  if (enc.alone || cx.atomic_reductions.count(c->id)) {
-    cx.gen_begin(c, enc.alone ? "one thread runs here alone: nothing to exclude"
-                              : "a reduction of the region: this node's partial result (docs/critical.md)");
+  if (cx.atomic_reductions.count(c->id)) {
+    cx.gen_begin(c, "a reduction of the region: this node's partial result (docs/critical.md)");
     cx.emit_stmt(c->stmt, enc);
     cx.gen("}\n");
     return;

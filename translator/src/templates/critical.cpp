@@ -7,7 +7,8 @@
 // locals the body names and the region shares travel (cape_critical_shared): the region's
 // own locals and private copies are each thread's own. Outside a distributed region (the
 // sequential part, a serialized region) the body runs as written: one thread, nothing to
-// exclude. Inside `master`, `single` or a section one thread runs alone: as written too.
+// exclude. Inside `master`, `single` or a section too the service is asked: one thread runs
+// that body, but other threads may be in a critical section of the same name meanwhile.
 #include <regex>
 
 #include "code.h"
@@ -76,15 +77,10 @@ std::string critical_shared(TranslationContext& cx, Construct* c, const Enclosin
 void critical(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   for (auto& cl : c->dir.clauses)
     if (cl.name != "hint") cx.d.error_at(cl.tok, "clause '" + cl.name + "' is not valid on 'omp critical'");
-  if (enc.alone) {
-    cx.gen_begin(c, "one thread runs here alone: nothing to exclude");
-    cx.emit_stmt(c->stmt, enc);
-    cx.gen("}\n");
-    return;
-  }
   std::string name;
   int after = c->dir.name_toks.back() + 1;
-  if (cx.t.punct(after, "(") && cx.t.ident(after + 1)) name = cx.t[after + 1].text;
+  // (Pragma tokens are compared by their text: they are not the C tokens' kinds.)
+  if (after + 1 < c->dir.end_tok && cx.t[after].text == "(") name = cx.t[after + 1].text;
   // The enclosing function's locals the body names, declared before the region.
   Holes h{{"name", "\"" + name + "\""}, {"shared", critical_shared(cx, c, enc)}};
   cx.gen_begin(c, "the master's lock service orders the nodes (docs/critical.md)");
