@@ -117,3 +117,18 @@ TEST(LockService, TestLockDoesNotWait) {
   EXPECT_EQ(s.release("lock@0x10", 1, Checkpoint{}), -1);  // node 2 is not in line
   EXPECT_TRUE(s.request("lock@0x10", 2, 1, false));
 }
+
+TEST(Overlay, AMaskedRunsUnmarkedWordsHoldTheOtherSidesBytes) {
+  // `over` has a masked run over a page with words 0, 2, 4, 6 set; `under` writes word 3.
+  Checkpoint over;
+  over.timestamp = 2;
+  std::vector<uint8_t> bitmap(8, 0), words(4 * 8, 0xbb);
+  bitmap[0] = 0x55;  // words 0, 2, 4, 6
+  over.append_masked(4096, 7 * 8, bitmap, words, 2);
+  Checkpoint under = writes(1, {{4096 + 3 * 8, 0xaa}});
+  Checkpoint o = cape::ckpt::overlay(under, over);
+  EXPECT_EQ(at(o, 4096 + 3 * 8), 0xaa);
+  EXPECT_EQ(at(o, 4096), 0xbb);
+  EXPECT_EQ(at(o, 4096 + 6 * 8), 0xbb);
+  for (size_t i = 1; i < o.runs.size(); ++i) EXPECT_LE(o.runs[i - 1].end(), o.runs[i].address);
+}
