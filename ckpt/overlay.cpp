@@ -1,5 +1,6 @@
 #include "ckpt/overlay.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -47,14 +48,22 @@ Checkpoint overlay(const Checkpoint& under, const Checkpoint& over) {
   }
   Checkpoint out = header_of(over);
   out.mappings = overlay_mappings(under.mappings, over.mappings);
-  size_t i = 0, j = 0;
-  while (i < kept.runs.size() || j < over.runs.size()) {
-    bool take_kept = j == over.runs.size() || (i < kept.runs.size() && kept.runs[i].address < over.runs[j].address);
-    if (take_kept)
-      out.append_from(kept, kept.runs[i++]);
-    else
-      out.append_from(over, over.runs[j++]);
-  }
+  // Joined piece by piece: a masked run's span may hold the other side's bytes in its
+  // unmarked words, so whole runs cannot simply be put in address order.
+  struct Piece {
+    uint64_t address;
+    std::span<const uint8_t> bytes;
+    uint64_t timestamp;
+    Reduction reduction;
+  };
+  std::vector<Piece> pieces;
+  for (const Checkpoint* c : {static_cast<const Checkpoint*>(&kept), &over})
+    for (const Run& r : c->runs)
+      c->for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> b) {
+        pieces.push_back({a, b, r.timestamp, r.reduction});
+      });
+  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.address < b.address; });
+  for (const Piece& p : pieces) out.append(p.address, p.bytes, p.timestamp, p.reduction);
   return out;
 }
 

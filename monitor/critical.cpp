@@ -14,20 +14,28 @@ void Criticals::share(uint64_t addr, uint64_t size) {
 }
 
 void Criticals::reset() {
+  have_stack_ = false;
   held_.clear();
   pending_ = ckpt::Checkpoint{};
   have_pending_ = false;
-  shared_stack_.clear();
 }
 
 ckpt::Checkpoint Criticals::capture(const StoppedThread& st, uint64_t boundary) {
   return monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1}, boundary);
 }
 
-IntervalSet Criticals::travelling(uint64_t boundary) const {
-  std::vector<IntervalSet::Interval> stack;
-  for (const Area& a : space_.tracked(boundary))
-    if (a.kind == Area::stack) stack.emplace_back(a.start, a.end);
+IntervalSet Criticals::travelling(uint64_t boundary) {
+  // The stack's mappings (below the boundary nothing was captured anyway); read once per
+  // window: /proc/PID/maps costs as much as the rest of an entry's bookkeeping.
+  if (!have_stack_) {
+    stack_.clear();
+    for (const Area& a : space_.tracked(0))
+      if (a.kind == Area::stack) stack_.emplace_back(a.start, a.end);
+    have_stack_ = true;
+  }
+  std::vector<IntervalSet::Interval> stack = stack_;
+  for (auto& [lo, hi] : stack)  // the stack grew down since (a deeper call)
+    if (boundary < lo && boundary + (uint64_t{64} << 20) > lo) lo = boundary;
   IntervalSet home = IntervalSet::of(std::move(stack)).minus(IntervalSet::of(shared_stack_));
   home = home.unite(sharing_.private_ranges(space_, boundary))
              .unite(sharing_.ranges([](Attr a) { return a == Attr::reduction || a == Attr::lastprivate; }));
@@ -35,6 +43,7 @@ IntervalSet Criticals::travelling(uint64_t boundary) const {
 }
 
 void Criticals::attribute(ckpt::Checkpoint&& c, uint64_t boundary) {
+  if (c.runs.empty() && c.mappings.empty()) return;
   if (!held_.empty() && held_.back().stamp != 0) {
     Held& h = held_.back();
     ckpt::Checkpoint mine = ckpt::restamped(clip_to(c, travelling(boundary)), h.stamp);
@@ -46,19 +55,23 @@ void Criticals::attribute(ckpt::Checkpoint&& c, uint64_t boundary) {
   have_pending_ = true;
 }
 
-void Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t boundary) {
+bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait,
+                      int64_t ticket) {
   for (const Held& h : held_)
-    if (h.name == name)
-      throw UserError("critical section '" + name + "' entered again inside itself: it would wait for itself "
-                      "forever (OpenMP: nested critical sections need different names)");
+    if (h.name == name) {
+      if (!wait) return false;  // omp_test_lock of a lock this node holds: busy
+      throw UserError("critical section or lock '" + name + "' entered again by the thread that holds it: it "
+                      "would wait for itself forever (OpenMP: nested critical sections need different names)");
+    }
   if (!networked()) {
     held_.push_back({name, 0, {}});
-    return;
+    return true;
   }
   if (!window_.is_open())
-    throw UserError("critical section '" + name + "' entered outside a parallel region's window");
+    throw UserError("critical section or lock '" + name + "' entered outside a parallel region's window");
   attribute(capture(st, boundary), boundary);
-  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region());
+  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region(), wait, ticket);
+  if (grant.timestamp == 0) return false;  // busy (stamps start at 1)
   uint64_t stamp = region_timestamp(window_.region()) + grant.timestamp;
   CAPE_LOG_AT(debug, "critical") << "enter '" << name << "': stamp " << grant.timestamp << ", "
                                  << grant.runs.size() << " runs from other holders";
@@ -68,6 +81,7 @@ void Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
     (void)capture(st, boundary);  // the body's window starts after the grant
   }
   held_.push_back({name, stamp, {}});
+  return true;
 }
 
 void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t boundary) {
@@ -89,9 +103,13 @@ void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t 
   ex_->lock_release(name, h.body);
 }
 
-ckpt::Checkpoint Criticals::with_pending(ckpt::Checkpoint&& fresh) {
+ckpt::Checkpoint Criticals::with_pending(ckpt::Checkpoint&& fresh, uint64_t boundary) {
   if (!have_pending_) return std::move(fresh);
-  ckpt::Checkpoint out = ckpt::overlay(pending_, fresh);
+  std::vector<IntervalSet::Interval> below;
+  for (const Area& a : space_.tracked(0))
+    if (a.kind == Area::stack && a.start < boundary) below.emplace_back(a.start, boundary);
+  ckpt::Checkpoint kept = clip_to(pending_, IntervalSet::everything().minus(IntervalSet::of(std::move(below))));
+  ckpt::Checkpoint out = ckpt::overlay(kept, fresh);
   pending_ = ckpt::Checkpoint{};
   have_pending_ = false;
   return out;

@@ -39,16 +39,24 @@ class Criticals {
   Criticals(Window& w, AddressSpace& as, DataSharing& sharing, Exchange* ex, int rank, int size)
       : window_(w), space_(as), sharing_(sharing), ex_(ex), rank_(rank), size_(size) {}
 
-  // A local of the enclosing function that the next critical body may write (it is on the
-  // stack, which otherwise stays home). Until the window closes.
+  // A local of the enclosing function that critical bodies and lock holders may write (it is
+  // on the stack, which otherwise stays home). Until the next region begins.
   void share(uint64_t addr, uint64_t size);
   // Throw UserError for a misuse (exit without enter, not the innermost, outside a window).
-  void enter(const StoppedThread& st, const std::string& name, uint64_t boundary);
+  // enter() with `wait` false (omp_test_lock) returns false, holding nothing, when another
+  // node holds the lock; else true.
+  // `ticket` >= 0: an ordered loop's logical iteration (the lock goes to 0, 1, ... in order).
+  bool enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait = true,
+             int64_t ticket = -1);
   void exit(const StoppedThread& st, const std::string& name, uint64_t boundary);
-  // create(): the node's pending part with `fresh` laid over it; the pending part is used up.
-  ckpt::Checkpoint with_pending(ckpt::Checkpoint&& fresh);
+  // create() at `boundary`: the node's pending part with `fresh` laid over it; the pending
+  // part is used up. Its stack below `boundary` (frames of runtime helpers that called
+  // enter/exit, omp_set_lock's) is left out, as create() leaves it out.
+  ckpt::Checkpoint with_pending(ckpt::Checkpoint&& fresh, uint64_t boundary);
   // start() and stop(): a new window.
   void reset();
+  // region_begin(): the registered locals end with their region.
+  void new_region() { shared_stack_.clear(); }
   bool holding() const { return !held_.empty(); }
 
  private:
@@ -61,7 +69,7 @@ class Criticals {
   ckpt::Checkpoint capture(const StoppedThread& st, uint64_t boundary);
   // Files `c` (writes since the last create) under the innermost held lock, if any.
   void attribute(ckpt::Checkpoint&& c, uint64_t boundary);
-  IntervalSet travelling(uint64_t boundary) const;
+  IntervalSet travelling(uint64_t boundary);
 
   Window& window_;
   AddressSpace& space_;
@@ -72,6 +80,8 @@ class Criticals {
   ckpt::Checkpoint pending_;
   bool have_pending_ = false;
   std::vector<IntervalSet::Interval> shared_stack_;
+  std::vector<IntervalSet::Interval> stack_;  // the stack's mappings, read once per window
+  bool have_stack_ = false;
 };
 
 }  // namespace cape::monitor

@@ -69,8 +69,11 @@ class Exchange {
   // under the lock since this node last released it. Then the release, with the writes made
   // holding it (header timestamp: the run timestamp they carry).
   // (The defaults: an Exchange without a lock service.)
-  virtual ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region) {
-    (void)region;
+  // `wait` false (omp_test_lock): returns at once, a grant with timestamp 0 when the lock is busy.
+  // `ticket` >= 0: an ordered loop's iteration; the lock goes to tickets 0, 1, ... in order.
+  virtual ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region, bool wait = true,
+                                        int64_t ticket = -1) {
+    (void)region, (void)wait, (void)ticket;
     throw std::logic_error("lock '" + name + "': this exchange has no lock service");
   }
   virtual void lock_release(const std::string& name, const ckpt::Checkpoint& writes) {

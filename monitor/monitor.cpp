@@ -49,12 +49,13 @@ const char* op_name(int op) {
       "set_lastprivate", "set_copyin", "set_copyprivate", "set_threadprivate", "set_default_none",
       "reduction", "set_ckpt_model", "set_order", "region_begin",
       "create_complete", "cape1_copy", "cape1_diff", "cape1_merge", "cape1_wait_for", "cape1_restart_on",
-      "cape1_restart", "cape1_serve", "critical_enter", "critical_exit", "critical_shared"};
+      "cape1_restart", "cape1_serve", "critical_enter", "critical_exit", "critical_shared", "critical_try",
+      "ordered_enter"};
   return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
 }
 
 static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_C1_SERVE == 34 &&
-                  CAPE_OP_CRITICAL_SHARED == 37 && CAPE_OP_COUNT == 38,
+                  CAPE_OP_CRITICAL_SHARED == 37 && CAPE_OP_ORDERED_ENTER == 39 && CAPE_OP_COUNT == 40,
               "op_name() follows protocol.h");
 
 // Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
@@ -321,6 +322,8 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
       if (window_.is_open()) throw UserError("restart() inside a parallel region's window");
       next_registers_ = cape1_.restart(st.tracee.pid(), st.tid, name(a1));
       return 0;
+    case CAPE_OP_ORDERED_ENTER: return criticals_.enter(st, name(a1), boundary, true, static_cast<int64_t>(a2)), 0;
+    case CAPE_OP_CRITICAL_TRY: return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary, false);
     default:
       throw UserError("unknown runtime call " + std::to_string(op) +
                       " (libcape and cape come from different versions?)");
@@ -330,6 +333,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
 // A parallel region begins (libcape_cc's fork): every node must hold the same memory here.
 long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t boundary) {
   ++begins_;
+  criticals_.new_region();
   std::string site = where ? st.tracee.read_c_string(where) : std::string();
   places_.set_region_site(site);
   if (ex_) ex_->region_begun(begins_);
@@ -432,7 +436,7 @@ void Monitor::stamp_and_keep(ckpt::Checkpoint& c, const std::string& name) {
 long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   if (!window_.is_open()) throw UserError("create(\"" + name + "\") outside start() ... stop()");
   ckpt::Checkpoint out = criticals_.with_pending(
-      monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1}, boundary));
+      monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1}, boundary), boundary);
   stamp_and_keep(out, name);
   CAPE_LOG_AT(debug, "monitor") << "create(\"" << name << "\"): " << out.runs.size() << " runs, "
                                 << out.memory_bytes() << " bytes, " << window_.tracker().pages_visited

@@ -76,7 +76,7 @@ enum class FrameType : uint8_t {
   input = 13,     // master -> slaves: the job's stdin: eof u8 + bytes (program_io.h)
   state = 14,     // slave -> master: the digest of its memory as a region begins: u64 + bytes
   // The lock service (net/lock_service.h, docs/critical.md):
-  lock_request = 15,  // slave -> master: lock name + region u64
+  lock_request = 15,  // slave -> master: name, region u64, u8 (1: no wait), ticket u64 (ordered; ~0: none)
   lock_grant = 16,    // master -> slave: "lock:" + name, then a DICKPT (as a checkpoint frame)
   lock_release = 17,  // slave -> master: lock name, then a DICKPT of the writes made holding it
 };

@@ -13,23 +13,30 @@ void LockService::new_region(uint64_t region) {
   for (auto& [name, l] : locks_) {
     l.log = ckpt::Checkpoint{};
     l.released_at.clear();
+    l.next_ticket = 0;
   }
   region_ = region;
   stamp_ = 0;
 }
 
-bool LockService::request(const std::string& name, int rank, uint64_t region) {
+bool LockService::request(const std::string& name, int rank, uint64_t region, bool wait, int64_t ticket) {
   if (region > region_) new_region(region);
   Lock& l = locks_[name];
-  if (l.holder == rank || std::find(l.waiting.begin(), l.waiting.end(), rank) != l.waiting.end())
+  if (l.holder == rank ||
+      std::find_if(l.waiting.begin(), l.waiting.end(), [&](const Waiter& w) { return w.rank == rank; }) != l.waiting.end())
     throw std::logic_error("node " + std::to_string(rank) + " asks for lock '" + name +
                            "', which it holds or waits for already (a critical section or lock that is not "
                            "nestable, entered again by the thread inside it: it would wait for itself forever)");
-  if (l.holder < 0) {
+  if (ticket >= 0 && ticket < l.next_ticket)
+    throw std::logic_error("node " + std::to_string(rank) + " asks for '" + name + "' with ticket " +
+                           std::to_string(ticket) + ", which has passed (an ordered loop's iteration entering its "
+                           "ordered block twice?)");
+  if (l.holder < 0 && (ticket < 0 || ticket == l.next_ticket)) {
     l.holder = rank;
+    l.holder_ticket = ticket;
     return true;
   }
-  l.waiting.push_back(rank);
+  if (wait) l.waiting.push_back({rank, ticket});
   return false;
 }
 
@@ -41,9 +48,16 @@ int LockService::release(const std::string& name, int rank, const ckpt::Checkpoi
   if (!writes.runs.empty()) l.log = ckpt::overlay(l.log, writes);
   l.released_at[rank] = writes.timestamp;
   l.holder = -1;
-  if (l.waiting.empty()) return -1;
-  l.holder = l.waiting.front();
-  l.waiting.pop_front();
+  auto next = l.waiting.begin();
+  if (l.holder_ticket >= 0) {  // ordered: the next ticket, when it has asked
+    l.next_ticket = l.holder_ticket + 1;
+    next = std::find_if(l.waiting.begin(), l.waiting.end(), [&](const Waiter& w) { return w.ticket == l.next_ticket; });
+  }
+  l.holder_ticket = -1;
+  if (next == l.waiting.end()) return -1;
+  l.holder = next->rank;
+  l.holder_ticket = next->ticket;
+  l.waiting.erase(next);
   return l.holder;
 }
 

@@ -39,7 +39,10 @@ class LockService {
   // the older one's writes. True when `rank` holds the lock now; else it waits in line.
   // Throws std::logic_error when `rank` holds or waits for it already (a program error:
   // OpenMP's critical is not recursive).
-  bool request(const std::string& name, int rank, uint64_t region);
+  // `wait` false (omp_test_lock): a busy lock leaves `rank` out of the line, and false says so.
+  // `ticket` >= 0 (`ordered`): the lock goes to tickets 0, 1, 2, ... of the region in that
+  // order, whoever asks first (the logical iteration numbers of an ordered loop).
+  bool request(const std::string& name, int rank, uint64_t region, bool wait = true, int64_t ticket = -1);
   // The holder leaves `name` with the writes it made holding it (runs stamped by the node;
   // the header's timestamp is the stamp of its acquisition). Returns the rank that holds the
   // lock now, or -1. Throws std::logic_error when `rank` does not hold it.
@@ -54,9 +57,15 @@ class LockService {
   uint64_t acquisitions() const { return stamp_; }  // in this region
 
  private:
+  struct Waiter {
+    int rank;
+    int64_t ticket;
+  };
   struct Lock {
     int holder = -1;
-    std::deque<int> waiting;
+    int64_t holder_ticket = -1;
+    int64_t next_ticket = 0;              // ordered: the ticket that may hold it next
+    std::deque<Waiter> waiting;
     ckpt::Checkpoint log;                 // the holders' writes, overlaid in grant order
     std::map<int, uint64_t> released_at;  // rank -> its last release's stamp (run timestamp)
   };

@@ -135,7 +135,10 @@ class Node {
   // `name` (in its region `region`) and returns the grant (LockService::grant: the stamp as
   // its timestamp, the writes other holders made since); lock_release gives it back with the
   // writes made holding it. A failed job throws, as the other calls do.
-  ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region);
+  // `wait` false (omp_test_lock): returns at once; a grant with timestamp 0 says the lock was
+  // busy (stamps start at 1).
+  // `ticket` >= 0: an ordered loop's iteration (LockService::request).
+  ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region, bool wait = true, int64_t ticket = -1);
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes);
 
   // The failure message once the job has failed.

@@ -15,6 +15,13 @@ namespace cape::net {
 
 namespace {
 std::string grant_mailbox(const std::string& name) { return "lock:" + name; }
+// omp_test_lock's answer when the lock is busy: no stamp.
+ckpt::Checkpoint busy(const std::string& name) {
+  ckpt::Checkpoint c;
+  c.name = name;
+  c.timestamp = 0;
+  return c;
+}
 }  // namespace
 
 void Node::send_lock_frame(Peer& p, FrameType type, const std::string& head, const ckpt::Checkpoint& ck) {
@@ -59,11 +66,13 @@ void Node::grant_to(int rank, const std::string& name) {
   send_lock_frame(*peers_[rank], FrameType::lock_grant, grant_mailbox(name), g);
 }
 
-ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region) {
+ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bool wait, int64_t ticket) {
   if (opt_.rank != 0) {
     PayloadWriter w;
     w.str(name);
     w.u64(region);
+    w.u8(wait ? 0 : 1);
+    w.u64(static_cast<uint64_t>(ticket));
     Peer& m = *peers_[0];
     IoResult r = m.send(FrameType::lock_request, {std::array<iovec, 1>{iov_of(w.buffer().data(), w.buffer().size())}},
                         opt_.timeout);
@@ -81,7 +90,7 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region) {
   std::unique_lock lk(mu_);
   if (failure_) throw UserError(*failure_, failure_exit_code_);
   try {
-    locks_.request(name, 0, region);
+    if (!locks_.request(name, 0, region, wait, ticket) && !wait) return busy(name);
   } catch (const std::logic_error& e) {
     throw UserError(e.what());
   }
@@ -119,6 +128,8 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
   bool from_master = p.rank == 0;
   bool wrong_way = (f.type == FrameType::lock_grant) != from_master;
   uint64_t region = f.type == FrameType::lock_request ? in.u64() : 0;
+  bool wait = f.type == FrameType::lock_request ? in.u8() == 0 : true;
+  int64_t ticket = f.type == FrameType::lock_request ? static_cast<int64_t>(in.u64()) : -1;
   if (in.failed() || wrong_way) {
     std::string msg;
     {
@@ -143,11 +154,12 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
         bool now;
         {
           std::lock_guard lk(mu_);
-          now = locks_.request(name, p.rank, region);
+          now = locks_.request(name, p.rank, region, wait, ticket);
         }
         CAPE_LOG_AT(debug, "locks") << "node " << p.rank << " asks for '" << util::printable(name) << "'"
-                                    << (now ? "" : ": in line");
+                                    << (now ? "" : wait ? ": in line" : ": busy");
         if (now) grant_to(p.rank, name);
+        if (!now && !wait) send_lock_frame(p, FrameType::lock_grant, grant_mailbox(name), busy(name));
         return;
       }
       case FrameType::lock_release: {

@@ -19,3 +19,7 @@ echo "== end-to-end (scripts/bench-e2e.sh)"
 # The two-level model against the single one (issue 13).
 echo "== two-level model (scripts/bench-mt.sh)"
 "$(dirname "$0")/bench-mt.sh" "$build"
+# Critical sections across nodes beside an MPI round trip (docs/critical.md).
+echo
+echo "== critical sections (scripts/bench-critical.sh)"
+"$(dirname "$0")/bench-critical.sh" "$build"

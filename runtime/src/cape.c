@@ -324,6 +324,13 @@ void cape_critical_enter(const char* name) { trap(__func__, CAPE_OP_CRITICAL_ENT
 void cape_critical_exit(const char* name) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)name, 0, BOUNDARY); }
 void cape_atomic_enter(void* x) { trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)"atomic", (long)x, BOUNDARY); }
 void cape_atomic_exit(void* x) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)"atomic", (long)x, BOUNDARY); }
+void cape_lock_set(void* l) { trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)"lock", (long)l, BOUNDARY); }
+void cape_lock_unset(void* l) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)"lock", (long)l, BOUNDARY); }
+int cape_lock_test(void* l) { return (int)trap(__func__, CAPE_OP_CRITICAL_TRY, (long)"lock", (long)l, BOUNDARY); }
+void cape_ordered_enter(const char* name, unsigned long long iteration) {
+  trap(__func__, CAPE_OP_ORDERED_ENTER, (long)name, (long)iteration, BOUNDARY);
+}
+void cape_ordered_exit(const char* name) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)name, 0, BOUNDARY); }
 void cape_critical_shared(void* addr, unsigned long size) {
   trap(__func__, CAPE_OP_CRITICAL_SHARED, (long)addr, (long)size, BOUNDARY);
 }

@@ -89,9 +89,16 @@ enum cape_op {
    * or for an atomic the location's address (one lock per location: "atomic@0x..."). */
   CAPE_OP_CRITICAL_ENTER,
   CAPE_OP_CRITICAL_EXIT,
-  /* rdi = address, rsi = size: a local of the enclosing function the next critical body
-   * may write (stack memory that travels with the body's writes). */
+  /* rdi = address, rsi = size: a local of the enclosing function that critical bodies and
+   * lock holders may write (stack memory that travels with their writes), until the next
+   * region begins. */
   CAPE_OP_CRITICAL_SHARED,
+  /* As CAPE_OP_CRITICAL_ENTER without waiting (omp_test_lock): answers 1 when it holds the
+   * lock now, 0 when another node does. */
+  CAPE_OP_CRITICAL_TRY,
+  /* `ordered` (docs/critical.md): rdi = the name, rsi = the loop's logical iteration; the
+   * lock goes to iterations 0, 1, 2, ... in order. Left with CAPE_OP_CRITICAL_EXIT. */
+  CAPE_OP_ORDERED_ENTER,
   CAPE_OP_COUNT
 };
 

@@ -93,3 +93,42 @@ TEST(LockService, MisuseIsRefused) {
   EXPECT_THROW(s.request("a", 1, 1), std::logic_error);  // would wait for itself
   EXPECT_THROW(s.release("a", 2, Checkpoint{}), std::logic_error);
 }
+
+TEST(LockService, TicketsGoInOrderWhoeverAsksFirst) {
+  LockService s;
+  EXPECT_FALSE(s.request("ordered:1", 2, 1, true, 2));  // iteration 2 before 0 and 1: waits
+  EXPECT_FALSE(s.request("ordered:1", 1, 1, true, 1));
+  ASSERT_TRUE(s.request("ordered:1", 0, 1, true, 0));
+  s.grant("ordered:1", 0);
+  EXPECT_EQ(s.release("ordered:1", 0, writes(101, {{8, 1}})), 1);  // ticket 1, not the first in line
+  s.grant("ordered:1", 1);
+  EXPECT_EQ(s.release("ordered:1", 1, writes(102, {{8, 2}})), 2);
+  Checkpoint g = s.grant("ordered:1", 2);
+  EXPECT_EQ(at(g, 8), 2);
+  EXPECT_EQ(s.release("ordered:1", 2, Checkpoint{}), -1);
+  EXPECT_THROW(s.request("ordered:1", 1, 1, true, 1), std::logic_error);  // a ticket that has passed
+}
+
+TEST(LockService, TestLockDoesNotWait) {
+  LockService s;
+  ASSERT_TRUE(s.request("lock@0x10", 1, 1));
+  EXPECT_FALSE(s.request("lock@0x10", 2, 1, /*wait=*/false));
+  s.grant("lock@0x10", 1);
+  EXPECT_EQ(s.release("lock@0x10", 1, Checkpoint{}), -1);  // node 2 is not in line
+  EXPECT_TRUE(s.request("lock@0x10", 2, 1, false));
+}
+
+TEST(Overlay, AMaskedRunsUnmarkedWordsHoldTheOtherSidesBytes) {
+  // `over` has a masked run over a page with words 0, 2, 4, 6 set; `under` writes word 3.
+  Checkpoint over;
+  over.timestamp = 2;
+  std::vector<uint8_t> bitmap(8, 0), words(4 * 8, 0xbb);
+  bitmap[0] = 0x55;  // words 0, 2, 4, 6
+  over.append_masked(4096, 7 * 8, bitmap, words, 2);
+  Checkpoint under = writes(1, {{4096 + 3 * 8, 0xaa}});
+  Checkpoint o = cape::ckpt::overlay(under, over);
+  EXPECT_EQ(at(o, 4096 + 3 * 8), 0xaa);
+  EXPECT_EQ(at(o, 4096), 0xbb);
+  EXPECT_EQ(at(o, 4096 + 6 * 8), 0xbb);
+  for (size_t i = 1; i < o.runs.size(); ++i) EXPECT_LE(o.runs[i - 1].end(), o.runs[i].address);
+}

@@ -71,12 +71,12 @@ mkdir hdr
 cat > hdr/k.h <<'H'
 static void k(int *a) {
   int i;
-#pragma omp parallel for ordered
+#pragma omp parallel for ordered(1)
   for (i = 0; i < 4; i++) a[i] = i;
 }
 H
 printf '#include "k.h"\nint main(void) { int a[4]; k(a); return a[1]; }\n' > useh.c
-if "$cc" -Ihdr -c useh.c 2> h.err; then fail "ordered accepted"; fi
+if "$cc" -Ihdr -c useh.c 2> h.err; then fail "ordered(1) accepted"; fi
 grep -q '^hdr/k.h:3:[0-9]*: error: ' h.err || fail "not at hdr/k.h:3: $(cat h.err)"
 printf '#include <stdio.h>\n#define TWICE(x) ((x) * 2)\nint main(void) {\n  return TWICE(missing);\n}\n' > g.c
 if "$cc" -c g.c 2> g.err; then fail "g.c compiled"; fi

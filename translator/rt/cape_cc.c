@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "cape/cc.h"
+#include "cape/omp/omp.h"
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -488,4 +489,58 @@ double omp_get_wtick(void) {
   struct timespec ts;
   clock_getres(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Locks (docs/critical.md): the master's lock service, one lock per lock variable, inside a
+ * distributed region; elsewhere one thread runs and there is nothing to exclude. A nest
+ * lock's count is this node's (TLS, never tracked): the service sees its first set and its
+ * last unset. */
+#define MAX_NEST_LOCKS 64
+static __thread struct {
+  void *lock;
+  int count;
+} nest_locks[MAX_NEST_LOCKS];
+
+static int *nest_count(void *l) {
+  int free_slot = -1;
+  for (int i = 0; i < MAX_NEST_LOCKS; i++) {
+    if (nest_locks[i].lock == l && nest_locks[i].count > 0) return &nest_locks[i].count;
+    if (free_slot < 0 && nest_locks[i].count == 0) free_slot = i;
+  }
+  if (free_slot < 0) {
+    fprintf(stderr, "cape: more than %d nest locks held at once by one thread\n", MAX_NEST_LOCKS);
+    abort();
+  }
+  nest_locks[free_slot].lock = l;
+  return &nest_locks[free_slot].count;
+}
+
+void omp_init_lock(omp_lock_t *l) { (void)l; }
+void omp_destroy_lock(omp_lock_t *l) { (void)l; }
+void omp_set_lock(omp_lock_t *l) {
+  if (cur.distributed) cape_lock_set(l);
+}
+void omp_unset_lock(omp_lock_t *l) {
+  if (cur.distributed) cape_lock_unset(l);
+}
+int omp_test_lock(omp_lock_t *l) { return cur.distributed ? cape_lock_test(l) : 1; }
+void omp_init_nest_lock(omp_nest_lock_t *l) { (void)l; }
+void omp_destroy_nest_lock(omp_nest_lock_t *l) { (void)l; }
+void omp_set_nest_lock(omp_nest_lock_t *l) {
+  if (!cur.distributed) return;
+  int *c = nest_count(l);
+  if (*c == 0) cape_lock_set(l);
+  ++*c;
+}
+void omp_unset_nest_lock(omp_nest_lock_t *l) {
+  if (!cur.distributed) return;
+  int *c = nest_count(l);
+  if (*c > 0 && --*c == 0) cape_lock_unset(l);
+}
+int omp_test_nest_lock(omp_nest_lock_t *l) {
+  if (!cur.distributed) return 1;
+  int *c = nest_count(l);
+  if (*c > 0) return ++*c;
+  if (!cape_lock_test(l)) return 0;
+  return *c = 1;
 }

@@ -42,6 +42,7 @@ const std::map<std::string, Template, std::less<>> kTemplates = {
     {"flush", flush},
     {"critical", critical},
     {"atomic", atomic},
+    {"ordered", ordered},
     {"loop", loop},
     {"parallel loop", parallel_for},
     {"threadprivate", threadprivate},
@@ -73,17 +74,6 @@ std::string unsupported_reason(const std::string& name) {
   if (starts("cancel")) return "a region cannot be cancelled across nodes";
   if (starts("declare")) return "declarative directives are not supported";
   return "not implemented";
-}
-
-void check_locks(TranslationContext& cx) {
-  static const Names locks = {"omp_init_lock", "omp_set_lock", "omp_unset_lock", "omp_test_lock",
-                              "omp_destroy_lock", "omp_init_nest_lock", "omp_set_nest_lock",
-                              "omp_unset_nest_lock", "omp_test_nest_lock", "omp_destroy_nest_lock"};
-  for (int i = 0; i < cx.t.size(); ++i)
-    if (cx.t.ident(i) && !cx.t[i].system && locks.count(cx.t[i].text))
-      cx.d.error_at(i, "'" + cx.t[i].text +
-                           "' is not supported by CAPE: locks need shared memory; nodes exchange "
-                           "their writes only at barriers and at the end of a region");
 }
 
 // The file has a parallel for, whose `before` checkpoints carry the shares in cape_desc.
@@ -134,7 +124,6 @@ void translate_construct(TranslationContext& cx, Construct* c, const Enclosing& 
 std::string translate(Driver& drv, const Options& options) {
   TranslationContext cx(drv, options);
   Ast& ast = drv.ast();
-  check_locks(cx);
   cx.last = last_parallel(cx.t, ast);
   bool any = !ast.constructs.empty();
   // The model, told at the start of main when the file has a directive (or under TICKPT).

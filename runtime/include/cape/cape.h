@@ -93,6 +93,16 @@ void cape_critical_shared(void *addr, unsigned long size);
 /* `atomic` on the location x through the same service: one lock per location. */
 void cape_atomic_enter(void *x);
 void cape_atomic_exit(void *x);
+/* The omp_*_lock API (libcape_cc) on the same service: one lock per lock variable. test
+ * answers 1 when this node holds the lock now, 0 when another node does. */
+void cape_lock_set(void *lock);
+void cape_lock_unset(void *lock);
+int cape_lock_test(void *lock);
+/* `ordered` in a loop with the ordered clause: the block of logical iteration `iteration`
+ * (0, 1, ... in the loop's sequential order) runs after those of every earlier iteration, on
+ * whichever node. `name` names the loop (the same on every node). */
+void cape_ordered_enter(const char *name, unsigned long long iteration);
+void cape_ordered_exit(const char *name);
 
 /* The checkpoint model the program was compiled for (cape-cc --ckpt=tickpt|dickpt). */
 enum cape_ckpt_model { CAPE_CKPT_DICKPT = 0, CAPE_CKPT_TICKPT = 1 };

@@ -1,5 +1,6 @@
-/* A histogram with `atomic update` (an array element: the lock service, one lock per
- * location), and scalar atomics that become the region's reductions (+, - and * forms). */
+/* A histogram with `atomic update`: of a global array (the lock service, one lock per
+ * location) and of a local array (the region's reduction over the whole array); scalar
+ * atomics that become the region's reductions (+, - and * forms). */
 #include <omp.h>
 #include <stdio.h>
 
@@ -15,6 +16,14 @@ int main(void) {
     hist[data[i]]++;
   }
   for (int b = 0; b < 8; b++) printf("hist[%d] = %ld\n", b, hist[b]);
+
+  int local_hist[8][2] = {{0}};
+#pragma omp parallel for
+  for (int i = 0; i < N; i++) {
+#pragma omp atomic
+    local_hist[data[i]][i % 2] += 2;
+  }
+  for (int b = 0; b < 8; b++) printf("local[%d] = %d %d\n", b, local_hist[b][0], local_hist[b][1]);
 
   long total = 0;
   double dsum = 100;

@@ -1,6 +1,7 @@
 // `atomic` where several threads run (docs/critical.md; beyond the CAPE papers). Two paths,
 // each said by a note under `cape-cc -v`:
 //  - a reduction: every atomic on x in the region is `x op= e`, `x++`, `++x`, `x--` or `--x`
+//    (x a scalar, or an element x[i] of an array declared here: the whole array is reduced)
 //    with one combining operator (+ and - together, or *, &, |, ^), x is a local of the
 //    enclosing function declared before the region, named nowhere else in it and whose address
 //    is never taken (so nothing reads it there, and no function the region calls can): x joins
@@ -8,7 +9,7 @@
 //    (each thread updates its own partial result, combined at the end; no messages at all);
 //  - else the master's lock service, one lock per location: cape_atomic_enter(&x) and
 //    cape_atomic_exit(&x) around the statement, as for a critical section.
-// Inside `master`, `single` or a section one thread runs alone: the statement as written.
+// Inside `master`, `single` or a section as well: other threads may update x meanwhile.
 #include <map>
 #include <set>
 
@@ -28,8 +29,8 @@ std::string form_of(const Construct* c) {
 }
 
 // The combining operator of an update `x op= e` / x++ / ++x / x-- / --x over [b, e) (no ';'),
-// with x a single identifier: its token, or -1.
-int reducible_update(const Tokens& t, int b, int e, std::string& op) {
+// with x an identifier, or an array element `a[i]...` (`subscripted`): x's token, or -1.
+int reducible_update(const Tokens& t, int b, int e, std::string& op, bool& subscripted) {
   auto combining = [&](int i) -> std::string {
     static const std::pair<const char*, const char*> ops[] = {{"+=", "+"}, {"-=", "+"}, {"*=", "*"},
                                                               {"&=", "&"}, {"|=", "|"}, {"^=", "^"}};
@@ -37,9 +38,19 @@ int reducible_update(const Tokens& t, int b, int e, std::string& op) {
       if (t.punct(i, p)) return o;
     return "";
   };
-  if (e - b == 2 && (t.punct(b, "++") || t.punct(b, "--")) && t.ident(b + 1)) return op = "+", b + 1;
-  if (e - b == 2 && t.ident(b) && (t.punct(b + 1, "++") || t.punct(b + 1, "--"))) return op = "+", b;
-  if (e - b >= 3 && t.ident(b) && !(op = combining(b + 1)).empty()) return b;
+  // ident [..][..]: the token after it.
+  auto after_lvalue = [&](int i) {
+    if (i >= e || !t.ident(i)) return -1;
+    int p = i + 1;
+    while (p < e && t.punct(p, "[") && t.opens(p)) p = t.match(p) + 1;
+    subscripted = p > i + 1;
+    return p;
+  };
+  if (b < e && (t.punct(b, "++") || t.punct(b, "--")) && after_lvalue(b + 1) == e) return op = "+", b + 1;
+  int p = after_lvalue(b);
+  if (p < 0) return -1;
+  if (p + 1 == e && (t.punct(p, "++") || t.punct(p, "--"))) return op = "+", b;
+  if (p + 1 < e && !(op = combining(p)).empty()) return b;
   return -1;
 }
 
@@ -107,22 +118,26 @@ void atomic_reductions(TranslationContext& cx, Construct* region, Clauses& cl) {
   struct Use {
     int id, tok;
     std::string op;
+    bool subscripted;  // x[i]...: an array's element (the whole array is reduced)
   };
   std::map<std::string, std::vector<Use>> uses;
   for (auto& c : cx.d.ast().constructs) {
     if (c.dir.name != "atomic" || !c.stmt || c.all.b < rb || c.all.e > re) continue;
     std::string form = form_of(&c), op;
+    bool subscripted = false;
     auto [b, e] = statement_tokens(cx, &c);
-    int x = form == "update" && c.stmt->kind != Stmt::Compound ? reducible_update(t, b, e, op) : -1;
-    if (x >= 0) uses[t[x].text].push_back({c.id, x, op});
+    int x = form == "update" && c.stmt->kind != Stmt::Compound ? reducible_update(t, b, e, op, subscripted) : -1;
+    if (x >= 0) uses[t[x].text].push_back({c.id, x, op, subscripted});
   }
   for (auto& [x, us] : uses) {
     bool ok = cx.decls().local_visible(x, region->dir.first_tok) &&
               !cx.decls().file_scope_var(x, region->dir.first_tok);
-    for (auto& u : us) ok = ok && u.op == us[0].op;
+    // An element of an array declared in this file (not through a pointer), or a scalar.
+    int dims = cx.decls().array_dims(x, region->dir.first_tok);
+    for (auto& u : us) ok = ok && u.op == us[0].op && (u.subscripted ? dims > 0 : dims == 0);
     for (auto& r : cl.red) ok = ok && r.var != x;
     for (auto& cla : region->dir.clauses)  // named in a clause: its own rules
-      for (int k : cla.args) ok = ok && !t.ident(k, x);
+      for (int k : cla.args) ok = ok && t[k].text != x;  // pragma tokens: by text
     int named = 0;
     for (int i = rb; i < re; ++i) named += t.ident(i, x);
     // Its address taken anywhere (a pointer could read it in the region): not a reduction.
@@ -136,9 +151,10 @@ void atomic_reductions(TranslationContext& cx, Construct* region, Clauses& cl) {
     cl.red.push_back(r);
     for (auto& u : us) {
       cx.atomic_reductions.insert(u.id);
-      cx.d.note_at(u.tok, "'omp atomic' on '" + x + "' is a reduction(" + r.op + ": " + x +
-                              ") of the region: each node updates its own partial result, combined at the "
-                              "region's end (no messages)");
+      cx.d.note_at(u.tok, "'omp atomic' on '" + x + (u.subscripted ? "[...]" : "") + "' is a reduction(" + r.op +
+                              ": " + x + ") of the region" + (u.subscripted ? " over the whole array" : "") +
+                              ": each node updates its own partial result, combined at the region's end (no "
+                              "messages)");
     }
   }
 }
@@ -148,9 +164,8 @@ void atomic(TranslationContext& cx, Construct* c, const Enclosing& enc) {
                                 "acq_rel", "release", "acquire", "relaxed", "hint"};
   for (auto& cl : c->dir.clauses)
     if (!allowed.count(cl.name)) cx.d.error_at(cl.tok, "clause '" + cl.name + "' is not valid on 'omp atomic'");
-  if (enc.alone || cx.atomic_reductions.count(c->id)) {
-    cx.gen_begin(c, enc.alone ? "one thread runs here alone: nothing to exclude"
-                              : "a reduction of the region: this node's partial result (docs/critical.md)");
+  if (cx.atomic_reductions.count(c->id)) {
+    cx.gen_begin(c, "a reduction of the region: this node's partial result (docs/critical.md)");
     cx.emit_stmt(c->stmt, enc);
     cx.gen("}\n");
     return;

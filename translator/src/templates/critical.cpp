@@ -7,10 +7,12 @@
 // locals the body names and the region shares travel (cape_critical_shared): the region's
 // own locals and private copies are each thread's own. Outside a distributed region (the
 // sequential part, a serialized region) the body runs as written: one thread, nothing to
-// exclude. Inside `master`, `single` or a section one thread runs alone: as written too.
+// exclude. Inside `master`, `single` or a section too the service is asked: one thread runs
+// that body, but other threads may be in a critical section of the same name meanwhile.
 #include <regex>
 
 #include "code.h"
+#include "templates/data_sharing.h"
 #include "templates/templates.h"
 
 namespace cape::tr {
@@ -39,6 +41,28 @@ const Construct* construct_by_id(const TranslationContext& cx, int id) {
 
 }  // namespace
 
+bool uses_locks(const TranslationContext& cx) {
+  static const Names locks = {"omp_set_lock", "omp_test_lock", "omp_set_nest_lock", "omp_test_nest_lock"};
+  for (int i = 0; i < cx.t.size(); ++i)
+    if (cx.t.ident(i) && !cx.t[i].system && locks.count(cx.t[i].text)) return true;
+  return false;
+}
+
+std::string lock_shared(const TranslationContext& cx, Construct* c, const Clauses& cl, const std::string& loop_var,
+                        const std::string& ind) {
+  if (!c->stmt || !uses_locks(cx)) return "";
+  std::vector<std::string> ex = cl.priv;
+  for (auto* l : {&cl.firstpriv, &cl.lastpriv, &cl.copyin}) ex.insert(ex.end(), l->begin(), l->end());
+  for (auto& rd : cl.red) ex.push_back(rd.var);
+  for (auto& v : threadprivates_at(cx, c->dir.first_tok)) ex.push_back(v);
+  if (!loop_var.empty()) ex.push_back(loop_var);
+  std::string out;
+  for (auto& x : cx.decls().implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false))
+    out += Holes{{"x", x}, {"ind", ind}}.fill(
+        "${ind}cape_critical_shared((void *)&$x, sizeof(__typeof__($x))); /* may be written holding a lock */\n");
+  return out;
+}
+
 std::string critical_shared(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   std::string shared;
   if (const Construct* region = enc.region ? construct_by_id(cx, enc.region) : nullptr) {
@@ -53,15 +77,10 @@ std::string critical_shared(TranslationContext& cx, Construct* c, const Enclosin
 void critical(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   for (auto& cl : c->dir.clauses)
     if (cl.name != "hint") cx.d.error_at(cl.tok, "clause '" + cl.name + "' is not valid on 'omp critical'");
-  if (enc.alone) {
-    cx.gen_begin(c, "one thread runs here alone: nothing to exclude");
-    cx.emit_stmt(c->stmt, enc);
-    cx.gen("}\n");
-    return;
-  }
   std::string name;
   int after = c->dir.name_toks.back() + 1;
-  if (cx.t.punct(after, "(") && cx.t.ident(after + 1)) name = cx.t[after + 1].text;
+  // (Pragma tokens are compared by their text: they are not the C tokens' kinds.)
+  if (after + 1 < c->dir.end_tok && cx.t[after].text == "(") name = cx.t[after + 1].text;
   // The enclosing function's locals the body names, declared before the region.
   Holes h{{"name", "\"" + name + "\""}, {"shared", critical_shared(cx, c, enc)}};
   cx.gen_begin(c, "the master's lock service orders the nodes (docs/critical.md)");

@@ -73,6 +73,7 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   // inject of the master's `after` must take it, or the nodes' cape_desc would differ).
   if (cx.opt.tickpt || cl.default_none)
     calls += "      cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */\n";
+  calls += lock_shared(cx, c, cl, L.var, "      ");
   std::string master_calls = calls;
   if (!cl.lastpriv.empty()) {  // Def. 4.2: the later share's value wins
     std::string order = h.fill("      cape_set_order((long)cape_cc_order($n, $chunk));\n");

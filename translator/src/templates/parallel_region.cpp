@@ -117,7 +117,8 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
   for (auto& x : priv)
     record += Holes{{"x", x}, {"pv", gen_name("pv", id, x)}}.fill(
         "    cape_cc_private((void *)&$x, &$pv, sizeof(__typeof__($x)));\n");
-  std::string start_calls = recorded_shared(shared + clause_calls(cx, cl, c->dir.first_tok, "    ")) + record;
+  std::string start_calls = recorded_shared(shared + clause_calls(cx, cl, c->dir.first_tok, "    ")) + record +
+                            lock_shared(cx, c, cl, "", "    ");
   if (cx.opt.mt)  // recorded: the barriers register the originals again (cape_cc_mt_reductions_again)
     for (size_t p = start_calls.find("cape_reduction("); p != std::string::npos;
          p = start_calls.find("cape_reduction(", p + 20))

@@ -4,7 +4,8 @@
 //    memory consistent (001_3036025dc34c4021.txt Fig. 3's exchange); so flush is a no-op.
 //    Busy-waiting on a flag another thread sets (the one use of flush a race-free program
 //    cannot do without) cannot work between nodes, and a -v note says so.
-//  - `critical` and `atomic`: templates/critical.cpp and templates/atomic.cpp.
+//  - `critical` and `atomic` where one thread runs alone (the body of `master` or `single`,
+//    a section): there is nothing to exclude, so the statement runs as written.
 //  - OpenMP 5's `loop`: bound to a parallel region it is `for` (templates/ws_for.cpp);
 //    bind(thread) makes every thread run every iteration, the loop as written.
 #include "clauses.h"
@@ -20,6 +21,24 @@ void flush(TranslationContext& cx, Construct* c, const Enclosing&) {
                "'omp flush' is a no-op under CAPE: a race-free program needs memory consistent only at "
                "barriers, where the nodes exchange their writes; a flag one node sets is never seen by "
                "another before the next barrier, so busy-waiting on it (flush in a loop) never ends");
+}
+
+void exclusive(TranslationContext& cx, Construct* c, const Enclosing& enc) {
+  const std::string& n = c->dir.name;
+  static const Names atomic = {"read", "write", "update", "capture", "compare", "fail", "weak", "seq_cst",
+                               "acq_rel", "release", "acquire", "relaxed", "hint"};
+  for (auto& cl : c->dir.clauses)
+    if (n == "critical" ? cl.name != "hint" : !atomic.count(cl.name))
+      cx.d.error_at(cl.tok, "clause '" + cl.name + "' is not valid on 'omp " + n + "'");
+  if (!enc.alone) {
+    cx.unsupported(c, "mutual exclusion needs shared memory; nodes exchange their writes only at barriers "
+                      "and at the end of a region (inside 'master', 'single' or a section, where one thread "
+                      "runs alone, it is accepted)");
+    return cx.emit_stmt(c->stmt, enc);
+  }
+  cx.gen_begin(c, "one thread runs here alone: nothing to exclude");
+  cx.emit_stmt(c->stmt, enc);
+  cx.gen("}\n");
 }
 
 void loop(TranslationContext& cx, Construct* c, const Enclosing& enc) {

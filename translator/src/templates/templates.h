@@ -31,14 +31,7 @@ void threadprivate(TranslationContext& cx, Construct* c, const Enclosing& enc);
 void barrier(TranslationContext& cx, Construct* c, const Enclosing& enc);
 // synchronization.cpp: flush (a no-op), critical and atomic where one thread runs alone, loop.
 void flush(TranslationContext& cx, Construct* c, const Enclosing& enc);
-void critical(TranslationContext& cx, Construct* c, const Enclosing& enc);  // critical.cpp
-// " cape_critical_shared(&x, sizeof x);" for each local of the enclosing function that the
-// body of c names and its region shares (critical.cpp).
-std::string critical_shared(TranslationContext& cx, Construct* c, const Enclosing& enc);
-void atomic(TranslationContext& cx, Construct* c, const Enclosing& enc);  // atomic.cpp
-// A region's atomics that can be its reductions: added to cl.red (before check_vars), and
-// their ids to cx.atomic_reductions (atomic.cpp).
-void atomic_reductions(TranslationContext& cx, Construct* region, Clauses& cl);
+void exclusive(TranslationContext& cx, Construct* c, const Enclosing& enc);
 void loop(TranslationContext& cx, Construct* c, const Enclosing& enc);
 
 // mt_parallel_for.cpp: the two-level model (cape-cc --model=mt, 000 Fig. 6). mt_supported
@@ -78,5 +71,23 @@ inline bool check_ws(TranslationContext& cx, Construct* c, const Enclosing& enc)
   }
   return true;
 }
+
+// Across nodes, through the master's lock service (docs/critical.md; issue 18). exclusive()
+// above (critical/atomic where one thread runs alone) is no longer in the table: another
+// thread may hold the same critical meanwhile.
+void critical(TranslationContext& cx, Construct* c, const Enclosing& enc);  // critical.cpp
+// " cape_critical_shared(&x, sizeof x);" for each local of the enclosing function that the
+// body of c names and its region shares (critical.cpp).
+std::string critical_shared(TranslationContext& cx, Construct* c, const Enclosing& enc);
+// The file calls omp_set_lock or its kin: each region registers the enclosing function's
+// locals it shares (cape_critical_shared), which lock holders may write (critical.cpp).
+bool uses_locks(const TranslationContext& cx);
+std::string lock_shared(const TranslationContext& cx, Construct* c, const Clauses& cl, const std::string& loop_var,
+                        const std::string& ind);
+void atomic(TranslationContext& cx, Construct* c, const Enclosing& enc);  // atomic.cpp
+void ordered(TranslationContext& cx, Construct* c, const Enclosing& enc);  // ordered.cpp
+// A region's atomics that can be its reductions: added to cl.red (before check_vars), and
+// their ids to cx.atomic_reductions (atomic.cpp).
+void atomic_reductions(TranslationContext& cx, Construct* region, Clauses& cl);
 
 }  // namespace cape::tr

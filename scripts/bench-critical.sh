@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Critical sections across nodes (docs/critical.md): the cost of one entry on 3 local nodes,
+# uncontended (the master's local path; a slave's round trip to the master's lock service)
+# and contended (every node entering at once), beside an MPI send/receive round trip between
+# two of 3 ranks in the same run: over shared memory (Open MPI's default here) and over TCP
+# on loopback (cape's transport). Medians of interleaved runs; ratios within one run, never
+# absolute figures (the machine is shared and noisy). bench/critical/.
+#
+#   scripts/bench-critical.sh [BUILD_DIR]   (default build-bench; `make bench` runs it)
+#   BENCH_RUNS=N (default 3)  BENCH_ENTRIES=N (default 200)  BENCH_NODES=3
+set -uo pipefail
+build=${1:-build-bench}
+root=$(cd "$(dirname "$0")/.." && pwd)
+case $build in /*) ;; *) build=$root/$build ;; esac
+runs=${BENCH_RUNS:-3}
+entries=${BENCH_ENTRIES:-200}
+nodes=${BENCH_NODES:-3}
+cape=$build/cli/cape
+cape_cc=$build/translator/cape-cc
+for t in "$cape" "$cape_cc"; do
+  [ -x "$t" ] || { echo "bench-critical: $t is missing: build first (make bench)" >&2; exit 1; }
+done
+command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
+  { echo "bench-critical: mpicc/mpirun missing: scripts/install-deps.sh installs Open MPI" >&2; exit 1; }
+mpirun=(mpirun --oversubscribe --bind-to none -np "$nodes")
+[ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
+work=$(mktemp -d "${TMPDIR:-/tmp}/cape-bench-critical.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+"$cape_cc" -O2 "$root/bench/critical/critical.c" -o crit 2>cc.err || { cat cc.err; exit 1; }
+gcc -O2 -fopenmp "$root/bench/critical/critical.c" -o native 2>>cc.err || { cat cc.err; exit 1; }
+mpicc -O2 "$root/bench/critical/pingpong_mpi.c" -o pingpong 2>>cc.err || { cat cc.err; exit 1; }
+OMP_NUM_THREADS=$nodes ./native "$entries" >native.out 2>/dev/null
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+field() { sed -n "s/^bench: .*$2 \\([0-9.]*\\).*/\\1/p" "$1" | head -1; }
+status=0
+for ((i = 1; i <= runs; i++)); do
+  "${mpirun[@]}" ./pingpong 2000 </dev/null >/dev/null 2>mpi.err && field mpi.err roundtrip >>rt.shm
+  "${mpirun[@]}" --mca btl tcp,self ./pingpong 2000 </dev/null >/dev/null 2>mpi.err && field mpi.err roundtrip >>rt.tcp
+  "$cape" run -n "$nodes" -- ./crit "$entries" </dev/null >cape.out 2>cape.err || { status=1; tail -3 cape.err; }
+  cmp -s native.out cape.out || { echo "bench-critical: cape's total differs from gcc -fopenmp's"; status=1; }
+  field cape.err uncontended-master >>u0
+  field cape.err uncontended-slave >>u1
+  field cape.err contended >>c
+done
+shm=$(median <rt.shm) tcp=$(median <rt.tcp) u0=$(median <u0) u1=$(median <u1) c=$(median <c)
+echo "critical entry on $nodes local nodes, $entries entries, medians of $runs interleaved runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+awk -v shm="$shm" -v tcp="$tcp" -v u0="$u0" -v u1="$u1" -v c="$c" 'BEGIN {
+  printf "%-44s %10s %14s %14s\n", "", "us", "x MPI rt shm", "x MPI rt tcp"
+  printf "%-44s %10.1f %14s %14s\n", "MPI send/receive round trip, shared memory", shm, "1.0", ""
+  printf "%-44s %10.1f %14s %14s\n", "MPI send/receive round trip, TCP loopback", tcp, "", "1.0"
+  printf "%-44s %10.1f %14.1f %14.1f\n", "critical entry, uncontended, master (local)", u0, u0 / shm, u0 / tcp
+  printf "%-44s %10.1f %14.1f %14.1f\n", "critical entry, uncontended, slave", u1, u1 / shm, u1 / tcp
+  printf "%-44s %10.1f %14.1f %14.1f\n", "critical entry, contended (" '"$nodes"' " nodes at once)", c, c / shm, c / tcp
+}'
+exit $status
