@@ -26,6 +26,7 @@
 #include "monitor/pagemap.h"
 #include "monitor/tracee.h"  // kPageSize
 #include "monitor/step_syscall.h"
+#include "protocol.h"  // CAPE_RUNTIME_HEAP_BASE
 #include "util/error.h"
 #include "util/scoped_fd.h"
 
@@ -61,9 +62,16 @@ uint64_t status_mask(const std::string& status, const char* field) {
   return std::strtoull(status.c_str() + at + std::strlen(field) + 2, nullptr, 16);
 }
 
+// libcape's runtimes' heap (runtime/src/heap_runtime.c: libgomp's and ld.so's blocks): a
+// MAP_SHARED anonymous reservation, which the kernel names after /dev/zero. It is private to
+// the process like any anonymous memory: kept (its populated pages), and mapped shared again.
+bool runtimes_heap(const Mapping& m) {
+  return m.shared && m.start == CAPE_RUNTIME_HEAP_BASE && m.path.rfind("/dev/zero", 0) == 0;
+}
+
 ProcessMapping::What classify(const Mapping& m) {
   const std::string& p = m.path;
-  if (p.empty() || p.rfind("[anon:", 0) == 0) return ProcessMapping::What::anon;
+  if (p.empty() || p.rfind("[anon:", 0) == 0 || runtimes_heap(m)) return ProcessMapping::What::anon;
   if (p == "[heap]") return ProcessMapping::What::heap;
   if (p == "[stack]") return ProcessMapping::What::stack;
   if (p == "[vdso]") return ProcessMapping::What::vdso;
@@ -332,7 +340,7 @@ ckpt::Checkpoint take_complete(pid_t pid, const CompleteOptions& options, Comple
     pm.what = classify(m);
     pm.path = m.path;
     std::string where = " at " + ckpt::hex_address(m.start) + "-" + ckpt::hex_address(m.end);
-    if (m.shared && !kernel_owned(pm.what))
+    if (m.shared && !kernel_owned(pm.what) && !runtimes_heap(m))
       throw UserError("process " + std::to_string(pid) + " has a shared mapping (" +
                       (m.path.empty() ? std::string("anonymous") : m.path) + where +
                       "): complete checkpoints restore private memory only");

@@ -304,7 +304,8 @@ pid_t restart_process(const ckpt::Checkpoint& c, const RestartOptions& options) 
           if (same_heap) break;  // brk() below
           [[fallthrough]];
         case What::anon:
-          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot,
+                  (m.shared ? MAP_SHARED | MAP_NORESERVE : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
           break;
         case What::file: {
           if (m.shared) throw UserError("restart: a shared mapping (" + where + ") cannot be restored");
@@ -442,7 +443,8 @@ user_regs_struct restart_in_place(pid_t pid, pid_t tid, const ckpt::Checkpoint& 
           break;
         case What::heap:
         case What::anon:
-          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot,
+                  (m.shared ? MAP_SHARED | MAP_NORESERVE : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
           break;
         case What::file: {
           if (m.shared) throw UserError("restart in place: a shared mapping (" + where + ") cannot be restored");

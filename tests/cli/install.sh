@@ -13,7 +13,7 @@ cmake --install "$build" --prefix "$tmp/prefix" > /dev/null
 p=$tmp/prefix
 lib=$(cd "$p" && ls -d lib*/libcape.a | xargs dirname)
 got=$(cd "$p" && find . -type f | sort)
-want=$(printf '%s\n' ./bin/cape ./bin/cape-cc ./bin/cape-translate ./include/cape/cape.h ./include/cape/cc.h \
+want=$(printf '%s\n' ./bin/cape ./bin/cape-cc ./bin/cape-translate ./include/cape/cape.h ./include/cape/cape1_cc.h ./include/cape/cc.h \
   ./include/cape/omp/omp.h ./$lib/libcape.a ./$lib/libcape_cc.a ./$lib/pkgconfig/cape.pc \
   ./share/bash-completion/completions/cape ./share/bash-completion/completions/cape-cc \
   ./share/bash-completion/completions/cape-translate ./share/man/man1/cape-cc.1 \

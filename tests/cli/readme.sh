@@ -26,7 +26,7 @@ helps() {  # helps CMD...: the --help of CMD and of its subcommands, recursively
 }
 { helps cape; cape-cc --help; cape-translate --help; } > "$tmp/help.txt"
 others="--cflags --libs --help"  # pkg-config's, in the install paragraph; everyone's
-for opt in $(grep -o -- '--[a-z][-a-z]*\(=[a-z]*\)\?' "$readme" | sort -u); do
+for opt in $(grep -o -- '--[a-z][-a-z0-9]*\(=[a-z0-9]*\)\?' "$readme" | sort -u); do
   [[ " $others " == *" $opt "* ]] && continue
   grep -qE -- "(^|[ ,\[])$opt([ ,=\[]|$)" "$tmp/help.txt" || fail "the README names $opt, which no --help lists"
 done
