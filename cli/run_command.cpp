@@ -129,6 +129,7 @@ int run_job(const RunArgs& a) {
   if (a.tag_output) common.push_back("--tag-output");
   if (a.check_races) common.push_back("--check-races");
   if (a.encrypt) common.push_back("--encrypt");
+  if (a.any_program) common.push_back("--any-program");  // checked here already
   net::NodeCommand command = [&](int rank, const net::NodeLink& link) {
     std::vector<std::string> v = {"node", "--rank", std::to_string(rank)};
     if (!link.master.empty()) v.insert(v.end(), {"--master", link.master});
