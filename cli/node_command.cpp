@@ -22,6 +22,7 @@
 #include <thread>
 
 #include "cli/command.h"
+#include "cli/program_check.h"
 #include "monitor/monitor.h"
 #include "net/handshake.h"
 #include "net/node.h"
@@ -53,6 +54,7 @@ struct NodeArgs {
   bool env_stdin = false;
   bool encrypt = false;
   bool check_races = false;
+  bool any_program = false;
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::vector<std::string> argv;
 };
@@ -325,6 +327,17 @@ int run_node(const NodeArgs& a) {
     if (::dup2(log_fd.get(), STDOUT_FILENO) < 0 || ::dup2(log_fd.get(), STDERR_FILENO) < 0)
       throw UserError(errno_message("dup2 log"));
   }
+  // Under mpirun or srun, as under cape run: a program without libcape is refused (every
+  // node does; a slave says it in its log, so the terminal shows rank 0's line once). One
+  // that cannot be found is the monitor's to report, as before.
+  if (!a.any_program) {
+    std::string found;
+    try {
+      found = cli::find_program(a.argv.at(0));
+    } catch (const UserError&) {
+    }
+    if (!found.empty()) cli::require_libcape(a.argv.at(0), found, size);
+  }
 
   net::NodeOptions o;
   o.rank = rank;
@@ -515,6 +528,8 @@ void add_node_command(CLI::App& app, Context& ctx) {
   sub->add_option("--output-dir", a->output_dir,
                   "Slaves write their output and logs to DIR/node.RANK.log (default cape-logs)");
   sub->add_flag("--tag-output", a->tag_output, "Prefix every output line with [rank]<stream>:");
+  sub->add_flag("--any-program", a->any_program,
+                "Run a program not built with cape-cc anyway: every node runs all of it, alone");
   sub->add_option("--timeout", a->timeout,
                   "Seconds of silence after which a peer is declared dead (default 5)");
   sub->add_option("--heartbeat", a->heartbeat, "Seconds between heartbeats (default 0.5)");

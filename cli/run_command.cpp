@@ -134,6 +134,7 @@ int run_job(const RunArgs& a) {
   if (a.tag_output) common.push_back("--tag-output");
   if (a.check_races) common.push_back("--check-races");
   if (a.encrypt) common.push_back("--encrypt");
+  if (a.any_program) common.push_back("--any-program");  // checked here already
   cli::RunTrace trace(a.trace, a.n);  // --trace: every node writes its part, merged at the end
   trace.add_node_options(common);
   net::NodeCommand command = [&](int rank, const net::NodeLink& link) {

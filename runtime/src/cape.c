@@ -25,13 +25,15 @@
 
 /* Marks the executable (or libcape.so) as holding libcape: `cape run` refuses a program
  * without this section, for a program built by gcc -fopenmp (or without OpenMP) would run
- * whole on every node (cli/program_check.cpp). A section of its own survives `strip`. */
+ * whole on every node (cli/program_check.cpp). A section of its own survives `strip`.
+ * Global: cape-cc links with `-u cape_libcape_marker`, so that a program with no directive
+ * (which calls nothing of libcape) holds it too. */
 #if defined(__has_attribute) && __has_attribute(retain)
 #define CAPE_RETAIN __attribute__((retain))
 #else
 #define CAPE_RETAIN
 #endif
-__attribute__((used, section(".cape.libcape"))) CAPE_RETAIN static const char cape_libcape_marker[] = "libcape";
+__attribute__((used, section(".cape.libcape"))) CAPE_RETAIN const char cape_libcape_marker[] = "libcape";
 
 /* `syscall; int3` at a known address: the monitor's remote syscalls run here. Right after
  * it, the resume stub (src/protocol.h, CAPE_RESUME_STUB_OFFSET): one syscall, its result

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README and the programs agree (issue 17):
 # 1. every option the README names (`--tracker`, `--ckpt=tickpt` ...) is one that cape's,
-#    cape-cc's or cape-translate's --help lists;
+#    cape-cc's or cape-translate's --help lists, and every option of `cape run --help` is in
+#    the README;
 # 2. the README's commands run: the "Using it" block and the "Running on several nodes" block
 #    as written (hosts rewritten to this machine, with --launcher local), and the mpirun line
 #    of "With mpirun or srun" (a free port instead of 7777). prog.c is tests/cli/programs/args.c.
@@ -30,6 +31,14 @@ for opt in $(grep -o -- '--[a-z][-a-z0-9]*\(=[a-z0-9]*\)\?' "$readme" | sort -u)
   [[ " $others " == *" $opt "* ]] && continue
   grep -qE -- "(^|[ ,\[])$opt([ ,=\[]|$)" "$tmp/help.txt" || fail "the README names $opt, which no --help lists"
 done
+
+# And the other way for `cape run`, the command users meet first: every option its --help
+# lists, in one of its spellings, is in the README.
+while read -r spellings; do
+  found=
+  for o in ${spellings//,/ }; do grep -qE -- "(^|[^-a-z])$o([^-a-z]|$)" "$readme" && found=1; done
+  [ -n "$found" ] || fail "\`cape run --help\` lists $spellings, which the README does not mention"
+done < <(cape run --help | sed -n 's/^  \(-[^ ]*\).*/\1/p' | grep -v -e '^-h,--help$')
 
 # The papers by title, venue and year: no --help cites the texts' file names, which mean
 # nothing outside this project; the README's references section lists the five.

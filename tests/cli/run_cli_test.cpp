@@ -79,6 +79,24 @@ TEST(RunCli, APlainOpenmpBinaryIsRefused) {
   EXPECT_FALSE(exists(d.path + "/cape-logs"));
 }
 
+// Under mpirun, every `cape node` refuses it; the slaves say so in their logs, so the terminal
+// shows rank 0's line once.
+TEST(RunCli, UnderMpirunAPlainOpenmpBinaryIsRefusedOnce) {
+  TempDir d;
+  std::string omp = build_args(d, /*plain=*/true);
+  Proc p = Proc::start({"mpirun", "--oversubscribe", "--allow-run-as-root", "-n", "3", "-x", "CAPE_SECRET", CAPE_BIN,
+                        "node", "--master", "127.0.0.1:" + std::to_string(free_port()), "--output-dir",
+                        d.path + "/logs", "--", omp},
+                       d.path, {"CAPE_SECRET=" + std::string(64, 'k')});
+  EXPECT_NE(p.wait(60s), 0);
+  std::string line = "cape: " + omp + " was built with OpenMP (it needs libgomp) but not with cape-cc" + kRefusedHint;
+  size_t at = p.err().find(line);
+  EXPECT_NE(at, std::string::npos) << p.err();
+  EXPECT_EQ(p.err().find(line, at + 1), std::string::npos) << p.err();
+  EXPECT_EQ(p.out(), "");
+  // (A slave's log has the line too, unless mpirun stopped it first, when rank 0 ended.)
+}
+
 // Any executable without libcape is refused the same way; --any-program runs it anyway
 // (each node runs it; the job's status is the master's program's).
 TEST(RunCli, AProgramWithoutLibcapeIsRefusedUnlessAnyProgram) {

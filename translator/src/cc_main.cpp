@@ -306,6 +306,9 @@ int main(int argc, char** argv) {
       // (tracked memory) on the node that calls the function first, so nodes would differ
       // (and carry GOT words in their checkpoints) for nothing.
       cmd.push_back("-Wl,-z,now");
+      // libcape's mark (runtime/src/cape.c), also in a program that calls nothing of it
+      // (no directive): `cape run` refuses programs without it.
+      cmd.push_back("-Wl,--undefined=cape_libcape_marker");
     }
     status = run_command(cmd, verbose, show);
     stop_if_interrupted();
