@@ -37,14 +37,16 @@ QUICK = {
     "vector_sizes": [2000, 4000, 6000, 8000, 10000, 12000, 14000],
     "reps": 3,
 }
+# FULL=1: larger matrices and up to 8 nodes (the papers' sizes, 3000-12000, would take hours on a
+# few cores: 001 Table II's 3000x3000 took 259 s sequentially on one 3 GHz core).
 FULL = {
-    "e1_sizes": [1000, 2000, 3000],
+    "e1_sizes": [1000, 1500, 2000],
     "nodes": [2, 3, 4, 6, 8],
-    "e2_size": 2000,
-    "e2_sizes": [1000, 2000, 3000],
-    "e4_size": 2000,
+    "e2_size": 1500,
+    "e2_sizes": [1000, 1500, 2000],
+    "e4_size": 1500,
     "vector_sizes": [2000, 4000, 6000, 8000, 10000, 12000, 14000],
-    "reps": 5,
+    "reps": 3,
 }
 
 

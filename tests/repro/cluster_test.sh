@@ -59,5 +59,14 @@ echo "$msg" | grep -q "100mbit, 1gbit or none" || bad "--link 5mbit not refused 
 msg=$("$cl" up 0 2 2>&1) && bad "id 0 accepted"
 echo "$msg" | grep -q "ID must be" || bad "id 0 not refused clearly: $msg"
 [ -z "$(remains)" ] || bad "a refused up left: $(remains)"
+# Not root: refused with what to do, before anything is made (run.py says it too).
+if command -v setpriv >/dev/null; then
+  nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+  msg=$($nobody "$cl" up $id 2 2>&1) && bad "up as nobody succeeded"
+  echo "$msg" | grep -q "must run as root" || bad "up as nobody: $msg"
+  msg=$($nobody /usr/bin/python3 "$(dirname "$cl")/run.py" 2>&1) && bad "run.py as nobody succeeded"
+  echo "$msg" | grep -q "needs root" || bad "run.py as nobody: $msg"
+  [ -z "$(remains)" ] || bad "a refused up left: $(remains)"
+fi
 [ $fail = 0 ] && echo "cluster.sh: set-up and removal OK"
 exit $fail

@@ -264,6 +264,25 @@ INSTANTIATE_TEST_SUITE_P(, TraceMamult,
                            return std::to_string(std::get<0>(info.param)) + "nodes_" + std::get<1>(info.param);
                          });
 
+// A region with barriers: after Before, Compute and Update alternate once per exchange.
+TEST(Trace, BarriersAlternateComputeAndUpdate) {
+  TempDir d;
+  Proc cc = Proc::start({CAPE_CC, "-O2", BARRIERS_C, "-o", d.path + "/barriers"}, d.path);
+  ASSERT_EQ(cc.wait(120s), 0) << cc.err();
+  Proc gcc = Proc::start({"gcc", "-O2", "-fopenmp", BARRIERS_C, "-o", d.path + "/native"}, d.path);
+  ASSERT_EQ(gcc.wait(120s), 0) << gcc.err();
+  Job native = run(d, {d.path + "/native"});
+  Job j = run(d, {CAPE_BIN, "run", "-n", "3", "--output-dir", d.path + "/logs", "--trace", d.path + "/t.json", "--",
+                  d.path + "/barriers"});
+  ASSERT_EQ(j.status, 0) << j.err;
+  EXPECT_EQ(j.out, native.out);
+  Checked c = check_trace(d.path + "/t.json");
+  std::vector<std::string> want = {"Init", "Before", "Compute", "Update", "Compute", "Update", "Compute", "Update"};
+  for (int p = 0; p < 3; ++p) EXPECT_EQ(c.phase_names[p], want) << "node " << p;
+  EXPECT_EQ((c.calls[{0, "wait_for"}]), 3);
+  EXPECT_GT((c.bytes[{0, "broadcast"}]), 0u);
+}
+
 TEST(Trace, MonitorAlone) {
   TempDir d;
   std::string exe = build_mamult(d);
