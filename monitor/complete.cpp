@@ -358,7 +358,21 @@ ckpt::Checkpoint take_complete(pid_t pid, const CompleteOptions& options, Comple
     p.files.push_back(std::move(f));
   }
 
-  // What only the program's own system calls tell: the exact break, its signal handlers.
+  // Kernel state a restart would not have: refused rather than lost.
+  {
+    std::string children;
+    std::ifstream in(proc(pid, "task/" + std::to_string(pid) + "/children"));
+    std::getline(in, children);
+    if (children.find_first_not_of(' ') != std::string::npos)
+      throw UserError("process " + std::to_string(pid) + " has child processes (" + children +
+                      "): a restarted process would not have them");
+    std::string timers = read_text(proc(pid, "timers"));
+    if (!timers.empty())
+      throw UserError("process " + std::to_string(pid) +
+                      " has POSIX timers (timer_create): a complete checkpoint does not restore them");
+  }
+  // What only the program's own system calls tell: the exact break, its signal handlers,
+  // and whether it has an interval timer, an alarm or an alternate signal stack (refused).
   {
     StepSyscalls remote(pid);
     long brk = remote.syscall(SYS_brk, 0);
@@ -367,8 +381,26 @@ ckpt::Checkpoint take_complete(pid_t pid, const CompleteOptions& options, Comple
     uint64_t scratch = (remote.saved().rsp - 512) & ~uint64_t{15};
     uint8_t old[32];
     util::ScopedFd mem(::open(proc(pid, "mem").c_str(), O_RDWR | O_CLOEXEC));
-    if (caught && (!mem.valid() || ::pread(mem.get(), old, sizeof old, static_cast<off_t>(scratch)) != sizeof old))
+    if (!mem.valid() || ::pread(mem.get(), old, sizeof old, static_cast<off_t>(scratch)) != sizeof old)
       throw UserError("cannot read the stack of process " + std::to_string(pid));
+    for (int which = 0; which < 3; ++which) {  // ITIMER_REAL (alarm too), _VIRTUAL, _PROF
+      uint64_t it[4] = {};
+      if (remote.syscall(SYS_getitimer, which, static_cast<long>(scratch)) == 0 &&
+          ::pread(mem.get(), it, sizeof it, static_cast<off_t>(scratch)) == sizeof it && (it[2] || it[3] || it[0] || it[1])) {
+        (void)!::pwrite(mem.get(), old, sizeof old, static_cast<off_t>(scratch));
+        throw UserError("process " + std::to_string(pid) + " has an interval timer or an alarm set (" +
+                        (which == 0 ? "ITIMER_REAL" : which == 1 ? "ITIMER_VIRTUAL" : "ITIMER_PROF") +
+                        "): a complete checkpoint does not restore it");
+      }
+    }
+    uint64_t ss[3] = {};
+    if (remote.syscall(SYS_sigaltstack, 0, static_cast<long>(scratch)) == 0 &&
+        ::pread(mem.get(), ss, sizeof ss, static_cast<off_t>(scratch)) == sizeof ss &&
+        !(static_cast<uint32_t>(ss[1]) & SS_DISABLE)) {
+      (void)!::pwrite(mem.get(), old, sizeof old, static_cast<off_t>(scratch));
+      throw UserError("process " + std::to_string(pid) +
+                      " has an alternate signal stack (sigaltstack): a complete checkpoint does not restore it");
+    }
     for (uint32_t sig = 1; sig <= 64; ++sig) {
       if (!(caught >> (sig - 1) & 1)) continue;
       long r = remote.syscall(SYS_rt_sigaction, sig, 0, static_cast<long>(scratch), 8);
@@ -378,7 +410,7 @@ ckpt::Checkpoint take_complete(pid_t pid, const CompleteOptions& options, Comple
         throw UserError("cannot read the stack of process " + std::to_string(pid));
       p.sigactions.push_back({sig, act[0], act[1], act[2], act[3]});
     }
-    if (caught && ::pwrite(mem.get(), old, sizeof old, static_cast<off_t>(scratch)) != sizeof old)
+    if (::pwrite(mem.get(), old, sizeof old, static_cast<off_t>(scratch)) != sizeof old)
       fail_errno("restoring the stack of process " + std::to_string(pid));
     remote.restore();
   }

@@ -4,7 +4,10 @@
 #   CAPE-1: 003 Fig. 2 by hand (tests/cape1/programs/fig2.c) under `cape monitor`: complete
 #           checkpoints, two processes restarted from the master's, deltas by diff, merge;
 #   CAPE-2: the same product as OpenMP (matmul_sections.c) through cape-cc and `cape run -n 3`
-#           with --keep-checkpoints: discontinuous incremental checkpoints.
+#           with --keep-checkpoints: discontinuous incremental checkpoints;
+#   CAPE-1 generated: the same OpenMP program through `cape-cc --model=cape1` on `cape run -n
+#           3`: the master's complete checkpoint sent to each slave node, deltas sent back
+#           (bytes from the monitors' info lines).
 # Prints each checkpoint's size and, for CAPE-1, the monitor's create/diff times, and both
 # runs' wall times (one run each: a report, not a test). Usage:
 #   complete_vs_incremental.sh BUILD_DIR [N...]     (default N: 150 300 600)
@@ -17,6 +20,7 @@ for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/nul
 work=$(mktemp -d "${TMPDIR:-/tmp}/cape1x.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 "$CC" -O2 "$here/matmul_sections.c" -o "$work/mm_cape2"
+"$CC" --model=cape1 -O2 "$here/matmul_sections.c" -o "$work/mm_cape1"
 now() { date +%s.%N; }
 size() { stat -c %s "$1"; }
 echo "| N | model | checkpoint | bytes | create/diff ms |"
@@ -42,6 +46,13 @@ for n in $SIZES; do
     echo "| $n | CAPE-2 | $(basename "$f") | $(size "$f") | - |"
     c2_total=$((c2_total + $(size "$f")))
   done
-  echo "| $n | CAPE-1 | wall $(echo "$t1 - $t0" | bc) s; written: original x3 (made, copied, read by 2 restarts) + 3 deltas = $c1_total bytes | | |"
-  echo "| $n | CAPE-2 | wall $(echo "$t3 - $t2" | bc) s; all checkpoints kept: $c2_total bytes; $(cat out) | | |"
+  d3=$work/c3_$n; mkdir -p "$d3/tmp"; cd "$d3"
+  t4=$(now)
+  TMPDIR=$d3/tmp "$CAPE" run -n 3 --log monitor:info -- "$work/mm_cape1" "$n" > out 2> log
+  t5=$(now)
+  sent=$(grep -E "restart_on\(.*[0-9]+ bytes sent" log | grep -v "restart_on(, " | sed -E 's/.*: ([0-9]+) bytes sent/\1/' | paste -sd+ | bc)
+  back=$(cat cape-logs/node.*.log | grep -E "diff\(" | sed -E 's/.*: ([0-9]+) bytes in.*/\1/' | paste -sd+ | bc)
+  echo "| $n | CAPE-1 | wall $(echo "$t1 - $t0" | bc) s (cape monitor, parts as local processes); written: original x3 (made, copied, read by 2 restarts) + 3 deltas = $c1_total bytes | | |"
+  echo "| $n | CAPE-1 generated | wall $(echo "$t5 - $t4" | bc) s (cape run -n 3); complete checkpoints sent to the slaves: $sent bytes of memory, deltas back: $back bytes; $(cat out) | | |"
+  echo "| $n | CAPE-2 | wall $(echo "$t3 - $t2" | bc) s (cape run -n 3); all checkpoints kept: $c2_total bytes; $(cat out) | | |"
 done

@@ -6,15 +6,15 @@
 #   - `cape monitor` with CAPE1_PARTS=PARTS: the parts are processes restarted beside it;
 # or cape-cc refuses it with a message naming --model=cape1 (a construct or clause Fig. 2
 # does not cover): printed as REFUSED.
-# Usage: omp_e2e.sh CAPE CAPE_CC PROGRAM.c PARTS
+# Usage: omp_e2e.sh CAPE CAPE_CC PROGRAM.c PARTS [OPT]   (OPT: -O2 by default)
 set -u
 for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2>/dev/null; done
-CAPE=$1 CC=$2 SRC=$3 PARTS=$4
+CAPE=$1 CC=$2 SRC=$3 PARTS=$4 OPT=${5:--O2}
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cape1o.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
-gcc -fopenmp -O2 "$SRC" -o "$dir/native" -lm || { echo "FAIL: gcc -fopenmp"; exit 1; }
+gcc -fopenmp "$OPT" "$SRC" -o "$dir/native" -lm || { echo "FAIL: gcc -fopenmp"; exit 1; }
 OMP_NUM_THREADS=$PARTS "$dir/native" < /dev/null > "$dir/native.out" 2>&1 || { echo "FAIL: the native run"; exit 1; }
-if ! "$CC" --model=cape1 -O2 "$SRC" -o "$dir/cape1" -lm 2> "$dir/cc.err"; then
+if ! "$CC" --model=cape1 "$OPT" "$SRC" -o "$dir/cape1" -lm 2> "$dir/cc.err"; then
   if grep -q "model=cape1" "$dir/cc.err"; then
     echo "REFUSED: $(grep -m1 'model=cape1' "$dir/cc.err")"
     exit 0

@@ -63,7 +63,7 @@ grep -q "short.dickpt" "$dir/short.err" || fail "truncated: $(cat "$dir/short.er
 echo "truncated: $(cat "$dir/short.err")"
 # What a complete checkpoint cannot hold: refused when it is taken, with what to do; the
 # program goes on undisturbed.
-for what in threads pipe write shared; do
+for what in threads pipe write shared alarm altstack child; do
   "$REFUSALS" "$what" "$dir/written" 2> "$dir/refuse.err" &
   pid=$!
   for _ in $(seq 200); do grep -q ready "$dir/refuse.err" 2>/dev/null && break; sleep 0.05; done
@@ -73,11 +73,14 @@ for what in threads pipe write shared; do
     pipe) want="open on pipe:" ;;
     write) want="for writing" ;;
     shared) want="shared mapping" ;;
+    alarm) want="alarm set (ITIMER_REAL)" ;;
+    altstack) want="alternate signal stack" ;;
+    child) want="child processes" ;;
   esac
   grep -q "$want" "$dir/refuse.msg" || fail "$what: $(cat "$dir/refuse.msg")"
   [ -e "$dir/refused.dickpt" ] && fail "$what: a file was written"
   kill -0 "$pid" 2>/dev/null || fail "$what: the program did not survive the refused checkpoint"
-  kill "$pid"; wait "$pid" 2>/dev/null
+  kill $(cat "/proc/$pid/task/$pid/children" 2>/dev/null) "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
   pid=0
   echo "refused ($what): $(cat "$dir/refuse.msg")"
 done
