@@ -26,7 +26,7 @@ void add_monitor_command(CLI::App& app, Context& ctx) {
   sub->add_option("--tracker", args->tracker,
                   "How written pages are found: uffd (userfaultfd WP_ASYNC, default), "
                   "mprotect (CAPE-2's read-only pages and SIGSEGV), full (compare everything)")
-      ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
+      ->check(CLI::IsMember({"mprotect", "uffd", "full", "inproc"}));
   sub->add_option("--keep-checkpoints", args->keep,
                   "Write every checkpoint made as DIR/<node>.<sequence>.<name>.dickpt");
   sub->add_option("--load", args->loads,

@@ -458,7 +458,7 @@ void add_node_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--env-stdin", a->env_stdin, "Take the environment from the secret's fd, after it (ssh launcher)")
       ->group("");
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect or full")
-      ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
+      ->check(CLI::IsMember({"mprotect", "uffd", "full", "inproc"}));
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
   sub->add_flag("--check-races", a->check_races,
                 "Master: report two nodes writing different values to one word (docs/tickpt.md)");
