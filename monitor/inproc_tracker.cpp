@@ -1,5 +1,6 @@
 #include "monitor/inproc_tracker.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -74,6 +75,7 @@ void InprocTracker::start(const StoppedThread& t, const std::vector<Area>& areas
   for (size_t i = 0; i < areas_.size(); i++)
     h->areas[i] = {areas_[i].start, areas_[i].end, static_cast<unsigned long>(areas_[i].prot), 0};
   __atomic_store_n(&h->count, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&h->lock, 0, __ATOMIC_RELEASE);
   h->magic = CAPE_INPROC_ARMED;
   handler_lost_ = false;  // libcape installs it again when it arms
 }
@@ -90,6 +92,12 @@ bool InprocTracker::on_fault(const StoppedThread& t, const siginfo_t& info) {
   }
   cape_inproc_header* h = header(*scratch_);
   uint64_t page = page_down(a);
+  // The program's handler serves others' faults meanwhile: its lock (runtime/src/inproc.c).
+  while (__atomic_exchange_n(&h->lock, 1, __ATOMIC_ACQUIRE)) sched_yield();
+  struct Unlock {
+    cape_inproc_header* h;
+    ~Unlock() { __atomic_store_n(&h->lock, 0, __ATOMIC_RELEASE); }
+  } unlock{h};
   uint64_t i = __atomic_fetch_add(&h->count, 1, __ATOMIC_ACQ_REL);
   if (i >= CAPE_INPROC_MAX_PAGES) throw UserError("--tracker inproc: more than 16384 pages written in one window; use --tracker uffd");
   t.tracee.read_bytes(page, {scratch_->local() + CAPE_INPROC_ORIGINALS + i * kPageSize, kPageSize});

@@ -86,4 +86,4 @@ while IFS='|' read -r name src args; do
     done
   done
 done <<< "$table"
-echo "(--tracker inproc: the paper's in-process way, experimental; jacobi's regions fail under it)"
+echo "(--tracker inproc: the paper's in-process way: every fault still stops at the monitor, ptrace reports every signal)"

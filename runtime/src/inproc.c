@@ -16,13 +16,26 @@
 #include <unistd.h>
 
 #include "heap_internal.h" /* sys3, sys6 */
+#include "heap_runtime.h"
 #include "inproc.h"
 #include "protocol.h"
 
 #define HDR ((struct cape_inproc_header *)CAPE_INPROC_SCRATCH_ADDRESS)
 
-static struct sigaction previous; /* the program's own SIGSEGV action, chained to */
-static int installed;             /* the program's own action is kept (first window only) */
+/* The program's own SIGSEGV action, chained to by every thread, kept at the first window:
+ * written inside a window, so never in tracked memory (the nodes' digests differed at the
+ * next region's start): in the runtimes' heap, its address taken before main. */
+struct kept {
+  struct sigaction previous;
+  int installed;
+};
+static struct kept *kept;
+__attribute__((constructor(102))) static void inproc_init(void) {
+  cape_runtime_heap_init();
+  kept = cape_runtime_calloc(1, sizeof *kept);
+}
+#define previous (kept->previous)
+#define installed (kept->installed)
 static __thread int alt_ready;    /* this thread has its alternate signal stack */
 
 static const struct cape_inproc_area *area_of(unsigned long a) {
@@ -40,6 +53,12 @@ static void on_segv(int sig, siginfo_t *si, void *uc) {
   unsigned long a = (unsigned long)si->si_addr, page = a & ~4095UL;
   const struct cape_inproc_area *ar = si->si_code == SEGV_ACCERR ? area_of(a) : 0;
   if (ar) {
+    /* One fault at a time, signals blocked (a handler faulting in here would wait for
+     * itself): two threads faulting on one page both copy it, and the list's first copy
+     * must be the one taken before the page became writable. */
+    unsigned long all = ~0UL, old;
+    sys6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&old, 8, 0, 0);
+    while (__atomic_exchange_n(&HDR->lock, 1, __ATOMIC_ACQUIRE)) sys3(SYS_sched_yield, 0, 0, 0);
     unsigned long i = __atomic_fetch_add(&HDR->count, 1, __ATOMIC_ACQ_REL);
     if (i >= CAPE_INPROC_MAX_PAGES) {
       say("cape: --tracker inproc: more than 16384 pages written in one window; use --tracker uffd\n");
@@ -48,6 +67,8 @@ static void on_segv(int sig, siginfo_t *si, void *uc) {
     memcpy((char *)CAPE_INPROC_SCRATCH_ADDRESS + CAPE_INPROC_ORIGINALS + i * 4096, (void *)page, 4096);
     __atomic_store_n(&HDR->pages[i], page, __ATOMIC_RELEASE);
     sys3(SYS_mprotect, page, 4096, ar->prot);
+    __atomic_store_n(&HDR->lock, 0, __ATOMIC_RELEASE);
+    sys6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
     return;
   }
   /* Not ours: the program's handler, or the default action (the fault comes again). */
@@ -68,6 +89,10 @@ static void alt_stack(void) {
 }
 
 void cape_inproc_arm(void) {
+  if (!kept) { /* never silently untracked */
+    say("cape: --tracker inproc: libcape could not keep its signal state (no runtimes' heap)\n");
+    sys3(SYS_kill, sys3(SYS_getpid, 0, 0, 0), SIGABRT, 0);
+  }
   alt_stack();
   /* At every window: a fault taken with SIGSEGV blocked makes the kernel reset the handler
    * (the monitor served it and the rest of that window). */

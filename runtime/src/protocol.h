@@ -113,7 +113,7 @@ struct cape_inproc_area {
   unsigned long start, end, prot, pad;
 };
 struct cape_inproc_header {
-  unsigned long magic, nareas, count, pad;
+  unsigned long magic, nareas, count, lock; /* lock: 0 free, 1 held (a fault being served) */
   struct cape_inproc_area areas[CAPE_INPROC_MAX_AREAS];
   unsigned long pages[CAPE_INPROC_MAX_PAGES];
 };
