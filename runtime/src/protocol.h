@@ -94,8 +94,8 @@ enum cape_op {
 #define CAPE_HEAP_OFF_RESERVED_END 16 /* address where the reservation ends */
 
 /* The runtimes' heap (runtime/src/heap_runtime.c): libgomp's and ld.so's blocks, in one
- * MAP_SHARED reservation (never tracked, never in a checkpoint), at 60 TiB: above the cape
- * heap, far below the mmap area. */
+ * private reservation at 60 TiB (above the cape heap, far below the mmap area) that the
+ * monitor leaves out of the tracked set (monitor/memory_map.cpp): never in a checkpoint. */
 #define CAPE_RUNTIME_HEAP_BASE 0x3c0000000000ULL
 #define CAPE_RUNTIME_HEAP_SPAN (4ULL << 30)
 
