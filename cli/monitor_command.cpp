@@ -30,8 +30,9 @@ void add_monitor_command(CLI::App& app, Context& ctx) {
       "monitor", "Run a CAPE program alone (it is the master of a 1-node job) under the monitor");
   sub->add_option("--tracker", args->tracker,
                   "How written pages are found: uffd (userfaultfd WP_ASYNC, default), "
-                  "mprotect (CAPE-2's read-only pages and SIGSEGV), full (compare everything)")
-      ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
+                  "mprotect (CAPE-2's read-only pages and SIGSEGV), full (compare everything), "
+                  "inproc (the program protects itself and handles SIGSEGV, 000 Sect. 3.3)")
+      ->check(CLI::IsMember({"mprotect", "uffd", "full", "inproc"}));
   sub->add_option("--keep-checkpoints", args->keep,
                   "Write every checkpoint made as DIR/<node>.<sequence>.<name>.dickpt");
   sub->add_option("--trace", args->trace,

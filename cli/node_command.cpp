@@ -515,8 +515,8 @@ void add_node_command(CLI::App& app, Context& ctx) {
   sub->add_flag("--watch-stdin", a->watch_stdin, "Stop when stdin closes (ssh launcher)")->group("");
   sub->add_flag("--env-stdin", a->env_stdin, "Take the environment from the secret's fd, after it (ssh launcher)")
       ->group("");
-  sub->add_option("--tracker", a->tracker, "uffd (default), mprotect or full")
-      ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
+  sub->add_option("--tracker", a->tracker, "uffd (default), mprotect, full or inproc")
+      ->check(CLI::IsMember({"mprotect", "uffd", "full", "inproc"}));
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
   sub->add_option("--trace", a->trace,
                   "Write this node's timeline to FILE (%r: the rank): Chrome trace-event JSON (docs/trace.md)");

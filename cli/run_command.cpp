@@ -276,8 +276,8 @@ void add_run_command(CLI::App& app, Context& ctx) {
   sub->add_option("--output-dir", a->output_dir,
                   "Slaves' output and logs: DIR/node.RANK.log on their host (default cape-logs; an existing "
                   "directory is used, an old log or anything else at a log's name replaced)");
-  sub->add_option("--tracker", a->tracker, "uffd (default), mprotect or full")
-      ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
+  sub->add_option("--tracker", a->tracker, "uffd (default), mprotect, full or inproc")
+      ->check(CLI::IsMember({"mprotect", "uffd", "full", "inproc"}));
   sub->add_option("--keep-checkpoints", a->keep, "Every node writes its checkpoints into DIR");
   sub->add_flag("--check-races", a->check_races,
                 "Report two nodes writing different values to one shared word, with the variable (docs/tickpt.md)");

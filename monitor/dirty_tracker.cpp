@@ -11,6 +11,7 @@
 
 #include "monitor/remote_syscall.h"
 #include "monitor/trackers.h"
+#include "monitor/inproc_tracker.h"
 #include "util/error.h"
 #include "util/scoped_fd.h"
 
@@ -110,6 +111,7 @@ const char* to_string(TrackerKind k) {
     case TrackerKind::mprotect: return "mprotect";
     case TrackerKind::uffd: return "uffd";
     case TrackerKind::full: return "full";
+    case TrackerKind::inproc: return "inproc";
   }
   return "?";
 }
@@ -118,7 +120,8 @@ TrackerKind parse_tracker_kind(const std::string& s) {
   if (s == "mprotect") return TrackerKind::mprotect;
   if (s == "uffd") return TrackerKind::uffd;
   if (s == "full") return TrackerKind::full;
-  throw UserError("unknown tracker '" + s + "' (mprotect, uffd or full)");
+  if (s == "inproc") return TrackerKind::inproc;
+  throw UserError("unknown tracker '" + s + "' (mprotect, uffd, full or inproc)");
 }
 
 std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, pid_t pid, const TrackerOptions& options) {
@@ -126,6 +129,7 @@ std::unique_ptr<DirtyTracker> make_tracker(TrackerKind kind, pid_t pid, const Tr
     case TrackerKind::mprotect: return std::make_unique<MprotectTracker>(options);
     case TrackerKind::uffd: return std::make_unique<UffdTracker>(pid, options);
     case TrackerKind::full: return std::make_unique<FullTracker>();
+    case TrackerKind::inproc: return std::make_unique<InprocTracker>();
   }
   return nullptr;
 }

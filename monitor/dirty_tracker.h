@@ -48,7 +48,7 @@ class PageBuffer {
   size_t size_ = 0;
 };
 
-enum class TrackerKind { mprotect, uffd, full };
+enum class TrackerKind { mprotect, uffd, full, inproc };
 const char* to_string(TrackerKind k);
 TrackerKind parse_tracker_kind(const std::string& s);  // throws UserError
 
@@ -107,6 +107,8 @@ class DirtyTracker {
   virtual void before_write(const StoppedThread& t, uint64_t start, uint64_t end) {
     (void)t, (void)start, (void)end;
   }
+  // start()'s answer to the program (0; `inproc`: CAPE_INPROC_ARMED, it protects itself).
+  virtual long start_answer() const { return 0; }
   // Thread `tid` of the program has exited (a multithreaded program: its state can go).
   virtual void thread_exited(pid_t tid) { (void)tid; }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "protocol.h"
 #include "util/error.h"
 #include "util/scoped_fd.h"
 
@@ -129,7 +130,9 @@ std::vector<Area> tracked_set(const std::vector<Mapping>& maps, const std::strin
       uint64_t s = stack_boundary > m.start && stack_boundary < m.end ? stack_boundary : m.start;
       out.push_back({s, m.end, prot, Area::stack});
     } else if (m.path.empty()) {
-      if (prev && !prev->path.empty() && prev->path[0] == '/' && prev->write && !prev->shared) {
+      if (m.start >= CAPE_RUNTIME_HEAP_BASE && m.end <= CAPE_RUNTIME_HEAP_BASE + CAPE_RUNTIME_HEAP_SPAN) {
+        // libcape's runtimes' heap (libgomp's and ld.so's blocks): each node's own, never tracked.
+      } else if (prev && !prev->path.empty() && prev->path[0] == '/' && prev->write && !prev->shared) {
         // Anonymous continuation of a file mapping: that file's .bss.
         if (prev->path == exe) out.push_back({m.start, m.end, prot, Area::bss});
       } else if (prev && prev->path.empty() && !prev->read && !prev->write && !prev->exec) {

@@ -388,7 +388,7 @@ long Monitor::start(const StoppedThread& st, uint64_t boundary) {
                                 << to_string(window_.tracker().kind()) << ", " << sharing_.vars().size()
                                 << " attributed variables, "
                                 << (sharing_.model() == CkptModel::tickpt ? "TICKPT" : "DICKPT");
-  return 0;
+  return window_.tracker().start_answer();
 }
 
 long Monitor::stop(const StoppedThread& st) {

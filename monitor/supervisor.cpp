@@ -105,7 +105,7 @@ void Supervisor::launch() {
   cpu_set_t allowed;
   if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) CPU_ZERO(&allowed);
   bool pin = opt_.pin_for_sync_tracker &&
-             (opt_.tracker == TrackerKind::mprotect ||
+             (opt_.tracker == TrackerKind::mprotect || opt_.tracker == TrackerKind::inproc ||
               (opt_.tracker == TrackerKind::uffd && opt_.node_count <= CPU_COUNT(&allowed)));
   if (const char* e = std::getenv("CAPE_PIN"); e && (e[0] == '0' || e[0] == '1') && !e[1]) pin = e[0] == '1';
   if (pin) {

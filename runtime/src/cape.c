@@ -21,6 +21,7 @@
 
 #include "heap.h"
 #include "heap_runtime.h"
+#include "inproc.h"
 #include "protocol.h"
 
 /* Marks the executable (or libcape.so) as holding libcape: `cape run` refuses a program
@@ -254,7 +255,7 @@ void cape_unmark_frame(void) { marked_frame = 0; }
 void cape_start(void) {
   know_ids(__func__);
   cape_heap_settle(node_count);
-  trap(__func__, CAPE_OP_START, 0, 0, BOUNDARY);
+  if ((unsigned long)trap(__func__, CAPE_OP_START, 0, 0, BOUNDARY) == CAPE_INPROC_ARMED) cape_inproc_arm();
   cape_heap_enter(node_rank);
 }
 void cape_stop(void) {

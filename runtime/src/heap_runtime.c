@@ -10,9 +10,10 @@
  * nodes. They are each node's private business, like a thread's stack or TLS.
  *
  * So malloc and friends look at their caller: a call from libgomp's or ld.so's code is
- * served here, from one MAP_SHARED anonymous reservation at a fixed address
- * (CAPE_RUNTIME_HEAP_BASE; the monitor never tracks shared mappings, and a fixed address
- * keeps every other mapping where it would be without it). free, realloc and
+ * served here, from one private anonymous reservation at a fixed address
+ * (CAPE_RUNTIME_HEAP_BASE; the monitor leaves that range out of the tracked set, and a fixed
+ * address keeps every other mapping where it would be without it). Private, not shared: a
+ * child of fork() must not share its runtimes' blocks with its parent. free, realloc and
  * malloc_usable_size tell the blocks apart by address.
  *
  * The allocator is small on purpose (these blocks are few and small): power-of-two size
@@ -59,7 +60,7 @@ static void reserve(void) {
   long m;
   for (;;) {
     m = sys6(SYS_mmap, (long)CAPE_RUNTIME_HEAP_BASE, (long)span, PROT_READ | PROT_WRITE,
-             MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
     if (m != -ENOMEM || span / 2 < (16UL << 20)) break;
     span /= 2;
   }

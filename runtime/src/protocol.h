@@ -127,9 +127,31 @@ enum cape_op {
 #define CAPE_HEAP_OFF_RESERVED_END 16 /* address where the reservation ends */
 
 /* The runtimes' heap (runtime/src/heap_runtime.c): libgomp's and ld.so's blocks, in one
- * MAP_SHARED reservation (never tracked, never in a checkpoint), at 60 TiB: above the cape
- * heap, far below the mmap area. */
+ * private reservation at 60 TiB (above the cape heap, far below the mmap area) that the
+ * monitor leaves out of the tracked set (monitor/memory_map.cpp): never in a checkpoint. */
 #define CAPE_RUNTIME_HEAP_BASE 0x3c0000000000ULL
 #define CAPE_RUNTIME_HEAP_SPAN (4ULL << 30)
+
+/* --tracker inproc (runtime/src/inproc.c, monitor/inproc_tracker.cpp): the multithreaded
+ * paper's in-process way (000_2e1115959baa0e7d.txt Sect. 3.3), write protection and a SIGSEGV
+ * handler inside the program. At start() the monitor writes the tracked areas into the
+ * scratch (kScratchAddress, 16 TiB) and answers CAPE_INPROC_ARMED; libcape protects them and
+ * handles the faults itself: the page's original goes to the scratch, its address on the
+ * list, and the page is made writable. create() reads the list and protects the pages again
+ * (remote mprotect); stop() makes the areas writable again. */
+#define CAPE_INPROC_ARMED 0x494e50524f43ULL /* "INPROC" */
+#define CAPE_INPROC_MAX_AREAS 1024
+#define CAPE_INPROC_MAX_PAGES 16384 /* 64 MiB of originals per window */
+struct cape_inproc_area {
+  unsigned long start, end, prot, pad;
+};
+struct cape_inproc_header {
+  unsigned long magic, nareas, count, lock; /* lock: 0 free, 1 held (a fault being served) */
+  struct cape_inproc_area areas[CAPE_INPROC_MAX_AREAS];
+  unsigned long pages[CAPE_INPROC_MAX_PAGES];
+};
+#define CAPE_INPROC_ORIGINALS ((sizeof(struct cape_inproc_header) + 4095) & ~4095UL)
+#define CAPE_INPROC_SCRATCH_BYTES (CAPE_INPROC_ORIGINALS + (unsigned long)CAPE_INPROC_MAX_PAGES * 4096)
+#define CAPE_INPROC_SCRATCH_ADDRESS 0x100000000000ULL
 
 #endif /* CAPE_PROTOCOL_H */

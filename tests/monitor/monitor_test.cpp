@@ -301,7 +301,7 @@ TEST_P(Monitor, HandledSignalsDuringWriteFaults) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Trackers, Monitor, ::testing::Values("mprotect", "uffd", "full"),
+INSTANTIATE_TEST_SUITE_P(Trackers, Monitor, ::testing::Values("mprotect", "uffd", "full", "inproc"),
                          [](const auto& info) { return info.param; });
 
 // The three trackers give the same checkpoints, address for address and byte for byte.

@@ -132,8 +132,9 @@ INSTANTIATE_TEST_SUITE_P(
     Trackers, MonitorThreads,
     ::testing::Values(Case{"uffd", "pthread", 20}, Case{"mprotect", "pthread", 20}, Case{"full", "pthread", 20},
                       Case{"uffd", "omp", 20}, Case{"mprotect", "omp", 20}, Case{"full", "omp", 20},
+                      Case{"inproc", "pthread", 20}, Case{"inproc", "omp", 20},
                       // The stress test: 4 threads, interleaved words, 500 regions, signals.
-                      Case{"uffd", "omp", 500}, Case{"mprotect", "omp", 500}),
+                      Case{"uffd", "omp", 500}, Case{"mprotect", "omp", 500}, Case{"inproc", "omp", 500}),
     [](const auto& info) {
       return info.param.tracker + "_" + info.param.mode + "_" + std::to_string(info.param.rounds);
     });

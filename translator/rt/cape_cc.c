@@ -37,7 +37,7 @@ static int mt_k = 1;                  /* threads per node; 1 until an mt region 
 static int mt_ready;
 static int (*gomp_thread_num)(void);  /* libgomp's omp_get_thread_num (ours answers for the team) */
 /* This node, for the node's threads: in the main thread's TLS (never tracked: a node's own
- * number must not travel), read by the others through mt_rank_at, set by mt_setup to the
+ * number must not travel), read by the others through mt_rank_at, set by cape_cc_mt_init to the
  * same address on every node. */
 static __thread int mt_rank;
 static int *mt_rank_at;
@@ -71,7 +71,7 @@ __attribute__((noinline)) static void grow_stack(void) {
 /* Threads per node: `cape run --threads-per-node K` (CAPE_THREADS_PER_NODE), else the node's
  * CPUs. The monitor may have pinned the program to one CPU (its synchronous trackers want
  * that): the program asks for all of them back, or its threads would share one. */
-static void mt_setup(void) {
+void cape_cc_mt_init(void) {
   if (mt_ready) return;
   cpu_set_t all;
   CPU_ZERO(&all);
@@ -131,7 +131,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
     return 0;
   }
   int master_idle = (flags & CAPE_CC_MASTER_IDLE) != 0;
-  if (flags & CAPE_CC_MT) mt_setup();
+  if (flags & CAPE_CC_MT) cape_cc_mt_init();
   if (level >= MAX_LEVELS) {
     fprintf(stderr, "cape: parallel regions nested deeper than %d\n", MAX_LEVELS);
     abort();

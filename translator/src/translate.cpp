@@ -143,6 +143,9 @@ std::string translate(Driver& drv, const Options& options) {
     if (uses_desc(ast) && !options.cape1)
       cx.em.raw("/* The `before` checkpoints of 001_3036025dc34c4021.txt Fig. 3 carry these. */\n"
                 "static cape_share_t cape_desc[CAPE_CC_MAX_NODES] __attribute__((unused));\n");
+    if (options.mt)  // before main, the same on every node: omp_get_max_threads() knows the team
+      cx.em.raw("/* cape-cc --model=mt: threads per node, before main (docs/translator.md). */\n"
+                "__attribute__((constructor)) static void cape_cc_mt_file(void) { cape_cc_mt_init(); }\n");
   }
   cx.em.line(drv.filename(), 1);
   if (!ast.unit.empty()) cx.emit_range(ast.unit.b, ast.unit.e, ast.unit.cs, Enclosing{}, true, /*exact=*/true);

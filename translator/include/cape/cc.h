@@ -41,6 +41,9 @@ int cape_cc_tid(void);
  * cape_cc_mt_enter() first (its team thread number, the node's heap window) and
  * cape_cc_mt_leave() last. cape_cc_mt_last: one of this node's threads runs iteration n-1. */
 int cape_cc_mt_threads(void);
+/* The two-level model's setup (threads per node, the CPUs, libgomp's thread number), from a
+ * constructor of every file cape-cc --model=mt translates: before main, on every node alike. */
+void cape_cc_mt_init(void);
 void cape_cc_mt_enter(void);
 void cape_cc_mt_leave(void);
 int cape_cc_mt_last(unsigned long long n, unsigned long long chunk);
