@@ -1,5 +1,7 @@
 #include "monitor/critical.h"
 
+#include <algorithm>
+
 #include "ckpt/overlay.h"
 #include "monitor/ckpt_ranges.h"
 #include "monitor/create.h"
@@ -10,10 +12,12 @@
 namespace cape::monitor {
 
 void Criticals::share(uint64_t addr, uint64_t size) {
+  if (addr == 0 && size == 0) registered_ = true;  // the translator's "that is all"
   if (size > 0) shared_stack_.emplace_back(addr, addr + size);
 }
 
-void Criticals::reset() {
+void Criticals::reset(uint64_t start_boundary) {
+  if (start_boundary) start_boundary_ = start_boundary;
   have_stack_ = false;
   held_.clear();
   pending_ = ckpt::Checkpoint{};
@@ -46,6 +50,7 @@ void Criticals::attribute(ckpt::Checkpoint&& c, uint64_t boundary) {
   if (c.runs.empty() && c.mappings.empty()) return;
   if (!held_.empty() && held_.back().stamp != 0) {
     Held& h = held_.back();
+    if (!registered_ && !warned_ && start_boundary_) warn_unregistered(c, h.name);
     ckpt::Checkpoint mine = ckpt::restamped(clip_to(c, travelling(boundary)), h.stamp);
     mine.mappings = c.mappings;  // memory the body mapped (its heap grew) exists where it goes
     h.body = ckpt::overlay(h.body, mine);
@@ -53,6 +58,25 @@ void Criticals::attribute(ckpt::Checkpoint&& c, uint64_t boundary) {
   }
   pending_ = have_pending_ ? ckpt::overlay(pending_, c) : std::move(c);
   have_pending_ = true;
+}
+
+// A body wrote the frame of the function that runs the region (its locals, or its callers'),
+// and no file said which of those locals the region shares: a function of another file than
+// the region's, writing the caller's variable through a pointer. Not carried: said once.
+void Criticals::warn_unregistered(const ckpt::Checkpoint& c, const std::string& name) {
+  if (!have_stack_) (void)travelling(start_boundary_);
+  for (const ckpt::Run& r : c.runs)
+    for (auto [lo, hi] : stack_)
+      if (r.end() > start_boundary_ && r.address < hi && r.end() > lo) {
+        warned_ = true;
+        CAPE_LOG_AT(warn, "critical")
+            << "critical section or lock '" << name << "' wrote the stack of the function that runs the region (at "
+            << ckpt::hex_address(std::max(r.address, start_boundary_))
+            << "), whose file has no critical, atomic, ordered or lock: those bytes stay on this node. If they are "
+               "a shared local variable written through a pointer, its value is lost: put the critical section "
+               "in the region's file (docs/critical.md)";
+        return;
+      }
 }
 
 bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait,
