@@ -74,6 +74,7 @@ class Criticals {
   // Files `c` (writes since the last create) under the innermost held lock, if any.
   void attribute(ckpt::Checkpoint&& c, uint64_t boundary);
   IntervalSet travelling(uint64_t boundary);
+  const std::vector<IntervalSet::Interval>& stack_spans();  // the main stack, once per window
   void warn_unregistered(const ckpt::Checkpoint& c, const std::string& name);
 
   Window& window_;
@@ -91,6 +92,7 @@ class Criticals {
   uint64_t start_boundary_ = 0;
   std::vector<IntervalSet::Interval> stack_;  // the stack's mappings, read once per window
   bool have_stack_ = false;
+  uint64_t lowest_boundary_ = 0;  // the deepest capture of the window
 };
 
 }  // namespace cape::monitor
