@@ -1,5 +1,7 @@
 #include "monitor/critical.h"
 
+#include <algorithm>
+
 #include "ckpt/overlay.h"
 #include "monitor/ckpt_ranges.h"
 #include "monitor/create.h"
@@ -10,30 +12,50 @@
 namespace cape::monitor {
 
 void Criticals::share(uint64_t addr, uint64_t size) {
+  if (addr == 0 && size == 0) registered_ = true;  // the translator's "that is all"
   if (size > 0) shared_stack_.emplace_back(addr, addr + size);
 }
 
-void Criticals::reset() {
+void Criticals::reset(uint64_t start_boundary) {
+  if (start_boundary) start_boundary_ = start_boundary;
   have_stack_ = false;
+  lowest_boundary_ = 0;
   held_.clear();
   pending_ = ckpt::Checkpoint{};
   have_pending_ = false;
 }
 
 ckpt::Checkpoint Criticals::capture(const StoppedThread& st, uint64_t boundary) {
+  if (!lowest_boundary_ || boundary < lowest_boundary_) lowest_boundary_ = boundary;
   return monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1}, boundary);
 }
 
-IntervalSet Criticals::travelling(uint64_t boundary) {
-  // The stack's mappings (below the boundary nothing was captured anyway); read once per
-  // window: /proc/PID/maps costs as much as the rest of an entry's bookkeeping.
+const std::vector<IntervalSet::Interval>& Criticals::stack_spans() {
   if (!have_stack_) {
+    // The "[stack]" mapping and the private anonymous pieces next to it, whatever their
+    // protection now (the mprotect tracker has made the unwritten ones read-only, and the
+    // tracked set leaves those out): one span. Read once per window: /proc/PID/maps costs
+    // as much as the rest of an entry's bookkeeping.
     stack_.clear();
-    for (const Area& a : space_.tracked(0))
-      if (a.kind == Area::stack) stack_.emplace_back(a.start, a.end);
+    std::vector<Mapping> maps = read_maps(space_.pid());
+    for (size_t i = 0; i < maps.size(); i++) {
+      if (maps[i].path != "[stack]") continue;
+      size_t lo = i, hi = i;
+      while (lo > 0 && maps[lo - 1].end == maps[lo].start && maps[lo - 1].path.empty() && !maps[lo - 1].shared) lo--;
+      while (hi + 1 < maps.size() && maps[hi].end == maps[hi + 1].start && maps[hi + 1].path.empty() &&
+             !maps[hi + 1].shared)
+        hi++;
+      stack_.emplace_back(maps[lo].start, maps[hi].end);
+      CAPE_LOG_AT(debug, "critical") << "the stack: " << ckpt::hex_address(maps[lo].start) << "-"
+                                     << ckpt::hex_address(maps[hi].end);
+    }
     have_stack_ = true;
   }
-  std::vector<IntervalSet::Interval> stack = stack_;
+  return stack_;
+}
+
+IntervalSet Criticals::travelling(uint64_t boundary) {
+  std::vector<IntervalSet::Interval> stack = stack_spans();
   for (auto& [lo, hi] : stack)  // the stack grew down since (a deeper call)
     if (boundary < lo && boundary + (uint64_t{64} << 20) > lo) lo = boundary;
   IntervalSet home = IntervalSet::of(std::move(stack)).minus(IntervalSet::of(shared_stack_));
@@ -46,6 +68,7 @@ void Criticals::attribute(ckpt::Checkpoint&& c, uint64_t boundary) {
   if (c.runs.empty() && c.mappings.empty()) return;
   if (!held_.empty() && held_.back().stamp != 0) {
     Held& h = held_.back();
+    if (!registered_ && !warned_ && start_boundary_) warn_unregistered(c, h.name);
     ckpt::Checkpoint mine = ckpt::restamped(clip_to(c, travelling(boundary)), h.stamp);
     mine.mappings = c.mappings;  // memory the body mapped (its heap grew) exists where it goes
     h.body = ckpt::overlay(h.body, mine);
@@ -53,6 +76,24 @@ void Criticals::attribute(ckpt::Checkpoint&& c, uint64_t boundary) {
   }
   pending_ = have_pending_ ? ckpt::overlay(pending_, c) : std::move(c);
   have_pending_ = true;
+}
+
+// A body wrote the frame of the function that runs the region (its locals, or its callers'),
+// and no file said which of those locals the region shares: a function of another file than
+// the region's, writing the caller's variable through a pointer. Not carried: said once.
+void Criticals::warn_unregistered(const ckpt::Checkpoint& c, const std::string& name) {
+  for (const ckpt::Run& r : c.runs)
+    for (auto [lo, hi] : stack_spans())
+      if (r.end() > start_boundary_ && r.address < hi && r.end() > lo) {
+        warned_ = true;
+        CAPE_LOG_AT(warn, "critical")
+            << "critical section or lock '" << name << "' wrote the stack of the function that runs the region (at "
+            << ckpt::hex_address(std::max(r.address, start_boundary_))
+            << "), whose file has no critical, atomic, ordered or lock: those bytes stay on this node. If they are "
+               "a shared local variable written through a pointer, its value is lost: put the critical section "
+               "in the region's file (docs/critical.md)";
+        return;
+      }
 }
 
 bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait,
@@ -74,9 +115,13 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
   if (grant.timestamp == 0) return false;  // busy (stamps start at 1)
   uint64_t stamp = region_timestamp(window_.region()) + grant.timestamp;
   CAPE_LOG_AT(debug, "critical") << "enter '" << name << "': stamp " << grant.timestamp << ", "
-                                 << grant.runs.size() << " runs from other holders";
+                                 << grant.runs.size() << " runs from other holders"
+                                 << (grant.runs.empty() ? "" : ", first at " + ckpt::hex_address(grant.runs[0].address));
   if (!grant.runs.empty() || !grant.mappings.empty()) {
     grant.timestamp = region_timestamp(window_.region());
+    // Opened first: the mprotect tracker keeps unwritten pages read-only inside the window,
+    // and inject() accepts only memory the program can write now.
+    for (const ckpt::Run& r : grant.runs) window_.tracker().before_write(st, r.address, r.end());
     monitor::inject(st, grant, "lock:" + name, window_, space_, sharing_, boundary);
     (void)capture(st, boundary);  // the body's window starts after the grant
   }
@@ -106,8 +151,11 @@ void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t 
 ckpt::Checkpoint Criticals::with_pending(ckpt::Checkpoint&& fresh, uint64_t boundary) {
   if (!have_pending_) return std::move(fresh);
   std::vector<IntervalSet::Interval> below;
-  for (const Area& a : space_.tracked(0))
-    if (a.kind == Area::stack && a.start < boundary) below.emplace_back(a.start, boundary);
+  for (auto [lo, hi] : stack_spans()) {
+    // (Grown down since it was read: the deepest capture's frames are stack too.)
+    if (lowest_boundary_ && lowest_boundary_ < lo && lowest_boundary_ + (uint64_t{64} << 20) > lo) lo = lowest_boundary_;
+    if (lo < boundary) below.emplace_back(lo, std::min(hi, boundary));
+  }
   ckpt::Checkpoint kept = clip_to(pending_, IntervalSet::everything().minus(IntervalSet::of(std::move(below))));
   ckpt::Checkpoint out = ckpt::overlay(kept, fresh);
   pending_ = ckpt::Checkpoint{};

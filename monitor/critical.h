@@ -53,10 +53,14 @@ class Criticals {
   // part is used up. Its stack below `boundary` (frames of runtime helpers that called
   // enter/exit, omp_set_lock's) is left out, as create() leaves it out.
   ckpt::Checkpoint with_pending(ckpt::Checkpoint&& fresh, uint64_t boundary);
-  // start() and stop(): a new window.
-  void reset();
+  // start() and stop(): a new window; start() gives its frame boundary (the function that
+  // runs the region: its locals lie above).
+  void reset(uint64_t start_boundary = 0);
   // region_begin(): the registered locals end with their region.
-  void new_region() { shared_stack_.clear(); }
+  void new_region() {
+    shared_stack_.clear();
+    registered_ = warned_ = false;
+  }
   bool holding() const { return !held_.empty(); }
 
  private:
@@ -70,6 +74,8 @@ class Criticals {
   // Files `c` (writes since the last create) under the innermost held lock, if any.
   void attribute(ckpt::Checkpoint&& c, uint64_t boundary);
   IntervalSet travelling(uint64_t boundary);
+  const std::vector<IntervalSet::Interval>& stack_spans();  // the main stack, once per window
+  void warn_unregistered(const ckpt::Checkpoint& c, const std::string& name);
 
   Window& window_;
   AddressSpace& space_;
@@ -80,8 +86,13 @@ class Criticals {
   ckpt::Checkpoint pending_;
   bool have_pending_ = false;
   std::vector<IntervalSet::Interval> shared_stack_;
+  // The region's file said its shared locals are all registered (share(0, 0)); else a body
+  // writing the region's frame (a function of another file, through a pointer) is warned of.
+  bool registered_ = false, warned_ = false;
+  uint64_t start_boundary_ = 0;
   std::vector<IntervalSet::Interval> stack_;  // the stack's mappings, read once per window
   bool have_stack_ = false;
+  uint64_t lowest_boundary_ = 0;  // the deepest capture of the window
 };
 
 }  // namespace cape::monitor

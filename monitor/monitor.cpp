@@ -373,7 +373,7 @@ void Monitor::check_states() {
 
 long Monitor::start(const StoppedThread& st, uint64_t boundary) {
   if (window_.is_open()) stop(st);
-  criticals_.reset();
+  criticals_.reset(boundary);
   // Before tracking starts: the region's table, reduction identities, private values kept.
   sharing_.begin(window_.region() + 1, st.tracee);
   places_.at_start(st.tracee, boundary);

@@ -181,10 +181,10 @@ void atomic(TranslationContext& cx, Construct* c, const Enclosing& enc) {
                                                          "every atomic whose location is not clear)")
                                            : "'omp atomic' on '" + x +
                                                  "' through the master's lock service (one lock per location)");
-  Holes h{{"shared", critical_shared(cx, c, enc)}, {"tls", tls}, {"x", x.empty() ? "0" : "(void *)&(" + x + ")"}};
+  Holes h{{"tls", tls}, {"x", x.empty() ? "0" : "(void *)&(" + x + ")"}};
   cx.gen_begin(c, "the master's lock service, on the location (docs/critical.md)");
   cx.gen(h.fill("  static __thread void *$tls;\n"
-                "  if (cape_cc_distributed()) {$shared $tls = $x; cape_atomic_enter($tls); }\n"));
+                "  if (cape_cc_distributed()) { $tls = $x; cape_atomic_enter($tls); }\n"));
   cx.emit_stmt(c->stmt, enc);
   cx.gen(h.fill("  if (cape_cc_distributed()) cape_atomic_exit($tls);\n}\n"));
 }

@@ -65,10 +65,9 @@ void ordered(TranslationContext& cx, Construct* c, const Enclosing& enc) {
       return refuse("'omp ordered' after a 'continue' or 'goto' in the loop body: every iteration must run its "
                     "ordered block exactly once, or the next iterations wait forever");
   Holes h{{"name", "\"ordered:" + std::to_string(loop->id) + "\""},
-          {"k", gen_name("k", loop->id)},
-          {"shared", critical_shared(cx, c, enc)}};
+          {"k", gen_name("k", loop->id)}};
   cx.gen_begin(c, "the loop's iterations take the master's token in their order (docs/critical.md)");
-  cx.gen(h.fill("  if (cape_cc_distributed()) {$shared cape_ordered_enter($name, $k); }\n"));
+  cx.gen(h.fill("  if (cape_cc_distributed()) cape_ordered_enter($name, $k);\n"));
   cx.emit_stmt(c->stmt, enc);
   cx.gen(h.fill("  if (cape_cc_distributed()) cape_ordered_exit($name);\n}\n"));
 }

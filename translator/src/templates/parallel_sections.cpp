@@ -12,6 +12,7 @@ namespace cape::tr {
 
 void parallel_sections(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   Clauses cl = read_clauses(cx.d, cx.t, c->dir, unite(kParallelClauses, kSectionsClauses, "nowait"));
+  atomic_reductions(cx, c, cl);  // atomics that can be reductions (atomic.cpp)
   std::vector<Stmt*> secs;
   if (!check_not_nested(cx, c, enc) || !sections_of(cx, c, secs) || !check_vars(cx, c, cl) || !cl.ok)
     return cx.emit_stmt(c->stmt, enc);
@@ -22,7 +23,8 @@ void parallel_sections(TranslationContext& cx, Construct* c, const Enclosing& en
           {"flags", cx.fork_flags()},
           {"where", cx.where(c)},
           {"copyin", (cx.opt.mt ? mt_copyin_code(cl, id) : copyin_code(cl, id))},
-          {"calls", tickpt_shared(cx, c, cl, "", "    ") + clause_calls(cx, cl, c->dir.first_tok, "    ")},
+          {"calls", tickpt_shared(cx, c, cl, "", "    ") + clause_calls(cx, cl, c->dir.first_tok, "    ") +
+                        lock_shared(cx, c, cl, "", "    ")},
           {"sections", std::to_string(secs.size())},
           {"last", std::to_string(secs.size() - 1)}};
   // lastprivate: Def. 4.2, the node of the last section writes last.

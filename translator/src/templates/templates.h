@@ -76,12 +76,11 @@ inline bool check_ws(TranslationContext& cx, Construct* c, const Enclosing& enc)
 // above (critical/atomic where one thread runs alone) is no longer in the table: another
 // thread may hold the same critical meanwhile.
 void critical(TranslationContext& cx, Construct* c, const Enclosing& enc);  // critical.cpp
-// " cape_critical_shared(&x, sizeof x);" for each local of the enclosing function that the
-// body of c names and its region shares (critical.cpp).
-std::string critical_shared(TranslationContext& cx, Construct* c, const Enclosing& enc);
-// The file calls omp_set_lock or its kin: each region registers the enclosing function's
-// locals it shares (cape_critical_shared), which lock holders may write (critical.cpp).
-bool uses_locks(const TranslationContext& cx);
+// The file has a critical, atomic or ordered construct or calls omp_set_lock or its kin:
+// each region registers the enclosing function's locals it shares (lock_shared: calls of
+// cape_critical_shared before its cape_start), which a lock holder may write, here or in a
+// function of this file it calls through a pointer (critical.cpp).
+bool uses_exclusion(const TranslationContext& cx);
 std::string lock_shared(const TranslationContext& cx, Construct* c, const Clauses& cl, const std::string& loop_var,
                         const std::string& ind);
 void atomic(TranslationContext& cx, Construct* c, const Enclosing& enc);  // atomic.cpp
