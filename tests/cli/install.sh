@@ -54,7 +54,7 @@ complete_words() {  # complete_words WORD...: what completing the last word offe
   PATH=$p/bin:$PATH bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _cape; printf "%s\n" "${COMPREPLY[@]}"' \
     _ "$p/share/bash-completion/completions/cape" "$@"
 }
-[ "$(complete_words cape r)" = run ] || fail "completion of 'cape r': $(complete_words cape r)"
+[ "$(complete_words cape ru)" = run ] || fail "completion of 'cape ru': $(complete_words cape ru)"
 complete_words cape run --tr | grep -qx -- --tracker || fail "completion of 'cape run --tr'"
 complete_words cape run --any | grep -qx -- --any-program || fail "completion of 'cape run --any'"
 [ "$(complete_words cape run --tracker m)" = mprotect ] || fail "completion of 'cape run --tracker m'"
