@@ -489,7 +489,7 @@ void add_node_command(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"mprotect", "uffd", "full"}));
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
   sub->add_flag("--check-races", a->check_races,
-                "Master: report two nodes writing different values to one word (docs/tickpt.md)");
+                "Master: report two nodes writing different values to one word; exit 66 if any (docs/tickpt.md)");
   sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info,monitor:debug)")
       ->check(log_spec_validator());
   sub->add_option("--output-dir", a->output_dir,
