@@ -522,7 +522,7 @@ void add_node_command(CLI::App& app, Context& ctx) {
                   "Write this node's timeline to FILE (%r: the rank): Chrome trace-event JSON (docs/trace.md)");
   sub->add_option("--trace-epoch", a->trace_epoch, "The trace's time 0, CLOCK_REALTIME microseconds")->group("");
   sub->add_flag("--check-races", a->check_races,
-                "Master: report two nodes writing different values to one word (docs/tickpt.md)");
+                "Master: report two nodes writing different values to one word; exit 66 if any (docs/tickpt.md)");
   sub->add_option("--log", a->log, "Log levels, as CAPE_LOG (e.g. net:info,monitor:debug)")
       ->check(log_spec_validator());
   sub->add_option("--output-dir", a->output_dir,

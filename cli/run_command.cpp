@@ -280,7 +280,8 @@ void add_run_command(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"mprotect", "uffd", "full", "inproc"}));
   sub->add_option("--keep-checkpoints", a->keep, "Every node writes its checkpoints into DIR");
   sub->add_flag("--check-races", a->check_races,
-                "Report two nodes writing different values to one shared word, with the variable (docs/tickpt.md)");
+                "Report two nodes writing different values to one shared word, with the variable; the job then "
+                "exits with 66 (docs/tickpt.md)");
   sub->add_flag("--encrypt", a->encrypt,
                 "Encrypt the traffic between nodes (AES-256-GCM); it is always authenticated (docs/net.md)");
   sub->add_option("--trace", a->trace,
