@@ -131,7 +131,7 @@ class Cluster:
             w = line.split()
             if len(w) >= 11 and w[0] == "mamult-mpi":
                 ranks[int(w[2])] = {"Init": float(w[4]), "Before": float(w[6]), "Compute": float(w[8]),
-                                    "Update": float(w[10])}
+                                    "Update": float(w[10]), "bytes": int(w[12]) if len(w) >= 13 else 0}
         return {"out": out, "err": err, "wall": wall, "ranks": ranks}
 
 

@@ -207,9 +207,14 @@ class Repro:
             self.progress("experiments 2-3: CAPE vs MPI, %dx%d on %d nodes" % (n, n, k))
             tc, best, _ = self.cape_run(c, "dickpt", n, k)
             tm, mbest, _ = self.mpi_run(c, n, k)
+            # Bytes the master moved: CAPE's shares sent, parts merged, result broadcast (the trace);
+            # MPI's: the rows rank 0 gathers.
+            tr = best["trace"]
+            cape_bytes = sum(cluster.call_bytes(tr, 0, c) for c in ("send", "wait_for", "broadcast"))
+            mpi_bytes = mbest["ranks"].get(0, {}).get("bytes", 0)
             rows.append([n, k, "%.4f" % tc, "%.4f" % tm, "%.3f" % (tc / tm), "%.4f" % seq_time[n],
                          "%.3f" % (seq_time[n] / tc), "%.3f" % (seq_time[n] / tc / k), "%.3f" % (seq_time[n] / tm),
-                         "not yet"])
+                         "not yet", cape_bytes, mpi_bytes])
             ph = cluster.phases(best["trace"])
             slaves = [ph[p] for p in ph if p != 0]
             for who, vals in (("master", ph.get(0)), ("slaves", _mean(slaves))):
@@ -220,7 +225,8 @@ class Repro:
                 if vals:
                     phase_rows.append([n, k, "MPI", who] + ["%.4f" % vals[x] for x in PHASES])
         self.write_csv("e2_cape_mpi.csv", ["size", "nodes", "cape_s", "mpi_s", "cape_over_mpi", "sequential_s",
-                                           "cape_speedup", "cape_efficiency", "mpi_speedup", "cape1_s"], rows)
+                                           "cape_speedup", "cape_efficiency", "mpi_speedup", "cape1_s",
+                                           "cape_master_bytes", "mpi_master_bytes"], rows)
         self.write_csv("e2_phases.csv", ["size", "nodes", "system", "node"] + PHASES, phase_rows)
 
     def e4(self, c):
