@@ -63,7 +63,11 @@ std::string Tracee::read_c_string(uint64_t remote, size_t max) const {
   std::string s;
   char buf[256];
   while (s.size() < max) {
+    errno = 0;
     size_t n = read_bytes_fallible(remote + s.size(), {reinterpret_cast<uint8_t*>(buf), sizeof buf});
+    // The program died meanwhile (SIGKILL while the monitor waited in a receive): ESRCH,
+    // which the supervisor turns into the program's own end, not a bad pointer.
+    if (n == 0 && errno == ESRCH) fail_errno("read a runtime call's string");
     if (n == 0) throw UserError("cape: bad string pointer passed to a runtime call");
     for (size_t i = 0; i < n; i++) {
       if (buf[i] == 0) return s;

@@ -9,6 +9,8 @@
 //   threadprivate.cpp      `threadprivate`: 002_2c61c2cb27f62a9a.txt Fig. 6
 //   exchange.cpp           the end of a region and `barrier`: 001 Fig. 3 lines 6-25
 //   synchronization.cpp    `flush`, `critical`/`atomic` run alone, OpenMP 5's `loop`
+//   mt_parallel_for.cpp    cape-cc --model=mt (000_2e1115959baa0e7d.txt Fig. 6): the node's team
+//                          of OpenMP threads, its barriers, each thread's own copies, copyin
 //
 // with their shared pieces in data_sharing.h (clauses, 002 Fig. 6-7, Table 2), exchange.h
 // and shares.h (loop chunks, sections). Every template reads the construct's clauses, checks
