@@ -64,8 +64,11 @@ std::set<int> last_parallel(const Tokens& t, const Ast& ast) {
   auto fns = function_bodies(t);
   auto it = fns.find("main");
   if (it == fns.end()) return {};
-  for (int i = 0; i < t.size(); ++i)
-    if (t.ident(i, "atexit") || t.ident(i, "on_exit")) return {};
+  // Exit handlers registered anywhere run after main, maybe a region. Only inside function
+  // bodies: the preprocessed <stdlib.h> declares both at file scope.
+  for (auto& [name, f] : fns)
+    for (int i = f.b; i < f.e; ++i)
+      if (t.ident(i, "atexit") || t.ident(i, "on_exit")) return {};
   // Which functions of this file may reach a region (fixpoint over the call graph).
   std::map<std::string, bool> reaches;
   for (auto& [name, f] : fns) {

@@ -58,6 +58,14 @@ TEST(LastParallel, NoneWithGotoOrExitHandlers) {
   EXPECT_TRUE(last_lines(program("  atexit(0);\n#pragma omp parallel\n  a[0] = 0;\n")).empty());
 }
 
+TEST(LastParallel, ExitHandlersDeclaredOnlyDoNotCount) {
+  // The preprocessed <stdlib.h> declares atexit and on_exit: cape-cc translates that unit.
+  EXPECT_EQ(last_lines("extern int atexit(void (*f)(void));\n"
+                       "extern int on_exit(void (*f)(int, void *), void *arg);\n" +
+                       program("#pragma omp parallel\n  a[0] = 0;\n")),
+            (std::set<int>{10}));
+}
+
 TEST(LastParallel, NoneWithoutMainOrRegion) {
   EXPECT_TRUE(last_lines("void f(void) {\n#pragma omp parallel\n  ;\n}\n").empty());
   EXPECT_TRUE(last_lines(program("  quiet(a);\n")).empty());
