@@ -191,6 +191,41 @@ class Rebuilder {
   std::map<std::string, int> fds_;
 };
 
+// Maps the checkpoint's mappings again at their addresses (their contents come later):
+// anonymous memory, the stack, files by path (`exe` for the executable's). With `same_heap`
+// the break is moved instead of mapping [heap]. `what` names the operation in messages.
+void map_again(Rebuilder& rb, const ckpt::ProcessImage& p, const std::string& exe, bool same_heap, const std::string& what) {
+  for (const ProcessMapping& m : p.mappings) {
+    long len = static_cast<long>(m.end - m.start), at = static_cast<long>(m.start);
+    std::string where = (m.path.empty() ? std::string("anonymous memory") : m.path) + " at " + range(m.start, m.end);
+    switch (m.what) {
+      case What::vdso:
+      case What::vvar:
+      case What::vsyscall:
+      case What::special: break;
+      case What::stack:
+        rb.call("mmap of " + where, SYS_mmap, at, len, m.prot,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_GROWSDOWN, -1, 0);
+        break;
+      case What::heap:
+        if (same_heap) break;  // brk() below
+        [[fallthrough]];
+      case What::anon:
+        rb.call("mmap of " + where, SYS_mmap, at, len, m.prot,
+                (m.shared ? MAP_SHARED | MAP_NORESERVE : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        break;
+      case What::file: {
+        if (m.shared) throw UserError(what + ": a shared mapping (" + where + ") cannot be restored");
+        int fd = rb.open_file(m.path == p.exe ? exe : m.path);
+        rb.call("mmap of " + where, SYS_mmap, at, len, m.prot, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd,
+                static_cast<long>(m.offset));
+        break;
+      }
+    }
+  }
+}
+
+
 // A free page for paths and sigaction structs: outside every saved mapping and every
 // mapping of the new process.
 uint64_t scratch_address(const ckpt::ProcessImage& p, const std::vector<Mapping>& now) {
@@ -288,35 +323,7 @@ pid_t restart_process(const ckpt::Checkpoint& c, const RestartOptions& options) 
       }
     }
     bool same_heap = start_brk_of(pid) == p.start_brk;
-    for (const ProcessMapping& m : p.mappings) {
-      long len = static_cast<long>(m.end - m.start), at = static_cast<long>(m.start);
-      std::string where = (m.path.empty() ? std::string("anonymous memory") : m.path) + " at " + range(m.start, m.end);
-      switch (m.what) {
-        case What::vdso:
-        case What::vvar:
-        case What::vsyscall:
-        case What::special: break;
-        case What::stack:
-          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_GROWSDOWN, -1, 0);
-          break;
-        case What::heap:
-          if (same_heap) break;  // brk() below
-          [[fallthrough]];
-        case What::anon:
-          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot,
-                  (m.shared ? MAP_SHARED | MAP_NORESERVE : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-          break;
-        case What::file: {
-          if (m.shared) throw UserError("restart: a shared mapping (" + where + ") cannot be restored");
-          std::string path = m.path == p.exe ? argv[0] : m.path;
-          int fd = rb.open_file(path);
-          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd,
-                  static_cast<long>(m.offset));
-          break;
-        }
-      }
-    }
+    map_again(rb, p, argv[0], same_heap, "restart");
     rb.close_files();
     if (same_heap) {
       if (p.brk != p.start_brk) {
@@ -429,32 +436,7 @@ user_regs_struct restart_in_place(pid_t pid, pid_t tid, const ckpt::Checkpoint& 
       CAPE_LOG_AT(debug, "monitor") << "restart in place: munmap " << range(m.start, m.end) << " " << m.path;
       rb.call("munmap " + range(m.start, m.end), SYS_munmap, static_cast<long>(m.start), static_cast<long>(m.end - m.start));
     }
-    for (const ProcessMapping& m : p.mappings) {
-      long len = static_cast<long>(m.end - m.start), at = static_cast<long>(m.start);
-      std::string where = (m.path.empty() ? std::string("anonymous memory") : m.path) + " at " + range(m.start, m.end);
-      switch (m.what) {
-        case What::vdso:
-        case What::vvar:
-        case What::vsyscall:
-        case What::special: break;
-        case What::stack:
-          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot,
-                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_GROWSDOWN, -1, 0);
-          break;
-        case What::heap:
-        case What::anon:
-          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot,
-                  (m.shared ? MAP_SHARED | MAP_NORESERVE : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-          break;
-        case What::file: {
-          if (m.shared) throw UserError("restart in place: a shared mapping (" + where + ") cannot be restored");
-          int fd = rb.open_file(m.path == p.exe ? exe : m.path);
-          rb.call("mmap of " + where, SYS_mmap, at, len, m.prot, MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd,
-                  static_cast<long>(m.offset));
-          break;
-        }
-      }
-    }
+    map_again(rb, p, exe, false, "restart in place");
     rb.close_files();
     if (p.layout.size() == 9) {
       uint64_t map[13] = {p.layout[0], p.layout[1], p.layout[2], p.layout[3], p.start_brk, p.brk, p.layout[4],
