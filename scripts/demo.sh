@@ -80,6 +80,13 @@ before=("$work"/ck/0.*.before.dickpt) slaves=("$work"/ck/[1-9]*.after.dickpt)
 merged=$work/ck/$(cd "$work/ck" && ls 0.*.after.dickpt | sort -t. -k2 -n | tail -1)
 traffic=$(sed -n 's/.*info: sent \([0-9]*\) bytes in \([0-9]*\) frames, received \([0-9]*\) bytes.*/\1 \3/p' "$work/cape.err")
 read -r sent received <<< "${traffic:-0 0}"
+merged_bytes=$(data_bytes "$merged")
+# After the program's last region the master does not broadcast (last_parallel(), [2] Fig. 3).
+if [ "$sent" -ge "$merged_bytes" ]; then
+  merged_went="and sent it to every slave"
+else
+  merged_went="and kept it: it was the program's last region, so the slaves end without it (last_parallel())"
+fi
 native_compute=$(sed -n 's/.*compute \([0-9.]*\) s/\1/p' "$work/native.err")
 cape_compute=$(sed -n 's/.*compute \([0-9.]*\) s/\1/p' "$work/cape.err")
 cat <<EOF
@@ -90,7 +97,7 @@ processes, each under a monitor that ptraces it; the master (rank 0) deals out t
 What moved between the nodes, as checkpoints over TCP (127.0.0.1 here):
   the master -> each slave: ${#before[@]} 'before' checkpoints, the slaves' shares ($(data_bytes "${before[@]}") bytes in all)
   each slave -> the master: ${#slaves[@]} 'after' checkpoints, the rows of C each computed ($(mb "$(data_bytes "${slaves[@]}")") in all)
-  the master merged them with its own rows into one 'after' ($(mb "$(data_bytes "$merged")")) and sent it to every slave
+  the master merged them with its own rows into one 'after' ($(mb "$merged_bytes")) $merged_went
   in all the master sent $(mb "$sent") and received $(mb "$received") (its --log traffic:info line)
 Time: OpenMP ${native_time} s, cape ${cape_time} s (whole runs; the product alone ${native_compute:-?} s vs ${cape_compute:-?} s).
 Why cape is slower on one machine: its $nodes nodes share this machine's cores as OpenMP's threads do,
