@@ -188,6 +188,19 @@ void Checkpoint::append_from(const Checkpoint& src, const Run& r, uint64_t lo, u
   });
 }
 
+Checkpoint Checkpoint::header() const {
+  Checkpoint out;
+  out.kind = kind;
+  out.node = node;
+  out.sequence = sequence;
+  out.timestamp = timestamp;
+  out.load_base = load_base;
+  out.name = name;
+  out.registers = registers;
+  out.mappings = mappings;
+  return out;
+}
+
 uint64_t Checkpoint::data_bytes() const {
   uint64_t n = 0;
   for (const Run& r : runs) n += r.stored();

@@ -169,6 +169,11 @@ struct Checkpoint {
   template <class F>
   void for_each_piece(const Run& r, F&& f) const;
 
+  // A checkpoint with this one's header (kind, node, sequence, timestamp, load base, name,
+  // registers, mapping changes) and no runs, for operations that rebuild the runs. The
+  // process section is not copied.
+  Checkpoint header() const;
+
   uint64_t data_bytes() const;    // stored bytes of every run (the file's data block)
   uint64_t memory_bytes() const;  // bytes of memory the runs write
   bool empty() const { return runs.empty(); }

@@ -6,21 +6,6 @@
 
 namespace cape::ckpt {
 
-namespace {
-Checkpoint header_of(const Checkpoint& c) {
-  Checkpoint out;
-  out.kind = c.kind;
-  out.node = c.node;
-  out.sequence = c.sequence;
-  out.timestamp = c.timestamp;
-  out.load_base = c.load_base;
-  out.name = c.name;
-  out.registers = c.registers;
-  out.mappings = c.mappings;
-  return out;
-}
-}  // namespace
-
 Checkpoint overlay(const Checkpoint& under, const Checkpoint& over) {
   // The memory `over` writes, as sorted disjoint [lo, hi) pieces (a masked run's set words).
   std::vector<std::pair<uint64_t, uint64_t>> cover;
@@ -46,7 +31,7 @@ Checkpoint overlay(const Checkpoint& under, const Checkpoint& over) {
       pos = std::max(pos, cover[j].second);
     }
   }
-  Checkpoint out = header_of(over);
+  Checkpoint out = over.header();
   out.mappings = overlay_mappings(under.mappings, over.mappings);
   // Joined piece by piece: a masked run's span may hold the other side's bytes in its
   // unmarked words, so whole runs cannot simply be put in address order.
@@ -68,14 +53,14 @@ Checkpoint overlay(const Checkpoint& under, const Checkpoint& over) {
 }
 
 Checkpoint newer_than(const Checkpoint& c, uint64_t stamp) {
-  Checkpoint out = header_of(c);
+  Checkpoint out = c.header();
   for (const Run& r : c.runs)
     if (r.timestamp > stamp) out.append_from(c, r);
   return out;
 }
 
 Checkpoint restamped(const Checkpoint& c, uint64_t stamp) {
-  Checkpoint out = header_of(c);
+  Checkpoint out = c.header();
   for (const Run& r : c.runs)
     c.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> b) { out.append(a, b, stamp, r.reduction); });
   return out;

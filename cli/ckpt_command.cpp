@@ -30,23 +30,6 @@ std::string hex_bytes(std::span<const uint8_t> b) {
   return s;
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += static_cast<char>(ch);
-    } else if (ch < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-      out += buf;
-    } else {
-      out += static_cast<char>(ch);
-    }
-  }
-  return out + "\"";
-}
-
 std::optional<ckpt::SymbolTable> load_symbols(const std::string& elf, const ckpt::Checkpoint& c, uint64_t base) {
   if (elf.empty()) return std::nullopt;
   return ckpt::SymbolTable::load(elf, c.load_base ? c.load_base : base);
@@ -65,7 +48,7 @@ void dump_json(const ckpt::Checkpoint& c, const std::optional<ckpt::SymbolTable>
   std::string out = "{\"version\":" + std::to_string(ckpt::format_version(c)) + ",\"kind\":\"" +
                     ckpt::to_string(c.kind) + "\",\"node\":" + std::to_string(c.node) +
                     ",\"sequence\":" + std::to_string(c.sequence) + ",\"timestamp\":" +
-                    std::to_string(c.timestamp) + ",\"name\":" + json_string(c.name) +
+                    std::to_string(c.timestamp) + ",\"name\":" + util::json_quoted(c.name) +
                     ",\"load_base\":" + std::to_string(c.load_base);
   if (c.registers) out += ",\"registers\":\"" + hex_bytes(c.registers->bytes) + "\"";
   out += process_json(c);
@@ -93,7 +76,7 @@ void dump_json(const ckpt::Checkpoint& c, const std::optional<ckpt::SymbolTable>
                ckpt::to_string(r.reduction.type) + "\"}";
       if (syms)
         if (const ckpt::Symbol* s = syms->find(address))
-          out += ",\"symbol\":" + json_string(s->name) + ",\"offset\":" + std::to_string(address - s->address);
+          out += ",\"symbol\":" + util::json_quoted(s->name) + ",\"offset\":" + std::to_string(address - s->address);
       out += ",\"data\":\"" + hex_bytes(data) + "\"}";
     });
   out += "]}\n";

@@ -23,23 +23,6 @@ std::string prot(uint8_t p) {
   return std::string(p & 1 ? "r" : "-") + (p & 2 ? "w" : "-") + (p & 4 ? "x" : "-");
 }
 
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += static_cast<char>(ch);
-    } else if (ch < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-      out += buf;
-    } else {
-      out += static_cast<char>(ch);
-    }
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 void print_process(const ckpt::Checkpoint& c) {
@@ -64,20 +47,20 @@ void print_process(const ckpt::Checkpoint& c) {
 std::string process_json(const ckpt::Checkpoint& c) {
   if (c.process.empty()) return "";
   ckpt::ProcessImage p = ckpt::decode_process(c.process);
-  std::string out = ",\"process\":{\"executable\":" + quoted(p.exe) + ",\"build_id\":\"" + hex(p.build_id) +
-                    "\",\"pid\":" + std::to_string(p.pid) + ",\"cwd\":" + quoted(p.cwd) +
+  std::string out = ",\"process\":{\"executable\":" + util::json_quoted(p.exe) + ",\"build_id\":\"" + hex(p.build_id) +
+                    "\",\"pid\":" + std::to_string(p.pid) + ",\"cwd\":" + util::json_quoted(p.cwd) +
                     ",\"start_brk\":" + std::to_string(p.start_brk) + ",\"brk\":" + std::to_string(p.brk) +
                     ",\"xstate_bytes\":" + std::to_string(p.xstate.size()) + ",\"maps\":[";
   for (size_t i = 0; i < p.mappings.size(); ++i) {
     const ckpt::ProcessMapping& m = p.mappings[i];
     out += std::string(i ? "," : "") + "{\"start\":" + std::to_string(m.start) + ",\"end\":" + std::to_string(m.end) +
            ",\"prot\":\"" + prot(m.prot) + "\",\"shared\":" + (m.shared ? "true" : "false") + ",\"kind\":\"" +
-           ckpt::to_string(m.what) + "\",\"offset\":" + std::to_string(m.offset) + ",\"path\":" + quoted(m.path) + "}";
+           ckpt::to_string(m.what) + "\",\"offset\":" + std::to_string(m.offset) + ",\"path\":" + util::json_quoted(m.path) + "}";
   }
   out += "],\"fds\":[";
   for (size_t i = 0; i < p.fds.size(); ++i)
     out += std::string(i ? "," : "") + "{\"fd\":" + std::to_string(p.fds[i].fd) + ",\"offset\":" +
-           std::to_string(p.fds[i].offset) + ",\"path\":" + quoted(p.fds[i].path) + "}";
+           std::to_string(p.fds[i].offset) + ",\"path\":" + util::json_quoted(p.fds[i].path) + "}";
   return out + "]}";
 }
 

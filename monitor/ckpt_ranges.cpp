@@ -3,15 +3,7 @@
 namespace cape::monitor {
 
 ckpt::Checkpoint clip_to(const ckpt::Checkpoint& c, const IntervalSet& keep) {
-  ckpt::Checkpoint out;
-  out.kind = c.kind;
-  out.node = c.node;
-  out.sequence = c.sequence;
-  out.timestamp = c.timestamp;
-  out.load_base = c.load_base;
-  out.name = c.name;
-  out.registers = c.registers;
-  out.mappings = c.mappings;
+  ckpt::Checkpoint out = c.header();
   for (const ckpt::Run& r : c.runs)
     for (auto it = keep.first_ending_after(r.address); it != keep.end() && it->first < r.end(); ++it)
       out.append_from(c, r, it->first, it->second);

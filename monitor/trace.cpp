@@ -11,27 +11,11 @@
 
 #include "util/error.h"
 #include "util/files.h"
+#include "util/text.h"
 
 namespace cape::monitor {
 
 namespace {
-
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += static_cast<char>(c);
-    } else if (c < 0x20 || c >= 0x7f) {  // names come from the program: keep the file ASCII
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else {
-      o += static_cast<char>(c);
-    }
-  }
-  return o + "\"";
-}
 
 std::string num(double v) {
   char b[40];
@@ -90,7 +74,7 @@ void Trace::program_started(Clock::time_point t) {
 }
 
 void Trace::emit(const char* cat, const std::string& name, double t0, double t1, const std::string& args) {
-  std::string e = "{\"name\":" + json_string(name) + ",\"cat\":\"" + cat + "\",\"ph\":\"X\",\"ts\":" + num(t0) +
+  std::string e = "{\"name\":" + util::json_quoted(name, true) + ",\"cat\":\"" + cat + "\",\"ph\":\"X\",\"ts\":" + num(t0) +
                   ",\"dur\":" + num(t1 > t0 ? t1 - t0 : 0) + ",\"pid\":" + std::to_string(rank_) + ",\"tid\":0";
   if (!args.empty()) e += ",\"args\":{" + args + "}";
   events_.push_back(e + "}");
@@ -158,7 +142,7 @@ void Trace::close_region() {
   }
   std::string name = "region " + std::to_string(regions_) + (site.empty() ? "" : " (" + site + ")");
   emit("region", name, init_from, end,
-       "\"region\":" + std::to_string(regions_) + ",\"site\":" + json_string(site) +
+       "\"region\":" + std::to_string(regions_) + ",\"site\":" + util::json_quoted(site, true) +
            ",\"bytes_created\":" + std::to_string(created) + ",\"bytes_sent\":" + std::to_string(sent) +
            ",\"bytes_received\":" + std::to_string(received));
 
@@ -219,12 +203,12 @@ void Trace::close_region() {
   }
   for (const Call& c : calls_) {
     std::string args = "\"region\":" + std::to_string(regions_);
-    if (!c.moved.checkpoint.empty()) args += ",\"checkpoint\":" + json_string(c.moved.checkpoint);
+    if (!c.moved.checkpoint.empty()) args += ",\"checkpoint\":" + util::json_quoted(c.moved.checkpoint, true);
     if (c.op != TraceOp::region_begin && c.op != TraceOp::start && c.op != TraceOp::stop)
       args += ",\"bytes\":" + std::to_string(c.moved.bytes) + ",\"runs\":" + std::to_string(c.moved.runs);
     if (c.moved.peer >= 0) args += ",\"to\":" + std::to_string(c.moved.peer);
     if (c.op == TraceOp::broadcast) args += ",\"to_nodes\":" + std::to_string(size_ - 1);
-    if (!c.moved.site.empty()) args += ",\"site\":" + json_string(c.moved.site);
+    if (!c.moved.site.empty()) args += ",\"site\":" + util::json_quoted(c.moved.site, true);
     emit("call", trace_op_name(c.op), c.t0, c.t1, args);
   }
   for (const Part& p : parts_)

@@ -12,4 +12,9 @@ namespace cape::util {
 // comes out unchanged, so escaping twice changes nothing.
 std::string printable(std::string_view s);
 
+// `s` as a JSON string, quotes included: `"` and `\` escaped, control bytes as \u00NN; with
+// `ascii`, bytes from 0x7f up too (text from the program kept out of an ASCII file), else
+// they pass as they are (UTF-8 stays UTF-8).
+std::string json_quoted(std::string_view s, bool ascii = false);
+
 }  // namespace cape::util
