@@ -55,8 +55,12 @@ complete_words() {  # complete_words WORD...: what completing the last word offe
     _ "$p/share/bash-completion/completions/cape" "$@"
 }
 [ "$(complete_words cape ru)" = run ] || fail "completion of 'cape ru': $(complete_words cape ru)"
-complete_words cape run --tr | grep -qx -- --tracker || fail "completion of 'cape run --tr'"
-complete_words cape run --any | grep -qx -- --any-program || fail "completion of 'cape run --any'"
+# Captured first: `grep -q` ending the pipe early would break the writer (pipefail), and
+# `--tr` offers --trace too.
+offered=$(complete_words cape run --tr)
+grep -qx -- --tracker <<< "$offered" || fail "completion of 'cape run --tr': $offered"
+offered=$(complete_words cape run --any)
+grep -qx -- --any-program <<< "$offered" || fail "completion of 'cape run --any': $offered"
 [ "$(complete_words cape run --tracker m)" = mprotect ] || fail "completion of 'cape run --tracker m'"
 [ "$(complete_words cape ckpt d | sort | tr '\n' ' ')" = "diff dump " ] || fail "completion of 'cape ckpt d'"
 echo "ok: make install: $(echo "$got" | wc -l) files, man pages, pkg-config, completion"
