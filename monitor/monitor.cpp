@@ -206,19 +206,29 @@ std::optional<TraceOp> Monitor::traced(int op) {
 // (window_.is_open() says whether the program is inside a region's window).
 long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs) {
   ++times_.traps;
-  // A call deferred by libcape rides on this trap and is served first (protocol.h).
+  // Calls deferred by libcape ride on this trap and are served first, in order (protocol.h).
   if (regs.r8 != 0) {
-    int deferred = static_cast<int>(regs.r8 & 0xff);
-    if ((regs.r8 & CAPE_TRAP_MAGIC_MASK) != CAPE_TRAP_MAGIC ||
-        deferred != CAPE_OP_RECEIVE)
-      throw UserError("a runtime call with a bad deferred call (r8 = " + hex(regs.r8) +
+    uint64_t n = regs.r8 & 0xff;
+    if ((regs.r8 & CAPE_TRAP_MAGIC_MASK) != CAPE_TRAP_MAGIC || n == 0 || n > CAPE_MAX_DEFERRED)
+      throw UserError("a runtime call with bad deferred calls (r8 = " + hex(regs.r8) +
                       "; libcape and cape come from different versions?)");
-    user_regs_struct d = regs;
-    d.rax = regs.r8;
-    d.rdi = regs.r9;
-    d.rsi = regs.r10;
-    d.r8 = 0;
-    serve(st, d);
+    cape_deferred calls[CAPE_MAX_DEFERRED];
+    st.tracee.read_bytes(regs.r9, {reinterpret_cast<uint8_t*>(calls), n * sizeof calls[0]});
+    for (uint64_t i = 0; i < n; i++) {
+      int op = static_cast<int>(calls[i].op & 0xff);
+      if ((calls[i].op & CAPE_TRAP_MAGIC_MASK) != CAPE_TRAP_MAGIC ||
+          (op != CAPE_OP_RECEIVE && op != CAPE_OP_STOP && op != CAPE_OP_SEND && op != CAPE_OP_WAIT_FOR &&
+           op != CAPE_OP_INJECT))
+        throw UserError("a runtime call with a bad deferred call (" + hex(calls[i].op) +
+                        "; libcape and cape come from different versions?)");
+      user_regs_struct d = regs;
+      d.rax = calls[i].op;
+      d.rdi = calls[i].a1;
+      d.rsi = calls[i].a2;
+      d.rdx = calls[i].boundary;
+      d.r8 = 0;
+      serve(st, d);
+    }
   }
   return serve(st, regs);
 }

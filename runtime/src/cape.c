@@ -158,10 +158,13 @@ __attribute__((constructor(101))) static void cape_runtime_init(void) {
  * image (execve) starts with fresh TLS. */
 static __thread int known_traced;
 
-/* The deferred call (protocol.h: r8-r10), 0 = none; a deferred checkpoint name is copied
- * here, so that the caller's buffer may change before the next call. */
-static __thread long deferred_op, deferred_a1, deferred_a2;
-static __thread char deferred_name[256];
+/* The deferred calls (protocol.h: r8, r9), in order; a deferred checkpoint name is copied
+ * here, so that the caller's buffer may change before the next call. defer_next: the next
+ * deferrable call is deferred (cape_defer_next). */
+static __thread struct cape_deferred deferred[CAPE_MAX_DEFERRED];
+static __thread int ndeferred, defer_next;
+static __thread char deferred_name[CAPE_MAX_DEFERRED][256];
+static int defer(long op, const char* name, long a2, void* boundary);
 
 /* The two-level model (cape.h, cape_mark_frame): the boundary of the runtime calls this
  * thread makes from deeper frames (a `parallel` region's barriers, run inside libgomp's
@@ -176,56 +179,66 @@ __attribute__((noinline)) static long trap(const char* call, long op, long a1, l
   fflush(stdout);
   fflush(stderr);
   if (marked_frame && (char*)boundary < marked_frame) boundary = marked_frame;
+  if (defer_next) {
+    defer_next = 0;
+    if (op == CAPE_OP_STOP || op == CAPE_OP_SEND || op == CAPE_OP_WAIT_FOR || op == CAPE_OP_INJECT)
+      if (defer(op, (const char*)a1, a2, boundary)) return 0;
+  }
   if (!known_traced) {
     if (!traced()) no_monitor(call);
     known_traced = 1;
   }
   /* Read and cleared before the register variables are set: nothing may run between
    * those and the asm (a TLS access uses rax). */
-  long d_op = deferred_op, d_a1 = deferred_a1, d_a2 = deferred_a2;
-  deferred_op = 0;
+  long d_n = ndeferred ? (long)(CAPE_TRAP_MAGIC | (unsigned long)ndeferred) : 0;
+  long d_at = (long)deferred;
+  ndeferred = 0;
   register long rax __asm__("rax") = (long)(CAPE_TRAP_MAGIC | (unsigned long)op);
   register long rdi __asm__("rdi") = a1;
   register long rsi __asm__("rsi") = a2;
   register long rdx __asm__("rdx") = (long)boundary;
   register long rcx __asm__("rcx") = (long)cape_syscall_gadget;
-  register long r8 __asm__("r8") = d_op;
-  register long r9 __asm__("r9") = d_a1;
-  register long r10 __asm__("r10") = d_a2;
+  register long r8 __asm__("r8") = d_n;
+  register long r9 __asm__("r9") = d_at;
   __asm__ volatile("int3"
                    : "+r"(rax)
-                   : "r"(rdi), "r"(rsi), "r"(rdx), "r"(rcx), "r"(r8), "r"(r9), "r"(r10)
+                   : "r"(rdi), "r"(rsi), "r"(rdx), "r"(rcx), "r"(r8), "r"(r9)
                    : "memory");
   return rax;
 }
 
 /* A call that answers nothing and whose effect the program cannot see before its next
- * runtime call: deferred to that call's trap. receive() only (the translated code follows
- * it with its inject): stop() is not one, since it puts private variables back and, under
- * the mprotect tracker, unprotects the pages a read(2) may write. With one already
- * deferred, or a name too long to copy, it traps now (carrying the other). A program that
- * ends with one deferred makes it at its exit (cape_runtime_fini). */
-static void defer(const char* call, long op, const char* name, long a2, void* boundary) {
+ * runtime call: deferred to that call's trap, which carries it (protocol.h). receive() is
+ * always one (the translated code follows it with its inject); stop(), send(), wait_for()
+ * and inject() are one when the caller says so first (cape_defer_next: libcape_cc's
+ * exchanges, which make their next call at once). stop() is not one on its own: it puts
+ * private variables back and, under the mprotect tracker, unprotects the pages a read(2)
+ * may write. 0 when it cannot be deferred (the list full, or a name too long to copy): the
+ * caller traps now, carrying the others. A program that ends with calls deferred makes
+ * them at its exit (cape_runtime_fini). */
+static int defer(long op, const char* name, long a2, void* boundary) {
   unsigned len = 0;
   if (name)
-    while (len < sizeof deferred_name && name[len]) len++;
-  if (deferred_op || len == sizeof deferred_name) {
-    trap(call, op, (long)name, a2, boundary);
-    return;
-  }
+    while (len < sizeof deferred_name[0] && name[len]) len++;
+  if (ndeferred == CAPE_MAX_DEFERRED || len == sizeof deferred_name[0]) return 0;
   if (name) {
-    for (unsigned i = 0; i <= len; i++) deferred_name[i] = name[i];
-    name = deferred_name;
+    for (unsigned i = 0; i <= len; i++) deferred_name[ndeferred][i] = name[i];
+    name = deferred_name[ndeferred];
   }
-  deferred_op = (long)(CAPE_TRAP_MAGIC | (unsigned long)op);
-  deferred_a1 = (long)name;
-  deferred_a2 = a2;
+  deferred[ndeferred].op = CAPE_TRAP_MAGIC | (unsigned long)op;
+  deferred[ndeferred].a1 = (unsigned long)name;
+  deferred[ndeferred].a2 = (unsigned long)a2;
+  deferred[ndeferred].boundary = (unsigned long)boundary;
+  ndeferred++;
+  return 1;
 }
 
-/* A deferred call still pending when the program exits (exit() or main's return) is made
- * now, as it would have been: a receive() then blocks or fails the same way. */
+void cape_defer_next(void) { defer_next = 1; }
+
+/* Deferred calls still pending when the program exits (exit() or main's return) are made
+ * now, as they would have been: a receive() then blocks or fails the same way. */
 __attribute__((destructor)) static void cape_runtime_fini(void) {
-  if (deferred_op) trap("cape_receive", CAPE_OP_HELLO, 0, 0, __builtin_frame_address(0));
+  if (ndeferred) trap("cape_receive", CAPE_OP_HELLO, 0, 0, __builtin_frame_address(0));
 }
 
 #define BOUNDARY ((char*)__builtin_frame_address(0) + 16)
@@ -287,7 +300,11 @@ void cape_inject(const char* ck) { trap(__func__, CAPE_OP_INJECT, (long)ck, 0, B
 void cape_send(const char* ck, int node) {
   trap(__func__, CAPE_OP_SEND, (long)ck, node, BOUNDARY);
 }
-void cape_receive(const char* ck) { defer(__func__, CAPE_OP_RECEIVE, ck, 0, BOUNDARY); }
+void cape_receive(const char* ck) {
+  void* boundary = BOUNDARY;
+  if (marked_frame && (char*)boundary < marked_frame) boundary = marked_frame;
+  if (!defer(CAPE_OP_RECEIVE, ck, 0, boundary)) trap(__func__, CAPE_OP_RECEIVE, (long)ck, 0, BOUNDARY);
+}
 void cape_wait_for(const char* ck) { trap(__func__, CAPE_OP_WAIT_FOR, (long)ck, 0, BOUNDARY); }
 void cape_merge(const char* into, const char* from) {
   trap(__func__, CAPE_OP_MERGE, (long)into, (long)from, BOUNDARY);

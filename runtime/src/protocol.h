@@ -6,10 +6,12 @@
  *         own frames; everything below is libcape's and is never captured or injected)
  *   rcx = address of cape_syscall_gadget (`syscall; int3`), where the monitor runs
  *         remote syscalls (monitor/remote_syscall.h)
- *   r8  = CAPE_TRAP_MAGIC | a deferred operation, or 0; r9, r10 = its arguments: a call
- *         whose effect the program cannot see before its next runtime call (receive)
- *         makes no trap of its own and rides on the next one, which the monitor serves
- *         first (one ptrace stop fewer each: issue 14)
+ *   r8  = CAPE_TRAP_MAGIC | n when n (1 .. CAPE_MAX_DEFERRED) deferred calls ride on this
+ *         trap, else 0; r9 = the address of their n `struct cape_deferred` (libcape's TLS):
+ *         a call whose effect the program cannot see before its next runtime call
+ *         (receive; and stop, send, wait_for, inject where libcape_cc makes another call
+ *         right after them) makes no trap of its own and rides on the next one, which the
+ *         monitor serves after them, in order (one trap, two ptrace stops, fewer each: issue 14)
  * The monitor answers by setting rax and resuming after the int3. Nothing is written
  * into program memory by the protocol. Shared by runtime/ and monitor/ (plain C header).
  */
@@ -18,6 +20,13 @@
 
 #define CAPE_TRAP_MAGIC 0x43415045ca000000ULL /* "CAPE" | 0xca in the upper bytes */
 #define CAPE_TRAP_MAGIC_MASK 0xffffffffff000000ULL
+
+/* A deferred call as the monitor reads it: op = CAPE_TRAP_MAGIC | operation, its two
+ * arguments and its own frame boundary (as rdx would have been). */
+#define CAPE_MAX_DEFERRED 4
+struct cape_deferred {
+  unsigned long long op, a1, a2, boundary;
+};
 
 /* After the gadget (libcape's cape.c): the resume stub, entered with rax/rdi/rsi/rdx = one
  * syscall and rsp = the address of a frame {rax, rcx, r11, rdi, rsi, rdx, rip, cs, rflags,

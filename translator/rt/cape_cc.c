@@ -404,16 +404,27 @@ void cape_cc_orphan_back(void) {
 }
 
 /* The exchanges (cc.h): each follows the cape_create() its construct made in the user's
- * function; what they call captures nothing of the stack. */
+ * function; what they call captures nothing of the stack. Between their calls nothing reads
+ * or writes the program's memory, so every call but the last of each run rides on the next
+ * one's trap (cape_defer_next; issue 14: a master's 4 traps here become 1, a slave's 2 + 1
+ * become 1 + 1); the last traps, for the code after it reads what it injected. */
+static void master_update(int broadcast) {
+  cape_defer_next();
+  cape_stop();                /* Fig. 3 line 7 */
+  cape_defer_next();
+  cape_wait_for("after");     /* lines 8, 11: every slave's part merged into the master's */
+  if (broadcast) cape_defer_next();
+  cape_inject("after");       /* line 9 */
+  if (broadcast)              /* line 10: !last_parallel() */
+    cape_broadcast("after");  /* line 12 */
+}
+
 void cape_cc_end(int last) {
   if (cape_cc_distributed()) {
     if (cape_master()) {
-      cape_stop();                /* Fig. 3 line 7 */
-      cape_wait_for("after");     /* lines 8, 11: every slave's part merged into the master's */
-      cape_inject("after");       /* line 9 */
-      if (!last)                  /* line 10: !last_parallel() */
-        cape_broadcast("after");  /* line 12 */
+      master_update(!last);
     } else {
+      cape_defer_next();
       cape_stop();                /* line 19 */
       cape_send("after", 0);      /* line 20 */
       if (last) cape_cc_exit();   /* lines 21, 25 */
@@ -425,12 +436,11 @@ void cape_cc_end(int last) {
 }
 
 void cape_cc_barrier(void) {
-  cape_stop();
   if (cape_master()) {
-    cape_wait_for("after");
-    cape_inject("after");
-    cape_broadcast("after");
+    master_update(1);
   } else {
+    cape_defer_next();
+    cape_stop();
     cape_send("after", 0);
     cape_receive("after");
     cape_inject("after");
@@ -451,7 +461,13 @@ int cape_cc_deal(cape_share_t *desc, cape_share_t *own, unsigned long long n, un
   return 0;
 }
 
-void cape_cc_send_share(void) { cape_send("before", dealt); }
+/* The send rides on the next create("before")'s trap when another slave's share follows
+ * (the store's "before" is still this slave's until that create); the last slave's is sent
+ * at once: the master computes its own share next. */
+void cape_cc_send_share(void) {
+  if (dealt + 1 < cape_num_nodes()) cape_defer_next();
+  cape_send("before", dealt);
+}
 
 void cape_cc_receive_share(void) {
   cape_receive("before");  /* Fig. 3 line 14 */

@@ -121,6 +121,11 @@ void cape_thread_leave_window(void);
  * nor captured, so one thread can make a region's exchanges from inside the node's team. */
 void cape_mark_frame(void);
 void cape_unmark_frame(void);
+/* For libcape_cc's exchanges: the next stop, send, wait_for or inject this thread makes
+ * makes no trap of its own; it rides on the trap of the runtime call after it (the monitor
+ * serves it first). Only for a caller that makes that next call before the program reads or
+ * writes anything the deferred call affects (issue 14: fewer ptrace stops per region). */
+void cape_defer_next(void);
 
 #ifdef __cplusplus
 }
