@@ -358,10 +358,6 @@ int run_node(const NodeArgs& a) {
   ::unsetenv("CAPE_SECRET");
   o.job = job_identity(a);
   o.encrypt = a.encrypt;
-  if (a.tracker == "mprotect")  // docs/critical.md, "Trackers"
-    o.refuse_locks = "critical sections, atomics, locks and ordered blocks across nodes under --tracker mprotect: "
-                     "not reliable yet (writes made under a lock were lost now and then under load; "
-                     "docs/critical.md); run with --tracker uffd (the default) or full";
   if (a.listen_fd >= 0) {
     o.listen_fd = a.listen_fd;
   } else {

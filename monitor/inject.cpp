@@ -28,6 +28,11 @@ void inject(const StoppedThread& st, const ckpt::Checkpoint& c, const std::strin
   std::string what = "inject(\"" + name + "\")";
   if (!c.mappings.empty()) {
     std::vector<MapOp> ops = plan_replay(c.mappings, read_maps(as.pid()), what);
+    // A protection change of tracked memory inside a window goes through the tracker first:
+    // the mprotect tracker's read-only pages opened by the replay would take writes unseen.
+    if (window.is_open())
+      for (const MapOp& op : ops)
+        if (op.kind == MapOp::mprotect) window.tracker().before_write(st, op.start, op.end);
     if (!ops.empty()) {
       AutoRemoteSyscalls remote(as.pid(), st.tid, st.gadget);
       run_replay(remote, ops, what);

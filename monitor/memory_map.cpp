@@ -113,6 +113,18 @@ std::vector<Area> tracked_set(const std::vector<Mapping>& maps, const std::strin
     for (size_t k = i; k + 1 < maps.size() && maps[k].end == maps[k + 1].start && rw_private_anon(k + 1); k++)
       stack_part[k + 1] = true;
   }
+  // Anonymous private piece i follows, through readable private anonymous pieces only, a
+  // private mapping of the executable.
+  auto continues_exe = [&](size_t i) {
+    if (exe.empty()) return false;
+    for (size_t k = i; k > 0 && maps[k - 1].end == maps[k].start; k--) {
+      const Mapping& p = maps[k - 1];
+      if (p.shared) return false;
+      if (!p.path.empty()) return p.path == exe;
+      if (!p.read) return false;  // a guard page: not the .bss
+    }
+    return false;
+  };
   for (size_t i = 0; i < maps.size(); i++) {
     const Mapping& m = maps[i];
     if (!m.read || !m.write || m.shared) continue;
@@ -135,6 +147,13 @@ std::vector<Area> tracked_set(const std::vector<Mapping>& maps, const std::strin
       } else if (prev && !prev->path.empty() && prev->path[0] == '/' && prev->write && !prev->shared) {
         // Anonymous continuation of a file mapping: that file's .bss.
         if (prev->path == exe) out.push_back({m.start, m.end, prot, Area::bss});
+      } else if (continues_exe(i)) {
+        // The executable's .bss still, split by the mprotect tracker's read-only pages (its
+        // .data or the .bss pages before this piece). Taken for plain anonymous memory, each
+        // piece made writable again was a mapping change: a critical section's release
+        // carried it, and the node injecting the grant replayed it as an mprotect that
+        // opened the page behind the tracker's back (writes under the lock lost).
+        out.push_back({m.start, m.end, prot, Area::bss});
       } else if (prev && prev->path.empty() && !prev->read && !prev->write && !prev->exec) {
         // A PROT_NONE guard page right below: a thread stack (glibc), not tracked.
       } else {

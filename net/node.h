@@ -79,9 +79,6 @@ struct NodeOptions {
   std::function<void(int from, Stream stream, uint64_t region, std::string_view bytes)> on_output;
   // Slaves: the next chunk of the job's stdin (`eof`: it has ended).
   std::function<void(std::string_view chunk, bool eof)> on_input;
-  // Master: when not empty, the job cannot take locks (why): the first lock request (a
-  // slave's or its own program's) fails the job with it (docs/critical.md).
-  std::string refuse_locks;
   // Slaves: polled while connecting to the master; true stops start() with an error (the
   // launcher's channel closed: no point joining a job that is gone).
   std::function<bool()> cancelled;

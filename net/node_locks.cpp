@@ -87,10 +87,6 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
     }
     return receive(grant_mailbox(name));
   }
-  if (!opt_.refuse_locks.empty()) {
-    fail(opt_.refuse_locks, true);
-    throw_failure();
-  }
   std::unique_lock lk(mu_);
   if (failure_) throw UserError(*failure_, failure_exit_code_);
   try {
@@ -155,10 +151,6 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
         return;
       }
       case FrameType::lock_request: {
-        if (!opt_.refuse_locks.empty()) {
-          fail(opt_.refuse_locks, true);
-          return;
-        }
         bool now;
         {
           std::lock_guard lk(mu_);

@@ -111,5 +111,39 @@ TEST(MapChanges, ReplayRefusesFilesSharedMemoryAndAHeapThatDoesNotContinue) {
   EXPECT_THROW(plan_replay({heap(0x555555600000, 0x555555700000)}, local, "x"), UserError);
 }
 
+// The executable's .bss split by the mprotect tracker (its .data page and some .bss pages
+// made read-only): every writable piece is still the .bss, so the tracked anonymous memory
+// does not change with the tracker's protections. It did: a piece written again was an
+// "anon" mapping that appeared, a critical section's release carried it, and the node that
+// injected the grant replayed it as an mprotect that opened the page untracked (writes
+// under a lock lost under --tracker mprotect, issue 18).
+TEST(MapChanges, TheBssSplitByTheTrackerStaysTheBss) {
+  const std::string exe = "/tmp/prog";
+  auto kinds = [&](const std::vector<Mapping>& maps) {
+    std::vector<std::pair<uint64_t, Area::Kind>> out;
+    for (const Area& a : tracked_set(maps, exe, 0, 0)) out.emplace_back(a.start, a.kind);
+    return out;
+  };
+  std::vector<Mapping> whole = {map(0x555555554000, 0x555555556000, "r--p", exe),
+                                map(0x555555556000, 0x555555557000, "rw-p", exe),
+                                map(0x555555557000, 0x55555555b000, "rw-p")};
+  using K = std::vector<std::pair<uint64_t, Area::Kind>>;
+  EXPECT_EQ(kinds(whole), (K{{0x555555556000, Area::data}, {0x555555557000, Area::bss}}));
+  std::vector<Mapping> split = {map(0x555555554000, 0x555555556000, "r--p", exe),
+                                map(0x555555556000, 0x555555557000, "r--p", exe),
+                                map(0x555555557000, 0x555555558000, "rw-p"),
+                                map(0x555555558000, 0x555555559000, "r--p"),
+                                map(0x555555559000, 0x55555555b000, "rw-p")};
+  EXPECT_EQ(kinds(split), (K{{0x555555557000, Area::bss}, {0x555555559000, Area::bss}}));
+  std::vector<Area> tracked = tracked_set(split, exe, 0, 0);
+  EXPECT_TRUE(anon_state(tracked).empty());
+  // Behind a guard page or another file: not the executable's.
+  std::vector<Mapping> other = {map(0x7ffff7000000, 0x7ffff7001000, "r--p", "/lib/x.so"),
+                                map(0x7ffff7001000, 0x7ffff7002000, "rw-p"),
+                                map(0x7ffff7002000, 0x7ffff7003000, "---p"),
+                                map(0x7ffff7003000, 0x7ffff7004000, "rw-p")};
+  EXPECT_EQ(kinds(other), (K{{0x7ffff7001000, Area::anon}}));
+}
+
 }  // namespace
 }  // namespace cape::monitor
