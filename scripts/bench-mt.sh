@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The two-level model's benchmark (issue 13): the matrix product (paper-repro/mamult.c) and a
 # stencil (bench/e2e/jacobi.c), each built with cape-cc (single model) and cape-cc --model=mt,
-# run on the same node count with each tracker, interleaved (single, mt, single, mt ...), and
+# run on the same node count with each tracker, interleaved (each round: single and mt under
+# every tracker), and
 # compared by medians within this one run (never absolute figures: the machine is shared).
 # Two figures per job: the program's kernel time (its own omp_get_wtime, stderr) and the
 # compute phase (`cape run --log calls:info`: on each node the time from the call before each
@@ -80,8 +81,10 @@ while IFS='|' read -r name src args cflags; do
       "$cape_cc" -O2 $iflag $cflags "$root/$src" -o "$work/$name.single$idle" || exit 1
       "$cape_cc" --model=mt -O2 $iflag $cflags "$root/$src" -o "$work/$name.mt$idle" || exit 1
     fi
-    for t in $trackers; do
-      for r in $(seq "$runs"); do
+    # Every tracker and model in each round (single, mt under uffd, then mprotect, ...), so
+    # that the load of the moment falls on all of them alike; the figures are medians.
+    for r in $(seq "$runs"); do
+      for t in $trackers; do
         for model in single mt; do
           flags=(--tracker "$t" --log calls:info --output-dir "$work/logs")
           rm -f "$work"/logs/node.*.log
@@ -97,6 +100,8 @@ while IFS='|' read -r name src args cflags; do
           echo "$(kernel "$err") $(computing "$err" "$work"/logs/node.*.log)" >> "$work/$name.$setting.$t.$model"
         done
       done
+    done
+    for t in $trackers; do
       for model in single mt; do
         f=$work/$name.$setting.$t.$model
         [ -s "$f" ] || continue
