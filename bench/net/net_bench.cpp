@@ -2,7 +2,11 @@
 // in the same run (goal: >= 80% of raw), and a broadcast to 3 slaves. Medians of 5 rounds.
 // A checkpoint transfer counts everything the monitor waits for: serialize, frame checksum,
 // TCP, checksum check and parse into a Checkpoint on the other side.
+// Beside each rate, the CPU time both ends spent on one transfer (this process holds both):
+// on a shared machine the rates follow the load of the moment, the CPU time much less, and
+// it says what a transfer costs beyond raw TCP's copies (the tag, the node's own work).
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,6 +33,22 @@ constexpr int kRounds = 9;
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// CPU seconds of the whole process (every thread: both ends of a transfer) so far.
+double cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+// Runs f, adds the CPU milliseconds it took to `cpu`, returns f's result.
+template <class F>
+double timed_cpu(std::vector<double>& cpu, F&& f) {
+  double c0 = cpu_seconds();
+  double r = f();
+  cpu.push_back((cpu_seconds() - c0) * 1e3);
+  return r;
 }
 
 double gbps(size_t bytes, Clock::duration d) {
@@ -119,7 +139,8 @@ net::NodeOptions opts(int rank, int size, uint16_t port, const net::Secret& s, b
 // holds the parsed checkpoint, in GB/s of checkpoint payload per slave. After each round the
 // master runs `between` (a raw TCP transfer, so that each round has its own baseline).
 // Every frame is authenticated (Poly1305 tag); `encrypt` encrypts them too (AES-256-GCM).
-std::vector<double> transfer(int size, const std::function<void()>& between, bool encrypt = false) {
+std::vector<double> transfer(int size, const std::function<void()>& between, bool encrypt = false,
+                             std::vector<double>* cpu = nullptr) {
   net::Secret s = net::Secret::generate();
   net::Node master(opts(0, size, 0, s, encrypt));
   std::vector<std::future<std::vector<Clock::time_point>>> slaves;
@@ -145,9 +166,11 @@ std::vector<double> transfer(int size, const std::function<void()>& between, boo
   std::vector<Clock::time_point> start;
   for (int i = 0; i < kRounds + 1; ++i) {  // round 0 warms the buffers and is not counted
     start.push_back(Clock::now());
+    double c0 = cpu_seconds();
     if (size == 2) master.send(ck, 1);
     else master.broadcast(ck);
     for (int r = 1; r < size; ++r) master.receive("ack");
+    if (i > 0 && cpu) cpu->push_back((cpu_seconds() - c0) * 1e3);
     if (i > 0) between();
   }
   std::vector<std::vector<Clock::time_point>> done;
@@ -180,16 +203,17 @@ int main() {
   frame_once(bytes);
 
   std::vector<double> frames, raw_f, sealed, raw_s, crypted, raw_c;
+  std::vector<double> cpu_raw, cpu_frame, cpu_sealed, cpu_one;
   for (int i = 0; i < kRounds; ++i) {
-    frames.push_back(frame_once(bytes));
-    raw_f.push_back(raw_tcp_once());
-    sealed.push_back(frame_once(bytes, true));
-    raw_s.push_back(raw_tcp_once());
+    frames.push_back(timed_cpu(cpu_frame, [&] { return frame_once(bytes); }));
+    raw_f.push_back(timed_cpu(cpu_raw, [] { return raw_tcp_once(); }));
+    sealed.push_back(timed_cpu(cpu_sealed, [&] { return frame_once(bytes, true); }));
+    raw_s.push_back(timed_cpu(cpu_raw, [] { return raw_tcp_once(); }));
     crypted.push_back(frame_once(bytes, true, true));
-    raw_c.push_back(raw_tcp_once());
+    raw_c.push_back(timed_cpu(cpu_raw, [] { return raw_tcp_once(); }));
   }
   std::vector<double> raw_1, raw_b, raw_e;
-  std::vector<double> one = transfer(2, [&] { raw_1.push_back(raw_tcp_once()); });
+  std::vector<double> one = transfer(2, [&] { raw_1.push_back(raw_tcp_once()); }, false, &cpu_one);
   std::vector<double> enc = transfer(2, [&] { raw_e.push_back(raw_tcp_once()); }, true);
   std::vector<double> bc = transfer(4, [&] { raw_b.push_back(raw_tcp_once()); });
 
@@ -224,6 +248,10 @@ int main() {
               100 * median_ratio(crypted, raw_c));
   std::printf("broadcast to 3 slaves          %6.2f GB/s per slave, %6.2f GB/s total (%.1f%% of raw)\n",
               median(bc), 3 * median(bc), 300 * median_ratio(bc, raw_b));
+  std::printf("CPU time per transfer, both ends: raw TCP %.1f ms, frame (XXH3) %.1f ms, frame authenticated %.1f ms,\n"
+              "                                checkpoint master -> slave (authenticated) %.1f ms (medians; raw over it: %.1f%%)\n",
+              median(cpu_raw), median(cpu_frame), median(cpu_sealed), median(cpu_one),
+              100 * median(cpu_raw) / median(cpu_one));
   std::printf("ckpt::serialize / ckpt::parse  %6.2f / %.2f GB/s (copying into fresh buffers; not on the send path)\n",
               median(ser), median(par));
   return 0;
