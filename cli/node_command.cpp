@@ -219,8 +219,9 @@ class NetExchange : public monitor::Exchange {
   void set_report_place(std::string place) { report_place_ = std::move(place); }
   void report_state(uint64_t begin, std::vector<uint8_t> digest) override { n_.report_state(begin, digest); }
   std::vector<std::pair<int, std::vector<uint8_t>>> states(uint64_t begin) override { return n_.states(begin); }
-  ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region, bool wait, int64_t ticket) override {
-    return n_.lock_acquire(name, region, wait, ticket);
+  ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region, bool wait, int64_t ticket,
+                                const std::function<void()>& meanwhile) override {
+    return n_.lock_acquire(name, region, wait, ticket, meanwhile);
   }
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes) override {
     n_.lock_release(name, writes);

@@ -28,6 +28,9 @@ struct CreateSide {
   // The master of a job with slaves keeps DATA-0 of the pages it writes in the window
   // (Window::base_pages: the base of wait_for()'s three-way merge).
   bool keep_base = false;
+  // A critical section's nested capture (critical.h): the maps the window's last create()
+  // read serve again while the program's size has not changed (Window::maps_for_create).
+  bool reuse_maps = false;
 };
 
 // `boundary`: the runtime call's frame boundary (the stack below it is not captured).

@@ -27,7 +27,7 @@ void Criticals::reset(uint64_t start_boundary) {
 
 ckpt::Checkpoint Criticals::capture(const StoppedThread& st, uint64_t boundary) {
   if (!lowest_boundary_ || boundary < lowest_boundary_) lowest_boundary_ = boundary;
-  return monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1}, boundary);
+  return monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1, true}, boundary);
 }
 
 const std::vector<IntervalSet::Interval>& Criticals::stack_spans() {
@@ -110,8 +110,10 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
   }
   if (!window_.is_open())
     throw UserError("critical section or lock '" + name + "' entered outside a parallel region's window");
-  attribute(capture(st, boundary), boundary);
-  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region(), wait, ticket);
+  // What the program wrote so far is captured while the request travels (it must only come
+  // before the grant is injected): a slave's uncontended entry overlaps it with the round trip.
+  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region(), wait, ticket,
+                                             [&] { attribute(capture(st, boundary), boundary); });
   if (grant.timestamp == 0) return false;  // busy (stamps start at 1)
   uint64_t stamp = region_timestamp(window_.region()) + grant.timestamp;
   CAPE_LOG_AT(debug, "critical") << "enter '" << name << "': stamp " << grant.timestamp << ", "

@@ -71,9 +71,10 @@ class Exchange {
   // (The defaults: an Exchange without a lock service.)
   // `wait` false (omp_test_lock): returns at once, a grant with timestamp 0 when the lock is busy.
   // `ticket` >= 0: an ordered loop's iteration; the lock goes to tickets 0, 1, ... in order.
+  // `meanwhile` (if any) runs once the request is on its way, before the grant is awaited.
   virtual ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region, bool wait = true,
-                                        int64_t ticket = -1) {
-    (void)region, (void)wait, (void)ticket;
+                                        int64_t ticket = -1, const std::function<void()>& meanwhile = {}) {
+    (void)region, (void)wait, (void)ticket, (void)meanwhile;
     throw std::logic_error("lock '" + name + "': this exchange has no lock service");
   }
   virtual void lock_release(const std::string& name, const ckpt::Checkpoint& writes) {

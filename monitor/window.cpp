@@ -1,7 +1,14 @@
 #include "monitor/window.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <string>
+
+#include "util/scoped_fd.h"
 
 namespace cape::monitor {
 
@@ -15,6 +22,7 @@ void Window::open(const StoppedThread& st, std::vector<Area> areas, std::vector<
   map_state_ = std::move(map_state);
   tracker_->start(st, at_start_);
   open_ = true;
+  have_maps_ = false;
   ++region_;
   fresh_.clear();
   base_.clear();
@@ -24,9 +32,40 @@ void Window::close(const StoppedThread& st) {
   if (!open_) return;
   tracker_->stop(st);
   open_ = false;
+  have_maps_ = false;
   fresh_.clear();
   at_start_.clear();
   map_state_.clear();
+}
+
+namespace {
+// /proc/PID/statm's "size" (total pages) and "data" (data + stack pages); false when unread.
+bool statm(pid_t pid, uint64_t& size, uint64_t& data) {
+  std::string path = "/proc/" + std::to_string(pid) + "/statm";
+  util::ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  char buf[256];
+  ssize_t n = fd.valid() ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+  if (n <= 0) return false;
+  buf[n] = 0;
+  unsigned long long v[6];
+  if (std::sscanf(buf, "%llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) return false;
+  size = v[0];
+  data = v[5];
+  return true;
+}
+}  // namespace
+
+const std::vector<Mapping>& Window::maps_for_create(pid_t pid, bool may_reuse) {
+  uint64_t size = 0, data = 0;
+  bool known = statm(pid, size, data);
+  TrackerKind k = tracker_->kind();
+  bool same = known && have_maps_ && size == maps_size_ && data == maps_data_;
+  if (may_reuse && same && k != TrackerKind::mprotect && k != TrackerKind::inproc) return maps_;
+  maps_ = read_maps(pid);
+  have_maps_ = known;
+  maps_size_ = size;
+  maps_data_ = data;
+  return maps_;
 }
 
 void Window::read_base(const Tracee& t, uint64_t address, std::span<uint8_t> out) const {

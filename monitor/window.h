@@ -39,6 +39,16 @@ class Window {
   // since go into the next create()'s checkpoint (docs/dickpt-format.md, "Mapping changes").
   std::vector<ckpt::MapChange>& map_state() { return map_state_; }
 
+  // /proc/PID/maps for a create(). With `may_reuse`, those the last create() of this window
+  // read, while /proc/PID/statm's total size and data size (private writable memory and
+  // the stack: any mmap, munmap, brk, stack growth or change of write access moves one) are
+  // as then and the tracker leaves the maps alone (not mprotect or inproc, whose protections
+  // split them): reading the maps cost ~30 us of a critical entry's ~200 (docs/critical.md,
+  // "Cost"), statm a few. What statm cannot see (a mapping replaced by one of the same size
+  // and access in a critical body) reaches the others at the region's next create(), which
+  // reads the maps, instead of with the lock's release.
+  const std::vector<Mapping>& maps_for_create(pid_t pid, bool may_reuse);
+
   // Pages outside start()'s areas (mapped or grown since), as the last create() saw them.
   std::map<uint64_t, std::vector<uint8_t>>& fresh_pages() { return fresh_; }
   // The master's DATA-0 of the pages it wrote in the region (their first original), the
@@ -56,6 +66,9 @@ class Window {
   std::vector<ckpt::MapChange> map_state_;
   std::map<uint64_t, std::vector<uint8_t>> fresh_;
   std::map<uint64_t, std::vector<uint8_t>> base_;
+  std::vector<Mapping> maps_;
+  uint64_t maps_size_ = 0, maps_data_ = 0;  // statm when maps_ was read
+  bool have_maps_ = false;
 };
 
 }  // namespace cape::monitor

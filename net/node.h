@@ -138,7 +138,10 @@ class Node {
   // `wait` false (omp_test_lock): returns at once; a grant with timestamp 0 says the lock was
   // busy (stamps start at 1).
   // `ticket` >= 0: an ordered loop's iteration (LockService::request).
-  ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region, bool wait = true, int64_t ticket = -1);
+  // `meanwhile` (if any) runs while the request travels (a slave's: between sending it and
+  // awaiting the grant; the master's: first).
+  ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region, bool wait = true, int64_t ticket = -1,
+                                const std::function<void()>& meanwhile = {});
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes);
 
   // The failure message once the job has failed.

@@ -66,7 +66,8 @@ void Node::grant_to(int rank, const std::string& name) {
   send_lock_frame(*peers_[rank], FrameType::lock_grant, grant_mailbox(name), g);
 }
 
-ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bool wait, int64_t ticket) {
+ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bool wait, int64_t ticket,
+                                    const std::function<void()>& meanwhile) {
   if (opt_.rank != 0) {
     PayloadWriter w;
     w.str(name);
@@ -85,8 +86,10 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
       fail(msg, true);
       throw_failure();
     }
+    if (meanwhile) meanwhile();
     return receive(grant_mailbox(name));
   }
+  if (meanwhile) meanwhile();
   std::unique_lock lk(mu_);
   if (failure_) throw UserError(*failure_, failure_exit_code_);
   try {
