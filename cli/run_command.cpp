@@ -73,10 +73,10 @@ std::string fmt(double d) {
 
 int run_job(const RunArgs& a) {
   if (a.n < 1) throw UserError("-n wants at least 1 node");
-  if (a.sync == "lazy" && a.tracker != "uffd")  // said once, before any node starts (monitor.cpp says why)
-    throw UserError("--sync=lazy needs --tracker uffd (the default), not " + a.tracker +
-                    ": invalid pages are served in userfaultfd's missing mode, which also makes the kernel wait for "
-                    "them (read(2) into an invalid buffer); run with --tracker uffd or --sync=eager");
+  if (a.sync == "lazy" && a.tracker != "uffd" && a.tracker != "mprotect")  // said once, before any node starts
+    throw UserError("--sync=lazy needs --tracker uffd (the default) or mprotect, not " + a.tracker +
+                    ": the others copy or protect the whole tracked set, which would fetch every page at once; "
+                    "run with --tracker uffd or --sync=eager");
   // Said once, before any node starts (issue 16, item 14; issue 17): a program that cannot
   // run, with a shell's status; one without libcape, whose copies would not cooperate.
   std::string found = cli::find_program(a.argv.at(0));

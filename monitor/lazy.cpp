@@ -155,10 +155,33 @@ void LazySync::before_inject(const ckpt::Checkpoint& ck) {
   }
 }
 
+// As the uffd tracker does (uffd_tracker.cpp): made in the program, taken with pidfd_getfd.
+void LazySync::open_own_uffd(const StoppedThread& st) {
+  pid_t pid = st.tracee.pid();
+  AutoRemoteSyscalls remote(pid, st.tid, st.gadget);
+  long remote_fd = remote.syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+  if (remote_fd < 0) {
+    errno = static_cast<int>(-remote_fd);
+    throw UserError(errno_message("--sync=lazy: userfaultfd(2) in the program failed") + " (run with --sync=eager)");
+  }
+  util::ScopedFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (!pidfd.valid()) fail_errno("pidfd_open");
+  uffd_.reset(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), remote_fd, 0)));
+  int saved = errno;
+  long closed = remote.syscall(SYS_close, remote_fd);
+  errno = saved;
+  if (!uffd_.valid()) fail_errno("pidfd_getfd (taking the program's userfaultfd)");
+  if (closed < 0) fail_errno("close in the tracee");
+  remote.restore();
+  uffdio_api api{};
+  api.api = UFFD_API;
+  if (::ioctl(uffd_.get(), UFFDIO_API, &api) != 0) fail_errno("UFFDIO_API");
+}
+
 void LazySync::register_missing(uint64_t start, uint64_t end) {
   uffdio_register reg{};
   reg.range = {start, end - start};
-  reg.mode = UFFDIO_REGISTER_MODE_MISSING | UFFDIO_REGISTER_MODE_WP;
+  reg.mode = UFFDIO_REGISTER_MODE_MISSING | (wp_ ? UFFDIO_REGISTER_MODE_WP : 0);
   if (::ioctl(uffd_.get(), UFFDIO_REGISTER, &reg) != 0)
     throw UserError(errno_message("--sync=lazy: UFFDIO_REGISTER (missing mode) of " + ckpt::hex_address(start) + "-" +
                                   ckpt::hex_address(end)) +
@@ -172,10 +195,14 @@ void LazySync::after_inject(const StoppedThread& st, const std::string& name, Di
   lists_.erase(it);
   if (list.empty()) return;
   if (!uffd_.valid()) {
-    if (tracker.userfaultfd() < 0)
-      throw UserError("--sync=lazy: the tracker has no userfaultfd (run with --tracker uffd, or --sync=eager)");
-    uffd_.reset(::fcntl(tracker.userfaultfd(), F_DUPFD_CLOEXEC, 0));
-    if (!uffd_.valid()) fail_errno("dup of the userfaultfd");
+    if (tracker.userfaultfd() >= 0) {  // uffd: its descriptor, missing mode beside write protection
+      uffd_.reset(::fcntl(tracker.userfaultfd(), F_DUPFD_CLOEXEC, 0));
+      if (!uffd_.valid()) fail_errno("dup of the userfaultfd");
+      wp_ = true;
+    } else {  // mprotect: a userfaultfd of our own, missing mode only
+      open_own_uffd(st);
+      wp_ = false;
+    }
     pid_ = st.tracee.pid();
     handler_ = std::thread([this] { handler_loop(); });
   }
@@ -224,7 +251,9 @@ void LazySync::fill(uint64_t first, uint64_t count) {
     c.dst = first + done;
     c.src = reinterpret_cast<uint64_t>(buf_.data() + done);
     c.len = count * kPage - done;
-    c.mode = UFFDIO_COPY_MODE_WP;  // not "written": the program's own writes are what the tracker sees
+    // uffd: not "written", the program's own writes are what the tracker sees. (mprotect:
+    // inside a window the area is read-only; a write faults and the tracker copies this.)
+    c.mode = wp_ ? UFFDIO_COPY_MODE_WP : 0;
     if (::ioctl(uffd_.get(), UFFDIO_COPY, &c) == 0) break;
     if (c.copy > 0) {
       done += static_cast<uint64_t>(c.copy);

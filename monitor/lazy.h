@@ -16,8 +16,8 @@
 //   receive    takes the list off the checkpoint (a run at address 0, never memory);
 //   inject     first fetches the invalid pages the checkpoint writes (/proc/PID/mem cannot
 //              write a missing page), writes it, then invalidates the listed pages: registers
-//              them in userfaultfd's missing mode (the uffd tracker's descriptor) and drops
-//              them (MADV_DONTNEED, a remote syscall);
+//              them in userfaultfd's missing mode (the uffd tracker's descriptor; under the
+//              mprotect tracker one of its own) and drops them (MADV_DONTNEED, a remote syscall);
 //   a fault    a handler thread gets the missing-page event of the first access, by the
 //              program or by the kernel for it (read(2) into the buffer: the kernel waits for
 //              the page, no EFAULT) or by the monitor (process_vm_readv), fetches the page and
@@ -92,6 +92,7 @@ class LazySync {
   // Fetches `count` pages from `first` (all invalid) and installs them; mu_ held.
   void fill(uint64_t first, uint64_t count);
   void register_missing(uint64_t start, uint64_t end);
+  void open_own_uffd(const StoppedThread& st);
 
   Exchange& ex_;
   const int rank_, size_;
@@ -106,7 +107,8 @@ class LazySync {
   std::vector<uint8_t> buf_;      // fetched bytes
   uint64_t next_expected_ = 0;    // the page after the last fetched run (sequential reads)
   uint64_t ahead_ = 1;            // pages fetched at the next sequential fault
-  util::ScopedFd uffd_;           // a duplicate of the tracker's
+  util::ScopedFd uffd_;           // a duplicate of the uffd tracker's, or our own (mprotect)
+  bool wp_ = false;               // uffd_ is the uffd tracker's: registrations add write protection
   std::thread handler_;
   std::atomic<bool> stop_{false};
   std::string handler_error_;     // why the handler stopped (a failed job), for the log

@@ -99,10 +99,10 @@ class Monitor final : public CallServer {
     if (!o.trace_file.empty()) trace_ = std::make_unique<Trace>(rank_, size_, o.trace_epoch_us);
     if (o.sync_lazy && ex_ && size_ > 1) {
       // docs/monitor.md, "Lazy synchronisation": what it needs and why.
-      if (o.tracker != TrackerKind::uffd)
-        throw UserError(std::string("--sync=lazy needs --tracker uffd (the default), not ") + to_string(o.tracker) +
-                        ": invalid pages are served in userfaultfd's missing mode, which also makes the kernel wait "
-                        "for them (read(2) into an invalid buffer); run with --tracker uffd or --sync=eager");
+      if (o.tracker != TrackerKind::uffd && o.tracker != TrackerKind::mprotect)
+        throw UserError(std::string("--sync=lazy needs --tracker uffd (the default) or mprotect, not ") +
+                        to_string(o.tracker) + ": the others copy or protect the whole tracked set, which would fetch "
+                        "every page at once; run with --tracker uffd or --sync=eager");
       if (!o.tracker_options.uffd_keep)
         throw UserError("--sync=lazy needs the uffd tracker to keep its registration between windows "
                         "(not --uffd-copy-all)");

@@ -13,8 +13,8 @@
 #   BENCH_RUNS=N           runs of each (default 3 quick, 5 full)
 #   BENCH_ONLY="empty jacobi"   some programs only (empty jacobi matvec gradient mamult)
 #   BENCH_TRACKERS="uffd mprotect"
-#   BENCH_SYNC="eager lazy"  lazy adds a column: uffd with --sync=lazy (docs/monitor.md,
-#                          "Lazy synchronisation"), and its bytes per region
+#   BENCH_SYNC="eager lazy"  lazy adds a column per tracker with --sync lazy (docs/monitor.md,
+#                          "Lazy synchronisation"), and uffd-lazy's bytes per region
 #   BENCH_NODES=3
 #   BENCH_BASELINE=DIR     also run an earlier build (its cape and cape-cc) with each tracker,
 #                          in the same interleaved runs: before/after ratios of one run
@@ -42,7 +42,7 @@ for t in $trackers; do
   [ -n "$baseline" ] && variants+=("base-$t $t $baseline eager")
   variants+=("$t $t $build eager")
 done
-case " $syncs " in *" lazy "*) variants+=("uffd-lazy uffd $build lazy") ;; esac
+case " $syncs " in *" lazy "*) for t in $trackers; do variants+=("$t-lazy $t $build lazy"); done ;; esac
 command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
   { echo "bench-e2e: mpicc/mpirun missing: scripts/install-deps.sh installs Open MPI" >&2; exit 1; }
 mpirun=(mpirun --oversubscribe --bind-to none -np "$nodes")
@@ -123,7 +123,7 @@ while IFS='|' read -r name src mpisrc qargs fargs; do
   first=${trackers%% *}
   cb=$( [ -s "$d/cape.$first.b" ] && median <"$d/cape.$first.b" || echo "?")
   [ -s "$d/cape.base-$first.b" ] && cb="$(median <"$d/cape.base-$first.b")->$cb"
-  lb=$( [ -s "$d/cape.uffd-lazy.b" ] && median <"$d/cape.uffd-lazy.b" || echo "-")
+  lb=$( [ -s "$d/cape.$first-lazy.b" ] && median <"$d/cape.$first-lazy.b" || echo "-")
   mb=$(field_of "$d/mpi.err" mpi-bytes)
   printf ' %14s %14s %14s  %s\n' "$cb" "$lb" "${mb:-?}" "$ok"
   if [ "$name" = empty ]; then
