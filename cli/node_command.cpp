@@ -227,6 +227,7 @@ class NetExchange : public monitor::Exchange {
     n_.publish_pages(first, count, bytes);
   }
   void fetch_pages(uint64_t first, uint64_t count, uint8_t* out) override { n_.fetch_pages(first, count, out); }
+  std::vector<uint64_t> fetched_pages(int rank) override { return n_.fetched_pages(rank); }
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes) override {
     n_.lock_release(name, writes);
   }

@@ -92,6 +92,11 @@ class Exchange {
     (void)first, (void)count, (void)out;
     throw std::logic_error("this exchange has no page service (--sync=lazy)");
   }
+  // Master: the pages slave `rank` fetched since the last call.
+  virtual std::vector<uint64_t> fetched_pages(int rank) {
+    (void)rank;
+    return {};
+  }
 };
 
 }  // namespace cape::monitor

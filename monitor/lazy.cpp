@@ -89,12 +89,22 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
     stats_.pages_published += j - i;
     i = j;
   }
-  // Each slave: the eager pages' runs, and the pages someone else wrote.
+  // Each slave: the eager pages' runs (with those it fetched before: what it reads, it reads
+  // again), and the pages someone else wrote.
   for (int s = 1; s < size_; s++) {
+    std::unordered_set<uint64_t>& hot = hot_[s];
+    for (uint64_t p : ex_.fetched_pages(s)) hot.insert(p);
+    auto travels = [&](uint64_t p) {
+      if (eager.count(p)) return true;
+      if (!hot.count(p)) return false;
+      auto w = owner_.find(p);
+      return w == owner_.end() || w->second != s;  // s's own writes are there already
+    };
     std::vector<uint64_t> list{kListMagic};
     for (uint64_t p : lazy) {
       auto it = owner_.find(p);
       if (it != owner_.end() && it->second == s) continue;  // only s wrote it: valid there
+      if (hot.count(p)) continue;                            // travels below
       if (list.size() > 1 && list.back() == p)
         list.back() = p + kPage;
       else
@@ -104,12 +114,12 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
     out.append(0, {reinterpret_cast<const uint8_t*>(list.data()), list.size() * 8}, 0);
     for (const ckpt::Run& r : merged.runs) {
       for (uint64_t p = page_down(r.address); p < r.end();) {
-        if (!eager.count(p)) {
+        if (!travels(p)) {
           p += kPage;
           continue;
         }
         uint64_t q = p + kPage;
-        while (q < r.end() && eager.count(q)) q += kPage;
+        while (q < r.end() && travels(q)) q += kPage;
         out.append_from(merged, r, std::max(p, r.address), std::min(q, r.end()));
         p = q;
       }

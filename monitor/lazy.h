@@ -10,8 +10,9 @@
 //   broadcast  publishes the merged pages (its memory right after inject) to its node's page
 //              service (net/node_pages.cpp), then sends each slave s the merged checkpoint cut
 //              to the pages that must travel eagerly (the stack, the executable's .data, pages
-//              holding a reduction, lastprivate or threadprivate value), with the list of the
-//              other pages that someone other than s changed.
+//              holding a reduction, lastprivate or threadprivate value, and the pages s has
+//              fetched before: its working set), with the list of the other pages that
+//              someone other than s changed.
 // Slave:
 //   receive    takes the list off the checkpoint (a run at address 0, never memory);
 //   inject     first fetches the invalid pages the checkpoint writes (/proc/PID/mem cannot
@@ -35,6 +36,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ckpt/checkpoint.h"
@@ -99,6 +101,9 @@ class LazySync {
   LazyStats stats_;
   // Master: the one rank that wrote each page in this merge, or -1 for several.
   std::unordered_map<uint64_t, int> owner_;
+  // Master: by slave, the pages it ever fetched: its working set, which then travels eagerly
+  // to it (a stencil's halo, a vector every slave reads): no fetch, only the changed words.
+  std::map<int, std::unordered_set<uint64_t>> hot_;
   // Slave.
   std::map<std::string, std::vector<IntervalSet::Interval>> lists_;  // by checkpoint name
   std::mutex mu_;                 // the invalid set, fetching, the refreshes

@@ -153,6 +153,8 @@ class Node {
   // request at a time per slave (the monitor's lazy module serialises them).
   void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes);
   void fetch_pages(uint64_t first, uint64_t count, uint8_t* out);
+  // Master: the pages slave `rank` asked for since the last call (their addresses).
+  std::vector<uint64_t> fetched_pages(int rank);
 
   // The failure message once the job has failed.
   std::optional<std::string> failure() const;
@@ -224,6 +226,7 @@ class Node {
   // --sync=lazy. Master: the pages it publishes, by address (4096 bytes each).
   std::mutex pages_mu_;
   std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;  // guarded by pages_mu_
+  std::map<int, std::vector<uint64_t>> fetched_;                     // by rank; guarded by pages_mu_
   // Slave: the answer to its request, once it came (guarded by mu_).
   std::optional<std::vector<uint8_t>> page_reply_;
   std::optional<std::string> failure_;

@@ -7,6 +7,7 @@
 // its answer beside the other calls (one request at a time per slave).
 #include <array>
 #include <cstring>
+#include <utility>
 
 #include "net/node.h"
 #include "util/error.h"
@@ -27,6 +28,11 @@ void Node::publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes) {
     if (!slot) slot.reset(new uint8_t[kPage]);
     std::memcpy(slot.get(), bytes + i * kPage, kPage);
   }
+}
+
+std::vector<uint64_t> Node::fetched_pages(int rank) {
+  std::lock_guard lk(pages_mu_);
+  return std::exchange(fetched_[rank], {});
 }
 
 void Node::fetch_pages(uint64_t first, uint64_t count, uint8_t* out) {
@@ -100,7 +106,9 @@ void Node::on_page_frame(Peer& p, Frame& f) {
   uint64_t missing = 0;
   {
     std::lock_guard lk(pages_mu_);
+    std::vector<uint64_t>& asked = fetched_[p.rank];
     for (uint64_t i = 0; i < count; i++) {
+      asked.push_back(first + i * kPage);
       auto it = pages_.find(first + i * kPage);
       if (it == pages_.end()) {
         missing = first + i * kPage;
