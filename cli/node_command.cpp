@@ -44,6 +44,7 @@ struct NodeArgs {
   std::string secret_file;
   int secret_fd = -1, listen_fd = -1, status_fd = -1;
   std::string tracker = "uffd";
+  std::string sync = "eager";  // --sync eager|lazy (docs/monitor.md, "Lazy synchronisation")
   std::string keep;
   std::string trace;        // --trace FILE ("%r": the rank)
   int64_t trace_epoch = 0;  // --trace-epoch: the job's ts 0 (CLOCK_REALTIME us)
@@ -223,6 +224,11 @@ class NetExchange : public monitor::Exchange {
                                 const std::function<void()>& meanwhile) override {
     return n_.lock_acquire(name, region, wait, ticket, meanwhile);
   }
+  void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes) override {
+    n_.publish_pages(first, count, bytes);
+  }
+  void fetch_pages(uint64_t first, uint64_t count, uint8_t* out) override { n_.fetch_pages(first, count, out); }
+  std::vector<uint64_t> fetched_pages(int rank) override { return n_.fetched_pages(rank); }
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes) override {
     n_.lock_release(name, writes);
   }
@@ -449,6 +455,7 @@ int run_node(const NodeArgs& a) {
     exchange.set_pumps({&out, &err});
     monitor::MonitorOptions mo;
     mo.tracker = monitor::parse_tracker_kind(a.tracker);
+    mo.sync_lazy = a.sync == "lazy";
     mo.keep_checkpoints_dir = a.keep;
     mo.trace_file = a.trace;
     if (size_t r = mo.trace_file.find("%r"); r != std::string::npos)
@@ -518,6 +525,8 @@ void add_node_command(CLI::App& app, Context& ctx) {
       ->group("");
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect, full or inproc")
       ->check(CLI::IsMember({"mprotect", "uffd", "full", "inproc"}));
+  sub->add_option("--sync", a->sync, "eager (default) or lazy: how a region's changes reach the slaves (docs/monitor.md)")
+      ->check(CLI::IsMember({"eager", "lazy"}));
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
   sub->add_option("--trace", a->trace,
                   "Write this node's timeline to FILE (%r: the rank): Chrome trace-event JSON (docs/trace.md)");

@@ -50,6 +50,7 @@ struct RunArgs {
   bool oversubscribe = false, tag_output = false, accept_new_host_keys = false, check_races = false;
   bool encrypt = false, any_program = false;
   std::string output_dir = "cape-logs", tracker = "uffd", keep, log, trace;
+  std::string sync = "eager";  // --sync: eager (every change to every node) or lazy (docs/monitor.md)
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::string remote_cape = "cape", identity, known_hosts, ssh_user;
   int ssh_port = 0;
@@ -72,6 +73,10 @@ std::string fmt(double d) {
 
 int run_job(const RunArgs& a) {
   if (a.n < 1) throw UserError("-n wants at least 1 node");
+  if (a.sync == "lazy" && a.tracker != "uffd" && a.tracker != "mprotect")  // said once, before any node starts
+    throw UserError("--sync=lazy needs --tracker uffd (the default) or mprotect, not " + a.tracker +
+                    ": the others copy or protect the whole tracked set, which would fetch every page at once; "
+                    "run with --tracker uffd or --sync=eager");
   // Said once, before any node starts (issue 16, item 14; issue 17): a program that cannot
   // run, with a shell's status; one without libcape, whose copies would not cooperate.
   std::string found = cli::find_program(a.argv.at(0));
@@ -126,6 +131,7 @@ int run_job(const RunArgs& a) {
   // The job's id: nodes of other jobs are refused in the handshake (item 3).
   std::string job_id = "cape-run-" + net::Secret::generate().text().substr(0, 16);
   std::vector<std::string> common = {"--size", std::to_string(a.n), "--job", job_id, "--tracker", a.tracker,
+                                     "--sync", a.sync,
                                      "--output-dir", a.output_dir, "--timeout", fmt(a.timeout),
                                      "--heartbeat", fmt(a.heartbeat), "--connect-timeout",
                                      fmt(a.connect_timeout)};
@@ -278,6 +284,10 @@ void add_run_command(CLI::App& app, Context& ctx) {
                   "directory is used, an old log or anything else at a log's name replaced)");
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect, full or inproc")
       ->check(CLI::IsMember({"mprotect", "uffd", "full", "inproc"}));
+  sub->add_option("--sync", a->sync,
+                  "eager (default: each region's end sends every change to every node) or lazy (a node learns "
+                  "which pages others changed and fetches one when it first touches it; docs/monitor.md)")
+      ->check(CLI::IsMember({"eager", "lazy"}));
   sub->add_option("--keep-checkpoints", a->keep, "Every node writes its checkpoints into DIR");
   sub->add_flag("--check-races", a->check_races,
                 "Report two nodes writing different values to one shared word, with the variable; the job then "

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "monitor/interval_set.h"
 #include "monitor/memory_map.h"
 #include "monitor/tracee.h"
 
@@ -111,6 +112,14 @@ class DirtyTracker {
   virtual long start_answer() const { return 0; }
   // Thread `tid` of the program has exited (a multithreaded program: its state can go).
   virtual void thread_exited(pid_t tid) { (void)tid; }
+  // --sync=lazy (monitor/lazy.h): the tracker's userfaultfd, -1 when it has none.
+  virtual int userfaultfd() const { return -1; }
+  // --sync=lazy: the monitor installed `bytes` as the page at `page` (a fetched page, write
+  // protected, not counted as written): a kept copy of that page becomes them.
+  virtual void refresh_original(uint64_t page, std::span<const uint8_t> bytes) { (void)page, (void)bytes; }
+  // --sync=lazy: pages not here yet (dropped, fetched on first access): start() must not
+  // read them (refresh_original gives their copy when they come).
+  virtual void set_not_here(IntervalSet pages) { (void)pages; }
 
   // Counters for the bench and the debug log.
   uint64_t faults = 0;        // tracking faults served

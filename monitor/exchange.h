@@ -81,6 +81,23 @@ class Exchange {
     (void)writes;
     throw std::logic_error("lock '" + name + "': this exchange has no lock service");
   }
+  // --sync=lazy (monitor/lazy.h; docs/monitor.md, "Lazy synchronisation"). Master: keeps
+  // `count` pages from `first` (count * 4096 bytes) for the slaves to fetch. Slave: fetches
+  // `count` pages from `first` from the master into `out`; blocks. (The defaults: an Exchange
+  // without a page service.)
+  virtual void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes) {
+    (void)first, (void)count, (void)bytes;
+    throw std::logic_error("this exchange has no page service (--sync=lazy)");
+  }
+  virtual void fetch_pages(uint64_t first, uint64_t count, uint8_t* out) {
+    (void)first, (void)count, (void)out;
+    throw std::logic_error("this exchange has no page service (--sync=lazy)");
+  }
+  // Master: the pages slave `rank` fetched since the last call.
+  virtual std::vector<uint64_t> fetched_pages(int rank) {
+    (void)rank;
+    return {};
+  }
 };
 
 }  // namespace cape::monitor

@@ -10,6 +10,7 @@ namespace cape::monitor {
 
 namespace {
 void write(const StoppedThread& st, const ckpt::Checkpoint& c, Window& window) {
+  if (window.before_inject) window.before_inject(c);
   if (window.is_open())
     for (const ckpt::Run& r : c.runs) window.tracker().before_write(st, r.address, r.end());
   injector::write_checkpoint(st.tracee.pid(), c);

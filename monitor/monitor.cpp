@@ -26,6 +26,7 @@
 #include "monitor/data_sharing.h"
 #include "monitor/determinism.h"
 #include "monitor/inject.h"
+#include "monitor/lazy.h"
 #include "monitor/map_changes.h"
 #include "monitor/places.h"
 #include "monitor/races.h"
@@ -96,10 +97,30 @@ class Monitor final : public CallServer {
     store_.keep_in(o.keep_checkpoints_dir);
     if (o.argv.empty()) throw UserError("no program to run");
     if (!o.trace_file.empty()) trace_ = std::make_unique<Trace>(rank_, size_, o.trace_epoch_us);
+    if (o.sync_lazy && ex_ && size_ > 1) {
+      // docs/monitor.md, "Lazy synchronisation": what it needs and why.
+      if (o.tracker != TrackerKind::uffd && o.tracker != TrackerKind::mprotect)
+        throw UserError(std::string("--sync=lazy needs --tracker uffd (the default) or mprotect, not ") +
+                        to_string(o.tracker) + ": the others copy or protect the whole tracked set, which would fetch "
+                        "every page at once; run with --tracker uffd or --sync=eager");
+      if (!o.tracker_options.uffd_keep)
+        throw UserError("--sync=lazy needs the uffd tracker to keep its registration between windows "
+                        "(not --uffd-copy-all)");
+      lazy_ = std::make_unique<LazySync>(*ex_, rank_, size_);
+      window_.before_inject = [this](const ckpt::Checkpoint& c) { lazy_->before_inject(c); };
+    }
   }
 
   ~Monitor() override {
     if (util::log_level("calls") >= util::LogLevel::info) times_.report(rank_);
+    if (lazy_) {
+      const LazyStats& l = lazy_->stats();
+      CAPE_LOG_AT(info, "traffic") << "rank " << rank_ << ": --sync=lazy: " << l.pages_invalidated
+                                   << " pages invalidated, " << l.pages_fetched << " fetched in " << l.fetches
+                                   << " requests, " << l.zero_pages << " zero pages; " << l.pages_published
+                                   << " pages published, " << l.eager_bytes << " bytes sent eagerly";
+      lazy_->reset();  // the handler stops before the tracker (its descriptor's owner) goes
+    }
   }
 
   void new_image(pid_t pid) override;
@@ -138,7 +159,7 @@ class Monitor final : public CallServer {
   long inject(const StoppedThread& st, const std::string& name, uint64_t boundary);
   long send(const std::string& name, int node);
   long receive(const std::string& name);
-  long broadcast(const std::string& name);
+  long broadcast(const StoppedThread& st, const std::string& name);
   long wait_for(const StoppedThread& st, const std::string& name);
   long merge(const StoppedThread& st, uint64_t into_name, uint64_t from_name);
   // The trace's name for a runtime call worth a slice (trace.h), or none.
@@ -167,6 +188,7 @@ class Monitor final : public CallServer {
   RaceReport races_;  // what the merges found, said once per region
   Cape1Files cape1_;                               // 003 Fig. 2's calls on checkpoint files
   std::optional<user_regs_struct> next_registers_;  // restart(file)'s, for the supervisor
+  std::unique_ptr<LazySync> lazy_;  // --sync=lazy on a node of a job (lazy.h); null otherwise
 
  public:
   void finish_trace() {
@@ -181,6 +203,7 @@ class Monitor final : public CallServer {
 void Monitor::checkpoint_tick(pid_t pid) { periodic_checkpoint(pid, opt_.checkpoint_file, window_.is_open()); }
 
 void Monitor::new_image(pid_t pid) {
+  if (lazy_) lazy_->reset();
   window_.reset(make_tracker(opt_.tracker, pid, opt_.tracker_options));
   space_.reset(pid);
   if (trace_) trace_->program_started(Trace::Clock::now());
@@ -206,6 +229,7 @@ std::optional<TraceOp> Monitor::traced(int op) {
 // (window_.is_open() says whether the program is inside a region's window).
 long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs) {
   ++times_.traps;
+  if (lazy_) lazy_->at_call(window_.tracker());
   // Calls deferred by libcape ride on this trap and are served first, in order (protocol.h).
   if (regs.r8 != 0) {
     uint64_t n = regs.r8 & 0xff;
@@ -305,7 +329,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_INJECT: return inject(st, name(a1), boundary);
     case CAPE_OP_SEND: return send(name(a1), static_cast<int>(static_cast<int64_t>(a2)));
     case CAPE_OP_RECEIVE: return receive(name(a1));
-    case CAPE_OP_BROADCAST: return broadcast(name(a1));
+    case CAPE_OP_BROADCAST: return broadcast(st, name(a1));
     case CAPE_OP_WAIT_FOR: return wait_for(st, name(a1));
     case CAPE_OP_MERGE: return merge(st, a1, a2);
     case CAPE_OP_CREATE_COMPLETE: return create_complete_call(st.tracee.pid(), st.tid, name(a1), window_.is_open());
@@ -348,7 +372,9 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
   places_.set_region_site(site);
   if (ex_) ex_->region_begun(begins_);
   if (trace_) moved_.site = site;
-  if (ex_ && size_ > 1) {
+  // --sync=lazy: a slave's memory holds pages not fetched yet, which differ from the master's
+  // until its program touches them: no digest to compare (docs/monitor.md).
+  if (ex_ && size_ > 1 && !lazy_) {
     // Not the stack: its unused bytes (a local not yet written, the slots of a call made on
     // one node only) legitimately differ between nodes.
     std::vector<Area> areas = space_.tracked(boundary);
@@ -391,7 +417,9 @@ long Monitor::start(const StoppedThread& st, uint64_t boundary) {
   std::vector<ckpt::MapChange> map_state = anon_state(areas);
   // TICKPT: DATA-0 is a copy of the shared data only (002 Sect. 4.3).
   if (sharing_.model() == CkptModel::tickpt) areas = restrict_areas(areas, sharing_.tickpt_cover(areas));
+  if (lazy_) window_.tracker().set_not_here(lazy_->invalid());
   window_.open(st, std::move(areas), std::move(map_state));
+  if (lazy_) lazy_->after_start();
   // Names the region in the job's failure messages (docs/net.md).
   if (ex_) ex_->set_region(region_label());
   CAPE_LOG_AT(debug, "monitor") << "start(): " << window_.at_start().size() << " areas, tracker "
@@ -460,6 +488,7 @@ long Monitor::inject(const StoppedThread& st, const std::string& name, uint64_t 
   const ckpt::Checkpoint& c = store_.lookup(name, "inject");
   if (trace_) moved_ = {name, c.memory_bytes(), c.runs.size()};
   monitor::inject(st, c, name, window_, space_, sharing_, boundary);
+  if (lazy_) lazy_->after_inject(st, name, window_.tracker());
   return 0;
 }
 
@@ -482,14 +511,18 @@ long Monitor::receive(const std::string& name) {
                     " use `cape run -n N`, or give it with --load " + name + "=FILE");
   ckpt::Checkpoint c = ex_->receive(name);
   c.name = name;
+  if (lazy_) lazy_->received(name, c);
   if (trace_) moved_ = {name, c.memory_bytes(), c.runs.size()};
   store_.put(name, std::move(c));
   return 0;
 }
 
-long Monitor::broadcast(const std::string& name) {
+long Monitor::broadcast(const StoppedThread& st, const std::string& name) {
   ckpt::Checkpoint& c = store_.lookup(name, "broadcast");
-  if (ex_ && size_ > 1) ex_->broadcast(c);
+  if (lazy_)
+    lazy_->broadcast(st, c, space_.tracked(0), sharing_.threadprivate_ranges());
+  else if (ex_ && size_ > 1)
+    ex_->broadcast(c);
   if (trace_)
     moved_ = {name, ex_ && size_ > 1 ? c.memory_bytes() * static_cast<uint64_t>(size_ - 1) : 0, c.runs.size()};
   return 0;
@@ -498,8 +531,13 @@ long Monitor::broadcast(const std::string& name) {
 // Receives every slave's part and merges them as they arrive (004_9e6a480351e099dd.txt 3.2).
 long Monitor::wait_for(const StoppedThread& st, const std::string& name) {
   if (trace_) moved_.checkpoint = name;
+  if (lazy_) {
+    lazy_->begin_merge();
+    if (const ckpt::Checkpoint* mine = store_.find(name)) lazy_->note_part(0, *mine);
+  }
   if (ex_ && size_ > 1) {
     ex_->wait_for(name, [&](ckpt::Checkpoint&& part, int from) {
+      if (lazy_) lazy_->note_part(from, part);
       auto arrived = std::chrono::steady_clock::now();
       uint64_t part_bytes = trace_ ? part.memory_bytes() : 0, part_runs = part.runs.size();
       moved_.bytes += part_bytes;

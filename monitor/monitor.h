@@ -50,6 +50,9 @@ class KillSwitch {
 struct MonitorOptions {
   TrackerKind tracker = TrackerKind::uffd;
   TrackerOptions tracker_options;                            // its variant (benchmarks)
+  // --sync=lazy (docs/monitor.md, "Lazy synchronisation"): a slave gets only the list of pages
+  // other nodes changed in a region and fetches each from the master when first touched.
+  bool sync_lazy = false;
   std::string keep_checkpoints_dir;                          // "" = keep none
   std::vector<std::pair<std::string, std::string>> loads;    // NAME, FILE (--load)
   std::vector<std::string> argv;                             // the program and its arguments

@@ -92,6 +92,10 @@ class UffdTracker final : public DirtyTracker {
   uint64_t start_areas_armed = 0;    // areas registered and protected whole
   double start_ms = 0;               // time in start()
 
+  int userfaultfd() const override { return uffd_.valid() ? uffd_.get() : -1; }
+  void refresh_original(uint64_t page, std::span<const uint8_t> bytes) override;
+  void set_not_here(IntervalSet pages) override { not_here_ = std::move(pages); }
+
  private:
   // A copy of [start, end) of the program's memory (never across a gap of the tracked set).
   struct Seg {
@@ -138,6 +142,7 @@ class UffdTracker final : public DirtyTracker {
   std::unique_ptr<Scratch> scratch_;
   util::ScopedFd uffd_, pagemap_;
   std::map<uint64_t, Seg> segs_;  // by start
+  IntervalSet not_here_;          // set_not_here()
   std::vector<Spare> spares_;
 };
 

@@ -151,6 +151,15 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
                                 << start_areas_armed << " areas armed";
 }
 
+void UffdTracker::refresh_original(uint64_t page, std::span<const uint8_t> bytes) {
+  auto it = segs_.upper_bound(page);
+  if (it == segs_.begin()) return;
+  Seg& g = std::prev(it)->second;
+  if (page < g.start || page + bytes.size() > g.end) return;  // no copy of it: read when tracked
+  std::memcpy(g.at(page), bytes.data(), bytes.size());
+  g.touched = std::max<size_t>(g.touched, g.off + (page - g.start) + bytes.size());
+}
+
 void UffdTracker::arm(uint64_t start, uint64_t end, bool do_register) {
   if (do_register) {
     uffdio_register reg{};
@@ -413,8 +422,10 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
   //    read (after protecting: a write from another thread in between is then marked).
   const IntervalSet cover = spans_of(areas);
   reshape(cover);
-  IntervalSet r = IntervalSet::of(std::move(read));
-  IntervalSet z = IntervalSet::of(std::move(zero)).minus(r);
+  // --sync=lazy's invalid pages are not read (that would fetch them all): the scan above
+  // protected them, and refresh_original() gives their copy when one is fetched.
+  IntervalSet r = IntervalSet::of(std::move(read)).minus(not_here_);
+  IntervalSet z = IntervalSet::of(std::move(zero)).minus(r).minus(not_here_);
   uint64_t before = start_bytes_read + start_bytes_zeroed;
   fill(t, r, z);
   for (auto [s, e] : cover) start_bytes_kept += e - s;

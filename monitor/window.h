@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -57,6 +58,10 @@ class Window {
   // DATA-0 at [address, address + out.size()): the kept base pages, else the program's
   // memory (zeros where it is unmapped).
   void read_base(const Tracee& t, uint64_t address, std::span<uint8_t> out) const;
+
+  // Runs before inject() writes a checkpoint (--sync=lazy fetches the pages it writes that
+  // are not here yet: monitor/lazy.h). Empty = nothing.
+  std::function<void(const ckpt::Checkpoint&)> before_inject;
 
  private:
   std::unique_ptr<DirtyTracker> tracker_;

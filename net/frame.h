@@ -79,6 +79,9 @@ enum class FrameType : uint8_t {
   lock_request = 15,  // slave -> master: name, region u64, u8 (1: no wait), ticket u64 (ordered; ~0: none)
   lock_grant = 16,    // master -> slave: "lock:" + name, then a DICKPT (as a checkpoint frame)
   lock_release = 17,  // slave -> master: lock name, then a DICKPT of the writes made holding it
+  // --sync=lazy (net/node_pages.cpp, docs/net.md "Lazy synchronisation"):
+  page_request = 18,  // slave -> master: first page address u64, page count u64
+  page_data = 19,     // master -> slave: first page address u64, page count u64, the pages' bytes
 };
 const char* to_string(FrameType t);
 

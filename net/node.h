@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "ckpt/checkpoint.h"
@@ -144,6 +145,17 @@ class Node {
                                 const std::function<void()>& meanwhile = {});
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes);
 
+  // --sync=lazy (net/node_pages.cpp; docs/net.md, "Lazy synchronisation"). Master: keeps
+  // `count` pages from `first` (their bytes as they are after a region's merge), which
+  // slaves may then ask for; the reader threads answer, also after the master's program has
+  // ended. Slave: asks the master for `count` pages from `first` and blocks until `out`
+  // (count * 4096 bytes) holds them; a failed job throws, as the other calls do. One
+  // request at a time per slave (the monitor's lazy module serialises them).
+  void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes);
+  void fetch_pages(uint64_t first, uint64_t count, uint8_t* out);
+  // Master: the pages slave `rank` asked for since the last call (their addresses).
+  std::vector<uint64_t> fetched_pages(int rank);
+
   // The failure message once the job has failed.
   std::optional<std::string> failure() const;
   // Once the job has failed: the status every node of the job exits with, the same on all
@@ -193,6 +205,8 @@ class Node {
   void on_lock_frame(Peer& p, Frame& f);
   void send_lock_frame(Peer& p, FrameType type, const std::string& head, const ckpt::Checkpoint& ck);
   void grant_to(int rank, const std::string& name);  // mu_ not held; the service says rank holds it
+  // The page frames (node_pages.cpp): the master's answer to a request, a slave's reply.
+  void on_page_frame(Peer& p, Frame& f);
 
   NodeOptions opt_;
   JobSession session_;                       // master: what its challenges carry
@@ -209,6 +223,12 @@ class Node {
   Mailboxes mail_;  // guarded by mu_
   std::map<uint64_t, std::vector<std::pair<int, std::vector<uint8_t>>>> states_;  // guarded by mu_
   LockService locks_;  // master; guarded by mu_
+  // --sync=lazy. Master: the pages it publishes, by address (4096 bytes each).
+  std::mutex pages_mu_;
+  std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;  // guarded by pages_mu_
+  std::map<int, std::vector<uint64_t>> fetched_;                     // by rank; guarded by pages_mu_
+  // Slave: the answer to its request, once it came (guarded by mu_).
+  std::optional<std::vector<uint8_t>> page_reply_;
   std::optional<std::string> failure_;
   bool failing_ = false;  // fail_as_is() under way or done: later failures are dropped
   int failure_exit_code_ = 1;

@@ -235,6 +235,9 @@ void Node::on_frame(Peer& p, Frame& f) {
     case FrameType::lock_grant:
     case FrameType::lock_release:
       return on_lock_frame(p, f);
+    case FrameType::page_request:
+    case FrameType::page_data:
+      return on_page_frame(p, f);
     case FrameType::shutdown: {
       CAPE_LOG_AT(info, "net") << "the master ended the job";
       {

@@ -13,6 +13,8 @@
 #   BENCH_RUNS=N           runs of each (default 3 quick, 5 full)
 #   BENCH_ONLY="empty jacobi"   some programs only (empty jacobi matvec gradient mamult)
 #   BENCH_TRACKERS="uffd mprotect"
+#   BENCH_SYNC="eager lazy"  lazy adds a column per tracker with --sync lazy (docs/monitor.md,
+#                          "Lazy synchronisation"), and uffd-lazy's bytes per region
 #   BENCH_NODES=3
 #   BENCH_BASELINE=DIR     also run an earlier build (its cape and cape-cc) with each tracker,
 #                          in the same interleaved runs: before/after ratios of one run
@@ -24,6 +26,7 @@ mode=${BENCH_E2E:-quick}
 case $mode in quick) runs=${BENCH_RUNS:-3} ;; full) runs=${BENCH_RUNS:-5} ;;
   *) echo "bench-e2e: BENCH_E2E must be quick or full, not '$mode'" >&2; exit 2 ;; esac
 trackers=${BENCH_TRACKERS:-uffd mprotect}
+syncs=${BENCH_SYNC:-eager lazy}
 nodes=${BENCH_NODES:-3}
 only=${BENCH_ONLY:-empty jacobi matvec gradient mamult}
 cape=$build/cli/cape
@@ -33,12 +36,13 @@ if [ -n "$baseline" ]; then baseline=$(cd "$baseline" && pwd) || exit 1; fi
 for t in "$cape" "$cape_cc" ${baseline:+"$baseline/cli/cape" "$baseline/translator/cape-cc"}; do
   [ -x "$t" ] || { echo "bench-e2e: $t is missing: build first (make bench)" >&2; exit 1; }
 done
-# The cape configurations run: "label tracker build".
+# The cape configurations run: "label tracker build sync".
 variants=()
 for t in $trackers; do
-  [ -n "$baseline" ] && variants+=("base-$t $t $baseline")
-  variants+=("$t $t $build")
+  [ -n "$baseline" ] && variants+=("base-$t $t $baseline eager")
+  variants+=("$t $t $build eager")
 done
+case " $syncs " in *" lazy "*) for t in $trackers; do variants+=("$t-lazy $t $build lazy"); done ;; esac
 command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
   { echo "bench-e2e: mpicc/mpirun missing: scripts/install-deps.sh installs Open MPI" >&2; exit 1; }
 mpirun=(mpirun --oversubscribe --bind-to none -np "$nodes")
@@ -66,7 +70,7 @@ traffic_of() { sed -n 's/^\[cape traffic rank 0 pid [0-9]*\] info: sent \([0-9]*
 echo "cape end-to-end: $nodes local nodes, $mode sizes, medians of $runs interleaved runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-9s %-10s %10s' program args "MPI"
 for v in "${variants[@]}"; do read -r label _ _ <<<"$v"; printf ' %24s' "cape $label (x MPI)"; done
-printf ' %14s %14s  %s\n' "cape B/region" "MPI B/region" output
+printf ' %14s %14s %14s  %s\n' "cape B/region" "lazy B/region" "MPI B/region" output
 
 status=0
 while IFS='|' read -r name src mpisrc qargs fargs; do
@@ -79,7 +83,7 @@ while IFS='|' read -r name src mpisrc qargs fargs; do
   gcc -O2 -fopenmp "$root/$src" -o "$d/native" -lm 2>"$d/cc.err" || built=0
   mpicc -O2 "$root/$mpisrc" -o "$d/mpi" -lm 2>>"$d/cc.err" || built=0
   for v in "${variants[@]}"; do
-    read -r label _ b <<<"$v"
+    read -r label _ b _ <<<"$v"
     exe=$d/prog.cur; [ "$b" = "$build" ] || exe=$d/prog.base
     [ -x "$exe" ] || "$b/translator/cape-cc" -O2 "$root/$src" -o "$exe" -lm 2>>"$d/cc.err" || built=0
   done
@@ -93,9 +97,10 @@ while IFS='|' read -r name src mpisrc qargs fargs; do
     seconds_of "$d/mpi.err" >>"$d/mpi.s"
     cmp -s "$d/native.out" "$d/mpi.out" || ok="MPI-DIFFERS"
     for v in "${variants[@]}"; do
-      read -r t tracker b <<<"$v"
+      read -r t tracker b sync <<<"$v"
+      sflag=(); [ "$sync" = lazy ] && sflag=(--sync lazy)
       exe=$d/prog.cur; [ "$b" = "$build" ] || exe=$d/prog.base
-      (cd "$d" && "$b/cli/cape" run -n "$nodes" --tracker "$tracker" --output-dir "$d/logs" --log traffic:info -- \
+      (cd "$d" && "$b/cli/cape" run -n "$nodes" --tracker "$tracker" "${sflag[@]}" --output-dir "$d/logs" --log traffic:info -- \
         "$exe" "${argv[@]}" </dev/null >"$d/cape.$t.out" 2>"$d/cape.$t.err")
       rc=$?
       if [ $rc -ne 0 ] || ! cmp -s "$d/native.out" "$d/cape.$t.out"; then
@@ -118,8 +123,9 @@ while IFS='|' read -r name src mpisrc qargs fargs; do
   first=${trackers%% *}
   cb=$( [ -s "$d/cape.$first.b" ] && median <"$d/cape.$first.b" || echo "?")
   [ -s "$d/cape.base-$first.b" ] && cb="$(median <"$d/cape.base-$first.b")->$cb"
+  lb=$( [ -s "$d/cape.$first-lazy.b" ] && median <"$d/cape.$first-lazy.b" || echo "-")
   mb=$(field_of "$d/mpi.err" mpi-bytes)
-  printf ' %14s %14s  %s\n' "$cb" "${mb:-?}" "$ok"
+  printf ' %14s %14s %14s  %s\n' "$cb" "$lb" "${mb:-?}" "$ok"
   if [ "$name" = empty ]; then
     regions=$(field_of "$d/mpi.err" regions)
     printf '  empty region latency:  MPI_Barrier+MPI_Bcast %.1f us' "$(awk -v s="$mpi" -v r="$regions" 'BEGIN { print s / r * 1e6 }')"

@@ -3,7 +3,8 @@
 # cape-cc, run natively with OMP_NUM_THREADS=N and on N CAPE nodes; outputs must be equal.
 #   e2e.sh CAPE_CC CAPE PROGRAM.c [N [CAPE_CC_FLAGS...]]
 # --threads-per-node=K (with --model=mt): native runs N*K threads, `cape run` K per node.
-# --tracker=T: `cape run --tracker T`.
+# --tracker=T: `cape run --tracker T`. --sync=S: `cape run --sync S` (docs/monitor.md).
+# --args="A B": the program's arguments (natively and under cape).
 # --strict (among the flags): also fail when a node logs a conflict or a variable written
 # with different values by two nodes (issue 12: NPB CG's `wait_for("after"): 1 ranges written
 # differently` on a stack word; since issue 17 `cape: warning: ... written with different values`).
@@ -14,12 +15,14 @@ set -euo pipefail
 cc=$1 cape=$2 src=$3 n=${4:-3}
 shift 4 2>/dev/null || shift $#
 # -D/-I go to both compilers, -l to both links; --tolerance=X as `e2e-tolerance: X` in the source.
-flags=() native_flags=() libs=() tol_arg= strict= per_node=1 run_flags=()
+flags=() native_flags=() libs=() tol_arg= strict= per_node=1 run_flags=() prog_args=()
 for f in "$@"; do
   case $f in
     --strict) strict=1 ;;
     --threads-per-node=*) per_node=${f#--threads-per-node=}; run_flags+=(--threads-per-node "$per_node") ;;
     --tracker=*) run_flags+=(--tracker "${f#--tracker=}") ;;
+    --sync=*) run_flags+=(--sync "${f#--sync=}") ;;
+    --args=*) read -r -a prog_args <<< "${f#--args=}" ;;
     -l*) libs+=("$f") ;;
     --tolerance=*) tol_arg=${f#--tolerance=} ;;
     -D* | -I*) flags+=("$f"); native_flags+=("$f") ;;
@@ -36,7 +39,7 @@ gcc -O1 -fopenmp "${native_flags[@]}" "$src" -o native "${libs[@]}"
 threads=$n
 for f in "${flags[@]}"; do [ "$f" = --master-idle ] && threads=$((n - 1)); done
 threads=$((threads * per_node))
-OMP_NUM_THREADS=$threads ./native > expected
+OMP_NUM_THREADS=$threads ./native "${prog_args[@]}" > expected
 "$cc" -O1 -Wall -fopenmp "${flags[@]}" "$src" -o prog "${libs[@]}" 2> cc.err || { cat cc.err >&2; echo "FAIL: cape-cc" >&2; exit 1; }
 # The one line that says a schedule runs as static is expected; anything else is a warning.
 if grep -v ': note: schedule(.*) is run as schedule(static' cc.err > cc.warn; then
@@ -46,7 +49,7 @@ fi
 if [ ! -x "$cape" ]; then echo "SKIP: $cape not built" >&2; exit 77; fi
 status=0
 if "$cape" --help 2>/dev/null | grep -qE '^ +run '; then
-  timeout 120 "$cape" run -n "$n" "${run_flags[@]}" -- ./prog > actual 2> run.err || status=$?
+  timeout 120 "$cape" run -n "$n" "${run_flags[@]}" -- ./prog "${prog_args[@]}" > actual 2> run.err || status=$?
 else
   umask 077
   head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > secret

@@ -1,0 +1,338 @@
+// --sync=lazy; see lazy.h (docs/monitor.md, "Lazy synchronisation").
+#include "monitor/lazy.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+#include "monitor/remote_syscall.h"
+#include "util/error.h"
+#include "util/log.h"
+
+namespace cape::monitor {
+
+namespace {
+constexpr uint64_t kPage = 4096;
+constexpr uint64_t kMaxAhead = 64;  // pages per fetch, at most
+// The page list rides in the checkpoint as a run at address 0 (no program memory is there):
+// this magic, then [start, end) pairs.
+constexpr uint64_t kListMagic = 0x595a414c45504143;  // "CAPELAZY"
+
+
+// Runs forced into every checkpoint whatever changed: a reduction's partial result (the
+// merged value differs from every node's), a lastprivate value (timestamp above the region's).
+bool forced(const ckpt::Run& r) { return r.reduction.active() || (r.timestamp & ((uint64_t{1} << 20) - 1)) != 0; }
+}  // namespace
+
+LazySync::~LazySync() { reset(); }
+
+void LazySync::reset() {
+  stop_ = true;
+  if (handler_.joinable()) handler_.join();
+  stop_ = false;
+  uffd_.reset();
+  std::lock_guard lk(mu_);
+  invalid_ = {};
+  refreshed_.clear();
+  lists_.clear();
+}
+
+// ---- master ----
+
+void LazySync::note_part(int from, const ckpt::Checkpoint& part) {
+  for (const ckpt::Run& r : part.runs)
+    for (uint64_t p = page_down(r.address); p < r.end(); p += kPage) {
+      auto [it, fresh] = owner_.emplace(p, from);
+      if (!fresh && it->second != from) it->second = -1;
+    }
+}
+
+void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged, const std::vector<Area>& areas,
+                         const IntervalSet& keep_eager) {
+  // Where a page may be fetched later: anonymous memory (.bss, the heaps, anonymous maps),
+  // which userfaultfd's missing mode serves. The stack (each node's frames differ below the
+  // shared words) and file-backed .data travel eagerly.
+  std::vector<IntervalSet::Interval> ok;
+  for (const Area& a : areas)
+    if (a.kind == Area::bss || a.kind == Area::heap || a.kind == Area::anon)
+      ok.emplace_back(page_up(a.start), page_down(a.end));
+  IntervalSet lazy_ok = IntervalSet::of(std::move(ok));
+  std::set<uint64_t> eager, pages;
+  for (const ckpt::Run& r : merged.runs)
+    for (uint64_t p = page_down(r.address); p < r.end(); p += kPage) {
+      pages.insert(p);
+      if (forced(r) || !lazy_ok.overlaps(p, p + kPage) || !lazy_ok.contains(p + kPage - 1) ||
+          keep_eager.overlaps(p, p + kPage))
+        eager.insert(p);
+    }
+  // The pages that may be fetched, as the master holds them now (after its inject).
+  std::vector<uint64_t> lazy;
+  for (uint64_t p : pages)
+    if (!eager.count(p)) lazy.push_back(p);
+  std::vector<uint8_t> bytes;
+  for (size_t i = 0; i < lazy.size();) {
+    size_t j = i + 1;
+    while (j < lazy.size() && lazy[j] == lazy[j - 1] + kPage && j - i < 1024) j++;
+    bytes.resize((j - i) * kPage);
+    st.tracee.read_bytes(lazy[i], bytes);
+    ex_.publish_pages(lazy[i], j - i, bytes.data());
+    stats_.pages_published += j - i;
+    i = j;
+  }
+  // Each slave: the eager pages' runs (with those it fetched before: what it reads, it reads
+  // again), and the pages someone else wrote.
+  for (int s = 1; s < size_; s++) {
+    std::unordered_set<uint64_t>& hot = hot_[s];
+    for (uint64_t p : ex_.fetched_pages(s)) hot.insert(p);
+    auto travels = [&](uint64_t p) {
+      if (eager.count(p)) return true;
+      if (!hot.count(p)) return false;
+      auto w = owner_.find(p);
+      return w == owner_.end() || w->second != s;  // s's own writes are there already
+    };
+    std::vector<uint64_t> list{kListMagic};
+    for (uint64_t p : lazy) {
+      auto it = owner_.find(p);
+      if (it != owner_.end() && it->second == s) continue;  // only s wrote it: valid there
+      if (hot.count(p)) continue;                            // travels below
+      if (list.size() > 1 && list.back() == p)
+        list.back() = p + kPage;
+      else
+        list.push_back(p), list.push_back(p + kPage);
+    }
+    ckpt::Checkpoint out = merged.header();
+    out.append(0, {reinterpret_cast<const uint8_t*>(list.data()), list.size() * 8}, 0);
+    for (const ckpt::Run& r : merged.runs) {
+      for (uint64_t p = page_down(r.address); p < r.end();) {
+        if (!travels(p)) {
+          p += kPage;
+          continue;
+        }
+        uint64_t q = p + kPage;
+        while (q < r.end() && travels(q)) q += kPage;
+        out.append_from(merged, r, std::max(p, r.address), std::min(q, r.end()));
+        p = q;
+      }
+    }
+    stats_.eager_bytes += out.memory_bytes();
+    ex_.send(out, s);
+  }
+  CAPE_LOG_AT(debug, "monitor") << "lazy broadcast('" << merged.name << "'): " << pages.size() << " pages changed, "
+                                << eager.size() << " eager, " << lazy.size() << " published";
+  owner_.clear();
+}
+
+// ---- slave ----
+
+void LazySync::received(const std::string& name, ckpt::Checkpoint& ck) {
+  if (ck.runs.empty() || ck.runs.front().address != 0) return;
+  std::span<const uint8_t> d = ck.data(ck.runs.front());
+  if (d.size() < 8 || d.size() % 16 != 8 || ckpt::load64(d.data()) != kListMagic)
+    throw UserError("--sync=lazy: checkpoint '" + name + "' has a malformed page list (the nodes run different cape versions?)");
+  std::vector<IntervalSet::Interval> list;
+  for (size_t o = 8; o < d.size(); o += 16) {
+    uint64_t s = ckpt::load64(d.data() + o), e = ckpt::load64(d.data() + o + 8);
+    if (s % kPage || e % kPage || e <= s)
+      throw UserError("--sync=lazy: checkpoint '" + name + "' lists a page range that is not one");
+    list.emplace_back(s, e);
+  }
+  ck.runs.erase(ck.runs.begin());
+  lists_[name] = std::move(list);
+}
+
+void LazySync::before_inject(const ckpt::Checkpoint& ck) {
+  std::lock_guard lk(mu_);
+  if (invalid_.empty()) return;
+  for (const ckpt::Run& r : ck.runs) {
+    uint64_t lo = page_down(r.address), hi = page_up(r.end());
+    for (;;) {
+      auto it = invalid_.first_ending_after(lo);
+      if (it == invalid_.end() || it->first >= hi) break;
+      uint64_t s = std::max(lo, it->first), e = std::min(hi, it->second);
+      for (uint64_t p = s; p < e; p += kMaxAhead * kPage) fill(p, std::min(kMaxAhead, (e - p) / kPage));
+      lo = e;
+    }
+  }
+}
+
+// As the uffd tracker does (uffd_tracker.cpp): made in the program, taken with pidfd_getfd.
+void LazySync::open_own_uffd(const StoppedThread& st) {
+  pid_t pid = st.tracee.pid();
+  AutoRemoteSyscalls remote(pid, st.tid, st.gadget);
+  long remote_fd = remote.syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+  if (remote_fd < 0) {
+    errno = static_cast<int>(-remote_fd);
+    throw UserError(errno_message("--sync=lazy: userfaultfd(2) in the program failed") + " (run with --sync=eager)");
+  }
+  util::ScopedFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (!pidfd.valid()) fail_errno("pidfd_open");
+  uffd_.reset(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), remote_fd, 0)));
+  int saved = errno;
+  long closed = remote.syscall(SYS_close, remote_fd);
+  errno = saved;
+  if (!uffd_.valid()) fail_errno("pidfd_getfd (taking the program's userfaultfd)");
+  if (closed < 0) fail_errno("close in the tracee");
+  remote.restore();
+  uffdio_api api{};
+  api.api = UFFD_API;
+  if (::ioctl(uffd_.get(), UFFDIO_API, &api) != 0) fail_errno("UFFDIO_API");
+}
+
+void LazySync::register_missing(uint64_t start, uint64_t end) {
+  uffdio_register reg{};
+  reg.range = {start, end - start};
+  reg.mode = UFFDIO_REGISTER_MODE_MISSING | (wp_ ? UFFDIO_REGISTER_MODE_WP : 0);
+  if (::ioctl(uffd_.get(), UFFDIO_REGISTER, &reg) != 0)
+    throw UserError(errno_message("--sync=lazy: UFFDIO_REGISTER (missing mode) of " + ckpt::hex_address(start) + "-" +
+                                  ckpt::hex_address(end)) +
+                    " (run with --sync=eager)");
+}
+
+void LazySync::after_inject(const StoppedThread& st, const std::string& name, DirtyTracker& tracker) {
+  auto it = lists_.find(name);
+  if (it == lists_.end()) return;
+  std::vector<IntervalSet::Interval> list = std::move(it->second);
+  lists_.erase(it);
+  if (list.empty()) return;
+  if (!uffd_.valid()) {
+    if (tracker.userfaultfd() >= 0) {  // uffd: its descriptor, missing mode beside write protection
+      uffd_.reset(::fcntl(tracker.userfaultfd(), F_DUPFD_CLOEXEC, 0));
+      if (!uffd_.valid()) fail_errno("dup of the userfaultfd");
+      wp_ = true;
+    } else {  // mprotect: a userfaultfd of our own, missing mode only
+      open_own_uffd(st);
+      wp_ = false;
+    }
+    pid_ = st.tracee.pid();
+    handler_ = std::thread([this] { handler_loop(); });
+  }
+  std::lock_guard lk(mu_);
+  for (auto [s, e] : list) register_missing(s, e);
+  {
+    AutoRemoteSyscalls remote(st.tracee.pid(), st.tid, st.gadget);
+    for (auto [s, e] : list) {
+      long r = remote.syscall(SYS_madvise, static_cast<long>(s), static_cast<long>(e - s), MADV_DONTNEED);
+      if (r < 0) {
+        errno = static_cast<int>(-r);
+        throw UserError(errno_message("--sync=lazy: madvise(MADV_DONTNEED) of " + ckpt::hex_address(s) + "-" +
+                                      ckpt::hex_address(e)) +
+                        " (run with --sync=eager)");
+      }
+      stats_.pages_invalidated += (e - s) / kPage;
+    }
+    remote.restore();
+  }
+  invalid_ = invalid_.unite(IntervalSet::of(std::move(list)));
+}
+
+void LazySync::after_start() {
+  std::lock_guard lk(mu_);
+  if (!uffd_.valid()) return;
+  for (auto [s, e] : invalid_) register_missing(s, e);
+}
+
+void LazySync::at_call(DirtyTracker& tracker) {
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> done;
+  {
+    std::lock_guard lk(mu_);
+    done.swap(refreshed_);
+  }
+  for (auto& [first, bytes] : done)
+    for (size_t o = 0; o < bytes.size(); o += kPage) tracker.refresh_original(first + o, {bytes.data() + o, kPage});
+}
+
+void LazySync::fill(uint64_t first, uint64_t count) {
+  buf_.resize(count * kPage);
+  ex_.fetch_pages(first, count, buf_.data());
+  std::vector<uint64_t> skipped;
+  stats_.fetches++;
+  for (uint64_t done = 0; done < count * kPage;) {
+    uffdio_copy c{};
+    c.dst = first + done;
+    c.src = reinterpret_cast<uint64_t>(buf_.data() + done);
+    c.len = count * kPage - done;
+    // uffd: not "written", the program's own writes are what the tracker sees. (mprotect:
+    // inside a window the area is read-only; a write faults and the tracker copies this.)
+    c.mode = wp_ ? UFFDIO_COPY_MODE_WP : 0;
+    if (::ioctl(uffd_.get(), UFFDIO_COPY, &c) == 0) break;
+    if (c.copy > 0) {
+      done += static_cast<uint64_t>(c.copy);
+      continue;
+    }
+    if (c.copy == -EEXIST || errno == EEXIST) {  // present already: not ours to refresh
+      skipped.push_back(first + done);
+      done += kPage;
+      continue;
+    }
+    if (c.copy == -EAGAIN || errno == EAGAIN) continue;
+    fail_errno("UFFDIO_COPY of a fetched page at " + ckpt::hex_address(first + done));
+  }
+  invalid_ = invalid_.minus(IntervalSet::of({{first, first + count * kPage}}));
+  stats_.pages_fetched += count;
+  if (skipped.empty()) {
+    refreshed_.emplace_back(first, buf_);
+  } else {
+    for (uint64_t i = 0; i < count; i++)
+      if (std::find(skipped.begin(), skipped.end(), first + i * kPage) == skipped.end())
+        refreshed_.emplace_back(first + i * kPage, std::vector<uint8_t>(buf_.begin() + i * kPage, buf_.begin() + (i + 1) * kPage));
+  }
+  next_expected_ = first + count * kPage;
+}
+
+void LazySync::serve_fault(uint64_t page) {
+  std::lock_guard lk(mu_);
+  auto it = invalid_.first_ending_after(page);
+  if (it != invalid_.end() && it->first <= page) {
+    // A sequential reader gets twice as many pages each time; a jump starts again at one.
+    ahead_ = page == next_expected_ ? std::min(ahead_ * 2, kMaxAhead) : 1;
+    fill(page, std::min(ahead_, (it->second - page) / kPage));
+    return;
+  }
+  // Not invalid: memory never touched in a registered range (zeros), or fetched meanwhile.
+  uffdio_zeropage z{};
+  z.range = {page, kPage};
+  if (::ioctl(uffd_.get(), UFFDIO_ZEROPAGE, &z) == 0) {
+    stats_.zero_pages++;
+    return;
+  }
+  if (errno != EEXIST && errno != EAGAIN) fail_errno("UFFDIO_ZEROPAGE at " + ckpt::hex_address(page));
+  uffdio_range w{page, kPage};
+  ::ioctl(uffd_.get(), UFFDIO_WAKE, &w);
+}
+
+void LazySync::handler_loop() {
+  try {
+    while (!stop_) {
+      pollfd p{uffd_.get(), POLLIN, 0};
+      int n = ::poll(&p, 1, 100);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail_errno("poll on the userfaultfd");
+      if (n == 0) continue;
+      uffd_msg m{};
+      ssize_t got = ::read(uffd_.get(), &m, sizeof m);
+      if (got < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (got != static_cast<ssize_t>(sizeof m)) fail_errno("read of the userfaultfd");
+      if (m.event != UFFD_EVENT_PAGEFAULT) continue;
+      serve_fault(page_down(m.arg.pagefault.address));
+    }
+  } catch (const std::exception& e) {
+    // The job failed (the master is gone): the node ends the program; nothing to serve.
+    handler_error_ = e.what();
+    // The program waits for a page that will not come: end it (the node then reports its
+    // end), after saying why.
+    CAPE_LOG_AT(error, "monitor") << "--sync=lazy: the page fault handler stopped: " << e.what();
+    if (pid_ > 0) ::kill(pid_, SIGKILL);
+  }
+}
+
+}  // namespace cape::monitor

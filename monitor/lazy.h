@@ -1,0 +1,123 @@
+// --sync=lazy: a region's changes reach a slave when its program touches them, not at the
+// region's end (docs/monitor.md, "Lazy synchronisation"). The idea is the future work at the
+// end of 004_9e6a480351e099dd.txt ("the update of the slave processes' memory at the end of
+// each parallel region can be delayed and combined with the update of the sequential part");
+// the mechanism (invalidate, fetch on first access) is a page-based DSM's, built on the
+// checkpoints CAPE has anyway.
+//
+// Master (eager itself: it merges and injects every change, as always):
+//   wait_for   note_part(rank, part) for its own part and each slave's: who wrote each page;
+//   broadcast  publishes the merged pages (its memory right after inject) to its node's page
+//              service (net/node_pages.cpp), then sends each slave s the merged checkpoint cut
+//              to the pages that must travel eagerly (the stack, the executable's .data, pages
+//              holding a reduction, lastprivate or threadprivate value, and the pages s has
+//              fetched before: its working set), with the list of the other pages that
+//              someone other than s changed.
+// Slave:
+//   receive    takes the list off the checkpoint (a run at address 0, never memory);
+//   inject     first fetches the invalid pages the checkpoint writes (/proc/PID/mem cannot
+//              write a missing page), writes it, then invalidates the listed pages: registers
+//              them in userfaultfd's missing mode (the uffd tracker's descriptor; under the
+//              mprotect tracker one of its own) and drops them (MADV_DONTNEED, a remote syscall);
+//   a fault    a handler thread gets the missing-page event of the first access, by the
+//              program or by the kernel for it (read(2) into the buffer: the kernel waits for
+//              the page, no EFAULT) or by the monitor (process_vm_readv), fetches the page and
+//              its successors when the program reads on sequentially (1, 2, 4 .. 64 pages)
+//              from the master, installs them write-protected (UFFDIO_COPY), and wakes it;
+//   each call  the tracker's copy of a fetched page becomes the fetched bytes (the page's
+//              original for the next create(): the program's own writes are what differs).
+// Pages a slave wrote and no other node did stay valid there.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ckpt/checkpoint.h"
+#include "monitor/dirty_tracker.h"
+#include "monitor/exchange.h"
+#include "monitor/interval_set.h"
+#include "util/scoped_fd.h"
+
+namespace cape::monitor {
+
+struct LazyStats {
+  uint64_t pages_invalidated = 0, pages_fetched = 0, fetches = 0, zero_pages = 0;
+  uint64_t pages_published = 0, eager_bytes = 0;  // master
+};
+
+class LazySync {
+ public:
+  LazySync(Exchange& ex, int rank, int size) : ex_(ex), rank_(rank), size_(size) {}
+  ~LazySync();
+  LazySync(const LazySync&) = delete;
+  LazySync& operator=(const LazySync&) = delete;
+
+  // A new image: nothing is invalid, the handler stops (its descriptor belonged to the old one).
+  void reset();
+
+  // Master. A new merge begins (forget the last one's writers); `from` wrote `part`.
+  void begin_merge() { owner_.clear(); }
+  void note_part(int from, const ckpt::Checkpoint& part);
+  // Instead of broadcasting `merged` (already injected here): publish, then one checkpoint per
+  // slave. `areas`: the tracked set now; `keep_eager`: ranges whose pages always travel
+  // (threadprivate variables: each node keeps its own copy, the master's page would overwrite it).
+  void broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged, const std::vector<Area>& areas,
+                 const IntervalSet& keep_eager);
+
+  // Slave. A checkpoint `name` arrived: takes its page list off it, for inject(name).
+  void received(const std::string& name, ckpt::Checkpoint& ck);
+  // Before any injection: fetches the invalid pages `ck` writes.
+  void before_inject(const ckpt::Checkpoint& ck);
+  // After inject(name): invalidates the pages its list names.
+  void after_inject(const StoppedThread& st, const std::string& name, DirtyTracker& tracker);
+  // At every runtime call (the program stopped): the tracker's copies of fetched pages.
+  void at_call(DirtyTracker& tracker);
+  // After start(): the tracker may have registered an area again (write-protect mode
+  // only); the invalid pages need missing mode back.
+  void after_start();
+  IntervalSet invalid() {
+    std::lock_guard lk(mu_);
+    return invalid_;
+  }
+  const LazyStats& stats() const { return stats_; }
+
+ private:
+  void handler_loop();
+  void serve_fault(uint64_t page);
+  // Fetches `count` pages from `first` (all invalid) and installs them; mu_ held.
+  void fill(uint64_t first, uint64_t count);
+  void register_missing(uint64_t start, uint64_t end);
+  void open_own_uffd(const StoppedThread& st);
+
+  Exchange& ex_;
+  const int rank_, size_;
+  LazyStats stats_;
+  // Master: the one rank that wrote each page in this merge, or -1 for several.
+  std::unordered_map<uint64_t, int> owner_;
+  // Master: by slave, the pages it ever fetched: its working set, which then travels eagerly
+  // to it (a stencil's halo, a vector every slave reads): no fetch, only the changed words.
+  std::map<int, std::unordered_set<uint64_t>> hot_;
+  // Slave.
+  std::map<std::string, std::vector<IntervalSet::Interval>> lists_;  // by checkpoint name
+  std::mutex mu_;                 // the invalid set, fetching, the refreshes
+  IntervalSet invalid_;           // pages not fetched since they were invalidated
+  std::vector<std::pair<uint64_t, std::vector<uint8_t>>> refreshed_;  // fetched, for the tracker
+  std::vector<uint8_t> buf_;      // fetched bytes
+  uint64_t next_expected_ = 0;    // the page after the last fetched run (sequential reads)
+  uint64_t ahead_ = 1;            // pages fetched at the next sequential fault
+  util::ScopedFd uffd_;           // a duplicate of the uffd tracker's, or our own (mprotect)
+  bool wp_ = false;               // uffd_ is the uffd tracker's: registrations add write protection
+  std::thread handler_;
+  std::atomic<bool> stop_{false};
+  std::string handler_error_;     // why the handler stopped (a failed job), for the log
+  pid_t pid_ = 0;                 // the program
+};
+
+}  // namespace cape::monitor
