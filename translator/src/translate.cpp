@@ -91,10 +91,10 @@ void translate_construct(TranslationContext& cx, Construct* c, const Enclosing& 
     if (c->stmt) cx.emit_stmt(c->stmt, enc);
     return;
   }
-  if (cx.opt.cape1) {  // 003 Fig. 2: two constructs; the others refused (templates/cape1.h)
+  if (cx.opt.cape1) {  // 003 Fig. 2 (templates/cape1.h); regions by the default templates
     if (n == "parallel for" || n == "parallel for simd" || n == "parallel loop") return cape1_parallel_for(cx, c, enc);
     if (n == "parallel sections") return cape1_parallel_sections(cx, c, enc);
-    if (kTemplates.count(n)) {
+    if (kTemplates.count(n) && !cape1_by_default_template(n)) {
       cape1_unsupported(cx, c);
       if (c->stmt) cx.emit_stmt(c->stmt, enc);
       return;
