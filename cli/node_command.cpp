@@ -46,6 +46,8 @@ struct NodeArgs {
   std::string tracker = "uffd";
   std::string keep;
   std::string trace;        // --trace FILE ("%r": the rank)
+  double checkpoint_every = 0;  // the master's program's complete checkpoint (docs/cape1.md)
+  std::string checkpoint_file = "cape.ckpt";
   int64_t trace_epoch = 0;  // --trace-epoch: the job's ts 0 (CLOCK_REALTIME us)
   std::string log;
   std::string output_dir = "cape-logs";
@@ -453,6 +455,10 @@ int run_node(const NodeArgs& a) {
     monitor::MonitorOptions mo;
     mo.tracker = monitor::parse_tracker_kind(a.tracker);
     mo.keep_checkpoints_dir = a.keep;
+    if (rank == 0) {  // the master's program: restartable alone with `cape restart` (docs/cape1.md)
+      mo.checkpoint_every = a.checkpoint_every;
+      mo.checkpoint_file = a.checkpoint_file;
+    }
     mo.trace_file = a.trace;
     if (size_t r = mo.trace_file.find("%r"); r != std::string::npos)
       mo.trace_file.replace(r, 2, std::to_string(rank));
@@ -522,6 +528,10 @@ void add_node_command(CLI::App& app, Context& ctx) {
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect, full or inproc")
       ->check(CLI::IsMember({"mprotect", "uffd", "full", "inproc"}));
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
+  sub->add_option("--checkpoint-every", a->checkpoint_every,
+                  "Rank 0: a complete checkpoint of the program every SECONDS, outside parallel regions (CAPE-1)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--checkpoint-file", a->checkpoint_file, "Where --checkpoint-every writes (default cape.ckpt)");
   sub->add_option("--trace", a->trace,
                   "Write this node's timeline to FILE (%r: the rank): Chrome trace-event JSON (docs/trace.md)");
   sub->add_option("--trace-epoch", a->trace_epoch, "The trace's time 0, CLOCK_REALTIME microseconds")->group("");

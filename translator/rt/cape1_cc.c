@@ -23,7 +23,7 @@ static __thread int cape1_depth;
  * the part's own merged state after a barrier). TLS: every part's own. */
 static __thread int cape1_me = -1;
 static __thread unsigned cape1_step;
-static __thread char cape1_base[320];
+static __thread char cape1_base[512];
 
 int cape1_cc_parts(void) {
   int nodes = cape_num_nodes();
@@ -48,7 +48,7 @@ static void part_dir(char *out, size_t size, int k) {
 /* Names on the caller's stack: two parts writing one static buffer differently would be a
  * conflict in the merge. `what` of part k at this step, in the directory of part `in`. */
 static void name(char *out, size_t size, const char *what, int k, int in) {
-  char dir[300];
+  char dir[272];
   part_dir(dir, sizeof dir, in);
   if (k >= 0)
     snprintf(out, size, "%s/r%lu.s%u.%s%d", dir, cape1_region, cape1_step, what, k);
@@ -90,7 +90,7 @@ int cape1_cc_fork(const char *where) {
   ++cape1_region;
   cape1_step = 0;
   cape1_values_begin();
-  char original[320];
+  char original[512];
   original_name(original, sizeof original);
   snprintf(cape1_base, sizeof cape1_base, "%s", original);
   if (cape_create_complete(original)) {
@@ -102,7 +102,7 @@ int cape1_cc_fork(const char *where) {
    * its own copy of the original (the base of its diffs and merges). */
   cape1_me = cape_node_id();
   if (cape_num_nodes() > 1) {
-    char dir[300];
+    char dir[272];
     mkdir(cape1_dir, 0700);
     part_dir(dir, sizeof dir, cape1_me);
     mkdir(dir, 0700);
@@ -114,7 +114,7 @@ int cape1_cc_fork(const char *where) {
 
 /* Files this part made at the step just exchanged (its target is its base now). */
 static void unlink_own(int me, const char *old_base) {
-  char f[320];
+  char f[512];
   name(f, sizeof f, "after", me, me);
   unlink(f);
   if (me != 0 && cape_num_nodes() > 1) { /* its own copy of its delta (the master has one) */
@@ -123,7 +123,7 @@ static void unlink_own(int me, const char *old_base) {
     name(f, sizeof f, "step", -1, me); /* its copy of the master's */
     unlink(f);
   }
-  char original[320];
+  char original[512];
   original_name(original, sizeof original);
   if (strcmp(old_base, original) != 0) unlink(old_base);
 }
@@ -133,7 +133,7 @@ static void unlink_own(int me, const char *old_base) {
 static void unlink_master_step(unsigned step, int parts) {
   unsigned now = cape1_step;
   cape1_step = step;
-  char f[320];
+  char f[512];
   for (int k = 1; k < parts; k++) {
     name(f, sizeof f, "delta", k, 0);
     unlink(f);
@@ -150,7 +150,7 @@ static void unlink_master_step(unsigned step, int parts) {
  * region's end (`end` 1: the other parts end, the master goes on with every change). */
 static void exchange(int me, int end) {
   int parts = cape1_cc_parts();
-  char after[320], delta[320], target[320], step[320], old_base[320];
+  char after[512], delta[512], target[512], step[512], old_base[512];
   name(after, sizeof after, "after", me, me);
   name(delta, sizeof delta, "delta", me, me);
   name(target, sizeof target, "target", me, me);
@@ -161,11 +161,10 @@ static void exchange(int me, int end) {
     cape1_diff(cape1_base, after, delta);
     if (me != 0 && end) { /* a part's process ends once its delta is there (sent, on a node) */
       unlink(after);
-      char original[320];
-      original_name(original, sizeof original);
-      if (strcmp(cape1_base, original) != 0) unlink(cape1_base);
       if (cape_num_nodes() > 1) {
-        char dir[300];
+        char dir[272], original[512];
+        original_name(original, sizeof original);
+        if (strcmp(cape1_base, original) != 0) unlink(cape1_base);
         unlink(delta); /* sent: the master has its own copy */
         part_dir(dir, sizeof dir, me);
         rmdir(dir);
@@ -175,7 +174,7 @@ static void exchange(int me, int end) {
     }
     cape1_copy(after, target);
     if (me == 0) {
-      char d[320];
+      char d[512];
       for (int k = 1; k < parts; k++) {
         name(d, sizeof d, "delta", k, 0);
         cape1_wait_for(d);
@@ -215,12 +214,19 @@ void cape1_cc_join(int me) {
   exchange(me, 1);
   cape1_depth--;
   cape1_me = -1;
-  /* The master, from target: the region's files are done with. */
-  char f[320];
+  /* The master, from target: the region's files are done with (alone, the other parts'
+   * last bases too: the master's merges read them as the base of the three-way rule). */
+  char f[512];
   original_name(f, sizeof f);
   unlink(f);
   unlink(cape1_base);
   unlink_master_step(cape1_step - 1, parts);
+  unsigned steps = cape1_step;
+  for (cape1_step = 0; cape1_step < steps; cape1_step++)
+    for (int k = 1; k < parts; k++) {
+      name(f, sizeof f, "target", k, k);
+      unlink(f);
+    }
   cape_unmark_frame();
 }
 

@@ -132,6 +132,8 @@ static struct team saved[MAX_LEVELS];
  * number is its own (cape1_cc_part). cape1_forked: the part cape1_cc_fork gave at each level
  * (TLS), -2 where the level did not fork. */
 static int cape1_team;
+static int cape1_mode; /* cape1_cc_init(): the team outside regions is the parts */
+void cape1_cc_init(void) { cape1_mode = 1; }
 static __thread int cape1_forked[MAX_LEVELS];
 
 static int cape1_fork(int num_threads, int cond, const char *where) {
@@ -523,12 +525,12 @@ int omp_get_thread_num(void) {
 }
 int omp_get_num_threads(void) { return team_size(); }
 int omp_get_max_threads(void) {
-  if (level > 0) return 1;
-  return max_threads(cape_num_nodes(), 0);
+  if (level > 0 || cape1_cc_part() >= 0) return 1;
+  return max_threads(cape1_mode ? cape1_cc_parts() : cape_num_nodes(), 0);
 }
 void omp_set_num_threads(int n) { requested = n > 0 ? n : 0; }
 int omp_in_parallel(void) { return cur.nthreads > 1; /* also in a nested team of one */ }
-int omp_get_num_procs(void) { return cape_num_nodes() * mt_k; }
+int omp_get_num_procs(void) { return (cape1_mode ? cape1_cc_parts() : cape_num_nodes()) * mt_k; }
 int omp_get_level(void) { return level + mt_nested; }
 int omp_get_dynamic(void) { return 0; }
 void omp_set_dynamic(int on) { (void)on; }

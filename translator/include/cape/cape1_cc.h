@@ -19,6 +19,8 @@ extern "C" {
 
 /* The parts of a region: cape_num_nodes() under `cape run -n N`, else CAPE1_PARTS (default 3). */
 int cape1_cc_parts(void);
+/* The program runs the CAPE-1 way (a constructor of every translated file). */
+void cape1_cc_init(void);
 /* -1: the region runs serially here (inside another region, or one part). */
 int cape1_cc_fork(const char *where);
 void cape1_cc_join(int me);

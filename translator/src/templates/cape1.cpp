@@ -32,10 +32,7 @@ bool cape1_clauses(TranslationContext& cx, Construct* c, const Clauses& cl) {
 // After the fork, in every part: copyin first (the master's values, which every part has),
 // then the registrations (threadprivate variables, reductions) cape1_cc.h maps to libcape_cc.
 std::string cape1_calls(TranslationContext& cx, Construct* c, const Clauses& cl) {
-  std::string r;
-  for (auto& x : cl.copyin) r += "  cape1_cc_copyin((void *)&" + x + ", sizeof(" + x + "));
-";
-  return r + clause_calls(cx, cl, c->dir.first_tok, "  ");
+  return cape1_copyin_code(cl) + clause_calls(cx, cl, c->dir.first_tok, "  ");
 }
 
 }  // namespace
