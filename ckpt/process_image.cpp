@@ -5,7 +5,7 @@
 namespace cape::ckpt {
 namespace {
 
-enum Tag : uint16_t { kExe = 1, kState = 2, kCwd = 3, kXstate = 4, kMapping = 5, kFile = 6, kFd = 7, kSigaction = 8, kLayout = 9, kOrigin = 10, kThreadBlock = 11 };
+enum Tag : uint16_t { kExe = 1, kState = 2, kCwd = 3, kXstate = 4, kMapping = 5, kFile = 6, kFd = 7, kSigaction = 8, kLayout = 9, kOrigin = 10, kThreadBlock = 11, kFrameBoundary = 12 };
 constexpr size_t kLayoutValues = 9;
 constexpr size_t kMaxPath = 4096;
 constexpr size_t kStateSize = 16 + 7 * 8;
@@ -126,6 +126,11 @@ std::vector<uint8_t> encode_process(const ProcessImage& p) {
     w.put<uint64_t>(p.thread_block_high);
     w.end();
   }
+  if (p.frame_boundary) {
+    w.begin(kFrameBoundary);
+    w.put<uint64_t>(p.frame_boundary);
+    w.end();
+  }
   if (p.under_monitor) {
     w.begin(kOrigin);
     w.put<uint32_t>(1);
@@ -237,6 +242,12 @@ ProcessImage decode_process(std::span<const uint8_t> in) {
         p.thread_block_high = r.get<uint64_t>();
         r.done();
         if (p.thread_block_low >= p.thread_block_high) r.fail("an empty range");
+        break;
+      }
+      case kFrameBoundary: {
+        Reader r(payload, at, "frame boundary");
+        p.frame_boundary = r.get<uint64_t>();
+        r.done();
         break;
       }
       case kOrigin: {

@@ -77,6 +77,10 @@ struct ProcessImage {
   // page aligned (0, 0 = unknown): per-process state, which CAPE-1's merge keeps out of
   // another process's target.
   uint64_t thread_block_low = 0, thread_block_high = 0;
+  // The frame a translated CAPE-1 region marked (cape_mark_frame; 0 = none): the stack from
+  // here up holds the region's function and its callers, whose writes another part's merge
+  // keeps (shared locals); below it are the part's own frames.
+  uint64_t frame_boundary = 0;
   std::vector<uint8_t> xstate;  // NT_X86_XSTATE (FPU, SSE, AVX registers)
   std::vector<ProcessMapping> mappings;  // every mapping, sorted
   std::vector<ProcessFile> files;

@@ -47,6 +47,8 @@ struct NodeArgs {
   std::string sync = "eager";  // --sync eager|lazy (docs/monitor.md, "Lazy synchronisation")
   std::string keep;
   std::string trace;        // --trace FILE ("%r": the rank)
+  double checkpoint_every = 0;  // the master's program's complete checkpoint (docs/cape1.md)
+  std::string checkpoint_file = "cape.ckpt";
   int64_t trace_epoch = 0;  // --trace-epoch: the job's ts 0 (CLOCK_REALTIME us)
   std::string log;
   std::string output_dir = "cape-logs";
@@ -457,6 +459,10 @@ int run_node(const NodeArgs& a) {
     mo.tracker = monitor::parse_tracker_kind(a.tracker);
     mo.sync_lazy = a.sync == "lazy";
     mo.keep_checkpoints_dir = a.keep;
+    if (rank == 0) {  // the master's program: restartable alone with `cape restart` (docs/cape1.md)
+      mo.checkpoint_every = a.checkpoint_every;
+      mo.checkpoint_file = a.checkpoint_file;
+    }
     mo.trace_file = a.trace;
     if (size_t r = mo.trace_file.find("%r"); r != std::string::npos)
       mo.trace_file.replace(r, 2, std::to_string(rank));
@@ -528,6 +534,10 @@ void add_node_command(CLI::App& app, Context& ctx) {
   sub->add_option("--sync", a->sync, "eager (default) or lazy: how a region's changes reach the slaves (docs/monitor.md)")
       ->check(CLI::IsMember({"eager", "lazy"}));
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
+  sub->add_option("--checkpoint-every", a->checkpoint_every,
+                  "Rank 0: a complete checkpoint of the program every SECONDS, outside parallel regions (CAPE-1)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--checkpoint-file", a->checkpoint_file, "Where --checkpoint-every writes (default cape.ckpt)");
   sub->add_option("--trace", a->trace,
                   "Write this node's timeline to FILE (%r: the rank): Chrome trace-event JSON (docs/trace.md)");
   sub->add_option("--trace-epoch", a->trace_epoch, "The trace's time 0, CLOCK_REALTIME microseconds")->group("");

@@ -51,6 +51,8 @@ struct RunArgs {
   bool encrypt = false, any_program = false;
   std::string output_dir = "cape-logs", tracker = "uffd", keep, log, trace;
   std::string sync = "eager";  // --sync: eager (every change to every node) or lazy (docs/monitor.md)
+  double checkpoint_every = 0;  // the master's program, as `cape monitor --checkpoint-every`
+  std::string checkpoint_file = "cape.ckpt";
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
   std::string remote_cape = "cape", identity, known_hosts, ssh_user;
   int ssh_port = 0;
@@ -136,6 +138,8 @@ int run_job(const RunArgs& a) {
                                      "--heartbeat", fmt(a.heartbeat), "--connect-timeout",
                                      fmt(a.connect_timeout)};
   if (!a.keep.empty()) common.insert(common.end(), {"--keep-checkpoints", a.keep});
+  if (a.checkpoint_every > 0)
+    common.insert(common.end(), {"--checkpoint-every", fmt(a.checkpoint_every), "--checkpoint-file", a.checkpoint_file});
   if (!a.log.empty()) common.insert(common.end(), {"--log", a.log});
   if (a.tag_output) common.push_back("--tag-output");
   if (a.check_races) common.push_back("--check-races");
@@ -289,6 +293,12 @@ void add_run_command(CLI::App& app, Context& ctx) {
                   "which pages others changed and fetches one when it first touches it; docs/monitor.md)")
       ->check(CLI::IsMember({"eager", "lazy"}));
   sub->add_option("--keep-checkpoints", a->keep, "Every node writes its checkpoints into DIR");
+  sub->add_option("--checkpoint-every", a->checkpoint_every,
+                  "A complete checkpoint of the master's program every SECONDS, outside parallel regions, into "
+                  "--checkpoint-file: `cape restart FILE` continues it alone (docs/cape1.md)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--checkpoint-file", a->checkpoint_file,
+                  "Where --checkpoint-every writes, on the master's host (replaced each time; default cape.ckpt)");
   sub->add_flag("--check-races", a->check_races,
                 "Report two nodes writing different values to one shared word, with the variable; the job then "
                 "exits with 66 (docs/tickpt.md)");

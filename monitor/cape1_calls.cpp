@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "ckpt/format.h"
+#include "ckpt/process_image.h"
 #include "monitor/complete.h"
 #include "monitor/dirty_tracker.h"  // kScratchAddress
 #include "monitor/tracee.h"
@@ -28,7 +29,7 @@ CompleteOptions monitor_options(const std::string& name) {
 
 }  // namespace
 
-long create_complete_call(pid_t pid, pid_t tid, const std::string& file, bool in_window) {
+long create_complete_call(pid_t pid, pid_t tid, const std::string& file, bool in_window, uint64_t frame_boundary) {
   if (in_window)
     throw UserError("create(\"" + file + "\") inside a parallel region: complete checkpoints (CAPE-1) are made "
                     "outside regions only");
@@ -38,6 +39,11 @@ long create_complete_call(pid_t pid, pid_t tid, const std::string& file, bool in
   o.resume_registers = r;
   CompleteStats stats;
   ckpt::Checkpoint c = take_complete(pid, o, &stats);
+  if (frame_boundary) {
+    ckpt::ProcessImage p = ckpt::decode_process(c.process);
+    p.frame_boundary = frame_boundary;
+    c.process = ckpt::encode_process(p);
+  }
   try {
     ckpt::write_file(c, file);
   } catch (const ckpt::Error& e) {

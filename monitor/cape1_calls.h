@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -16,7 +17,9 @@ namespace cape::monitor {
 // Serves create(file) for a program stopped at its runtime call: a complete checkpoint in
 // which the call answers 0 is written to `file`; returns 1 (the answer here). Refused with a
 // UserError inside a parallel region's window.
-long create_complete_call(pid_t pid, pid_t tid, const std::string& file, bool in_window);
+// `frame_boundary`: the frame cape_mark_frame() marked (0 = none), recorded in the file's
+// process section: CAPE-1's merge keeps another part's writes from there up (a region's frames).
+long create_complete_call(pid_t pid, pid_t tid, const std::string& file, bool in_window, uint64_t frame_boundary = 0);
 
 // A periodic checkpoint at a tick's stop (anywhere in the program). Skipped (returns false)
 // inside a window; the file is replaced atomically.

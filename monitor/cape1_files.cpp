@@ -42,6 +42,14 @@ ckpt::Checkpoint read_complete(const std::string& path, const char* what) {
 
 constexpr const char* kOriginal = "cape1:original";  // the mailbox of restart_on's checkpoints
 
+// The mailbox of a file sent between nodes: its name without the directory. A slave node keeps
+// its own files in a directory of its own (translator/rt/cape1_cc.c), so that nodes sharing
+// one file system never write each other's files.
+std::string mailbox(const std::string& file) {
+  size_t slash = file.rfind('/');
+  return "cape1:" + (slash == std::string::npos ? file : file.substr(slash + 1));
+}
+
 }  // namespace
 
 bool Cape1Files::distributed() const { return ex_ && ex_->size() > 1; }
@@ -57,8 +65,21 @@ std::optional<user_regs_struct> Cape1Files::serve(pid_t pid, pid_t tid) {
 }
 
 void Cape1Files::copy(const std::string& from, const std::string& to) {
+  // A slave node copies the checkpoint the master sent when it is not a file here.
+  struct stat st;
+  if (distributed() && original_ && ::stat(from.c_str(), &st) != 0) return ckpt::write_file(*original_, to);
   ckpt::Checkpoint c = ckpt::read_file(from);
   ckpt::write_file(c, to);
+}
+
+void Cape1Files::send(const std::string& file, int node) {
+  if (!distributed()) return;  // alone: the parts share this host's files
+  if (node <= 0 || node >= ex_->size())
+    throw UserError("cape1_send(" + file + ", " + std::to_string(node) + "): the job has nodes 1 to " +
+                    std::to_string(ex_->size() - 1));
+  ckpt::Checkpoint c = ckpt::read_file(file);
+  c.name = mailbox(file);  // the node's wait_for(file) takes it
+  ex_->send(c, node);
 }
 
 void Cape1Files::diff(const std::string& original, const std::string& after, const std::string& delta) {
@@ -80,7 +101,9 @@ void Cape1Files::diff(const std::string& original, const std::string& after, con
   d.name = "diff:" + original;  // merge() reads the base of its three-way rule from it
   last_original_ = original;
   if (distributed() && ex_->rank() != 0) {
-    d.name = "cape1:" + delta;  // to the master, whose wait_for(delta) takes it (not a file here)
+    // A barrier of a region merges it into this part's own target too (docs/cape1.md).
+    ckpt::write_file(d, delta);
+    d.name = mailbox(delta);  // to the master, whose wait_for(delta) takes it
     ex_->send(d, 0);
   } else {
     ckpt::write_file(d, delta);
@@ -106,8 +129,14 @@ void Cape1Files::merge(const std::string& target, const std::string& delta) {
   bool same = tp.pid == dp.pid;
   if (!same) {
     std::vector<std::pair<uint64_t, uint64_t>> own;
+    // Its stack below the region's frames (recorded by a translated region's create(),
+    // cape_mark_frame): the frames above are the region's function's and its callers', where
+    // shared locals live, which travel as in CAPE-2 (docs/cape1.md, "Regions").
     for (const ckpt::ProcessMapping& pm : dp.mappings)
-      if (pm.what == ckpt::ProcessMapping::What::stack) own.emplace_back(pm.start, pm.end);
+      if (pm.what == ckpt::ProcessMapping::What::stack) {
+        bool marked = dp.frame_boundary > pm.start && dp.frame_boundary <= pm.end;
+        own.emplace_back(pm.start, marked ? dp.frame_boundary : pm.end);
+      }
     if (dp.thread_block_high) own.emplace_back(dp.thread_block_low, dp.thread_block_high);
     ckpt::Checkpoint kept;
     kept.kind = d.kind;
@@ -155,11 +184,12 @@ void Cape1Files::merge(const std::string& target, const std::string& delta) {
     };
   ckpt::MergeResult m = ckpt::merge(t, d, mo);
   for (const ckpt::Conflict& c : m.conflicts) {
-    // The master's own delta, merged last, wins over what the sections left in its frames.
+    // The master's own delta, merged last, wins over what the sections left in its frames;
+    // two parts' values of one stack word (a region's frames: a dead local, a spill slot)
+    // keep the later delta's, as CAPE-2's merge keeps one node's (docs/cape1.md).
     bool in_stack = false;
-    if (same)
-      for (const ckpt::ProcessMapping& pm : dp.mappings)
-        in_stack |= pm.what == ckpt::ProcessMapping::What::stack && c.address >= pm.start && c.address + c.length <= pm.end;
+    for (const ckpt::ProcessMapping& pm : dp.mappings)
+      in_stack |= pm.what == ckpt::ProcessMapping::What::stack && c.address >= pm.start && c.address + c.length <= pm.end;
     if (!in_stack)
       throw UserError("merge(" + target + ", " + delta + "): " + std::to_string(c.length) + " bytes at " +
                       ckpt::hex_address(c.address) +
@@ -178,7 +208,7 @@ void Cape1Files::wait_for(const std::string& file) {
   if (distributed()) {
     struct stat st;
     if (::stat(file.c_str(), &st) == 0) return;
-    ckpt::Checkpoint c = ex_->receive("cape1:" + file);
+    ckpt::Checkpoint c = ex_->receive(mailbox(file));
     // A delta made against the original this node diffed last (Fig. 2: the master's own
     // diff comes before its wait_for): the base of merge()'s three-way rule.
     c.name = "diff:" + last_original_;
@@ -201,7 +231,8 @@ void Cape1Files::wait_for(const std::string& file) {
                                      << WaitStatus{status}.describe();
       it = started_.erase(it);
     }
-    if (!alive && ::stat(file.c_str(), &st) != 0)
+    // A part restarted beside the master's monitor (rank > 0) waits for the master's files.
+    if (!alive && rank_ == 0 && ::stat(file.c_str(), &st) != 0)
       throw UserError("wait_for(" + file + "): it does not exist and no process restarted by restart_on() is left to make it");
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }

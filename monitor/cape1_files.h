@@ -13,6 +13,8 @@
 //                                   restart": here, this host), its streams the program's
 //   restart(file)                   this process continues from the file: its memory written,
 //                                   its registers taken (the same executable and map)
+//   send(file, node)                beyond Fig. 2, for a region's barriers: the file to node
+//                                   `node`, whose wait_for(file) takes it (alone: nothing to do)
 #pragma once
 
 #include <sys/types.h>
@@ -34,12 +36,13 @@ class Exchange;
 // its delta to the master; the master's wait_for receives it into the file.
 class Cape1Files {
  public:
-  explicit Cape1Files(Exchange* ex = nullptr) : ex_(ex) {}
+  explicit Cape1Files(Exchange* ex = nullptr, int rank = 0) : ex_(ex), rank_(rank) {}
   void copy(const std::string& from, const std::string& to);
   void diff(const std::string& original, const std::string& after, const std::string& delta);
   void merge(const std::string& target, const std::string& delta);
   void wait_for(const std::string& file);
   void restart_on(const std::string& file, int node);
+  void send(const std::string& file, int node);
   // Writes `file`'s memory into the stopped process `pid`; returns the registers it resumes with.
   user_regs_struct restart(pid_t pid, pid_t tid, const std::string& file);
   // A slave node: the next checkpoint from the master, made this process (its registers), or
@@ -49,6 +52,7 @@ class Cape1Files {
  private:
   bool distributed() const;
   Exchange* ex_;
+  int rank_;  // a part restarted beside a monitor (`cape restart --rank K`) has K
   std::optional<ckpt::Checkpoint> original_;  // a slave node: the last checkpoint received
   std::string last_original_;                  // the original of the last diff
   std::vector<pid_t> started_;  // restart_on's processes not known to have ended

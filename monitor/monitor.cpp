@@ -51,12 +51,12 @@ const char* op_name(int op) {
       "reduction", "set_ckpt_model", "set_order", "region_begin",
       "create_complete", "cape1_copy", "cape1_diff", "cape1_merge", "cape1_wait_for", "cape1_restart_on",
       "cape1_restart", "cape1_serve", "critical_enter", "critical_exit", "critical_shared", "critical_try",
-      "ordered_enter"};
+      "ordered_enter", "cape1_send"};
   return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
 }
 
 static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_C1_SERVE == 34 &&
-                  CAPE_OP_CRITICAL_SHARED == 37 && CAPE_OP_ORDERED_ENTER == 39 && CAPE_OP_COUNT == 40,
+                  CAPE_OP_CRITICAL_SHARED == 37 && CAPE_OP_ORDERED_ENTER == 39 && CAPE_OP_C1_SEND == 40 && CAPE_OP_COUNT == 41,
               "op_name() follows protocol.h");
 
 // Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
@@ -92,7 +92,7 @@ class Monitor final : public CallServer {
   // Throws UserError for bad options (monitor.h), before anything starts.
   Monitor(const MonitorOptions& o, Exchange* ex)
       : opt_(o), ex_(ex), rank_(ex ? ex->rank() : o.node_rank), size_(ex ? ex->size() : 1), store_(rank_),
-        criticals_(window_, space_, sharing_, ex_, rank_, size_), cape1_(ex) {
+        criticals_(window_, space_, sharing_, ex_, rank_, size_), cape1_(ex, rank_) {
     for (const auto& [name, file] : o.loads) store_.load(name, file);
     store_.keep_in(o.keep_checkpoints_dir);
     if (o.argv.empty()) throw UserError("no program to run");
@@ -332,7 +332,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_BROADCAST: return broadcast(st, name(a1));
     case CAPE_OP_WAIT_FOR: return wait_for(st, name(a1));
     case CAPE_OP_MERGE: return merge(st, a1, a2);
-    case CAPE_OP_CREATE_COMPLETE: return create_complete_call(st.tracee.pid(), st.tid, name(a1), window_.is_open());
+    case CAPE_OP_CREATE_COMPLETE: return create_complete_call(st.tracee.pid(), st.tid, name(a1), window_.is_open(), a2);
     case CAPE_OP_CRITICAL_ENTER: return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
     case CAPE_OP_CRITICAL_EXIT: return criticals_.exit(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
     case CAPE_OP_CRITICAL_SHARED: return criticals_.share(a1, a2), 0;
@@ -343,6 +343,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
       return cape1_.diff(name(names[0]), name(names[1]), name(names[2])), 0;
     }
     case CAPE_OP_C1_MERGE: return cape1_.merge(name(a1), name(a2)), 0;
+    case CAPE_OP_C1_SEND: return cape1_.send(name(a1), static_cast<int>(a2)), 0;
     case CAPE_OP_C1_WAIT_FOR: return cape1_.wait_for(name(a1)), 0;
     case CAPE_OP_C1_RESTART_ON: return cape1_.restart_on(a1 ? name(a1) : std::string(), static_cast<int>(a2)), 0;
     case CAPE_OP_C1_SERVE: {

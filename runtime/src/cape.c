@@ -279,7 +279,7 @@ void cape_create(const char* ck) { trap(__func__, CAPE_OP_CREATE, (long)ck, 0, B
 /* 0: this is a process restarted from `file`, perhaps as another node (CAPE-1's
  * restart_on): the ids kept in TLS are the checkpointed process's, asked again. */
 int cape_create_complete(const char* file) {
-  int saved = (int)trap(__func__, CAPE_OP_CREATE_COMPLETE, (long)file, 0, BOUNDARY);
+  int saved = (int)trap(__func__, CAPE_OP_CREATE_COMPLETE, (long)file, (long)marked_frame, BOUNDARY);
   if (!saved) node_rank = -1;
   return saved;
 }
@@ -295,6 +295,7 @@ void cape1_restart(const char* file) {
   trap(__func__, CAPE_OP_C1_RESTART, (long)file, 0, BOUNDARY);
   __builtin_trap(); /* the monitor resumes the process from `file`, never here */
 }
+void cape1_send(const char* file, int node) { trap(__func__, CAPE_OP_C1_SEND, (long)file, node, BOUNDARY); }
 void cape1_serve(void) { trap(__func__, CAPE_OP_C1_SERVE, 0, 0, BOUNDARY); }
 void cape_inject(const char* ck) { trap(__func__, CAPE_OP_INJECT, (long)ck, 0, BOUNDARY); }
 void cape_send(const char* ck, int node) {

@@ -75,9 +75,11 @@ enum cape_op {
   /* rdi = "file:line" of the region (or 0); answers the number of nodes. Every node's
    * memory must be the same here: the monitor digests it (the determinism check). */
   CAPE_OP_REGION_BEGIN,
-  /* CAPE-1's create(file) (003_45ed75503520c8f4.txt Fig. 2): rdi = the file's name. The
-   * monitor saves a complete checkpoint of the process and answers 1; a process restarted
-   * from the file resumes here with 0. */
+  /* CAPE-1's create(file) (003_45ed75503520c8f4.txt Fig. 2): rdi = the file's name, rsi =
+   * the frame marked by cape_mark_frame() (0 = none), recorded in the file: a region's
+   * frames, whose writes CAPE-1's merge keeps (docs/cape1.md). The monitor saves a complete
+   * checkpoint of the process and answers 1; a process restarted from the file resumes here
+   * with 0. */
   CAPE_OP_CREATE_COMPLETE,
   /* The rest of 003 Fig. 2 on checkpoint files (docs/cape1.md): copy(rdi -> rsi),
    * diff(rdi = the address of {original, after, delta} names), merge(target rdi, delta rsi),
@@ -108,6 +110,9 @@ enum cape_op {
   /* `ordered` (docs/critical.md): rdi = the name, rsi = the loop's logical iteration; the
    * lock goes to iterations 0, 1, 2, ... in order. Left with CAPE_OP_CRITICAL_EXIT. */
   CAPE_OP_ORDERED_ENTER,
+  /* CAPE-1 barriers (docs/cape1.md): send the checkpoint file rdi to node rsi, whose
+   * cape1_wait_for(rdi) takes it (on `cape run`; alone, the file is already there). */
+  CAPE_OP_C1_SEND,
   CAPE_OP_COUNT
 };
 

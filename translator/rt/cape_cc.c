@@ -6,6 +6,8 @@
  * "Template bookkeeping"). Every node computes the same values except `tid`.
  */
 #define _GNU_SOURCE
+#define CAPE1_CC_RUNTIME /* cape1_cc.h's mapping of the translated code's calls: not here */
+#include "cape/cape1_cc.h"
 #include "cape/cc.h"
 #include "cape/omp/omp.h"
 
@@ -125,7 +127,38 @@ static __thread int nshared;
 #define MAX_LEVELS 64
 static struct team saved[MAX_LEVELS];
 
+/* --model=cape1 (cape1_cc.h): the current level-1 team's parts are processes restarted from
+ * the master's complete checkpoint (written before it, the same in every part); each part's
+ * number is its own (cape1_cc_part). cape1_forked: the part cape1_cc_fork gave at each level
+ * (TLS), -2 where the level did not fork. */
+static int cape1_team;
+static int cape1_mode; /* cape1_cc_init(): the team outside regions is the parts */
+void cape1_cc_init(void) { cape1_mode = 1; }
+static __thread int cape1_forked[MAX_LEVELS];
+
+static int cape1_fork(int num_threads, int cond, const char *where) {
+  if (level >= MAX_LEVELS) {
+    fprintf(stderr, "cape: parallel regions nested deeper than %d\n", MAX_LEVELS);
+    abort();
+  }
+  saved[level] = cur;
+  int outer_level = level++;
+  cape1_forked[outer_level] = -2;
+  if (outer_level > 0 || !cond || cape1_cc_part() >= 0) {
+    cur = (struct team){0, 1, 0, 0}; /* nested, if(false), or in a part: a team of one */
+    return 0;
+  }
+  int parts = cape1_cc_parts();
+  int t = num_threads > 0 && num_threads < parts ? num_threads : parts;
+  cur = (struct team){parts > 1, parts > 1 ? t : 1, 0, 0};
+  cape1_team = parts > 1;
+  int me = cape1_cc_fork(where); /* create(original); each part returns with its number */
+  cape1_forked[outer_level] = me;
+  return me >= 0 || parts == 1;
+}
+
 int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
+  if (flags & CAPE_CC_CAPE1) return cape1_fork(num_threads, cond, where);
   if (mt_in || mt_nested) { /* nested in a node's team: a team of one (nesting is off) */
     mt_nested++;
     return 0;
@@ -172,6 +205,15 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   return 1;
 }
 
+/* The end of a cape1 team: the exchange (the other parts end there), then the team ends in
+ * the master. */
+static void cape1_end(void) {
+  int me = level > 0 ? cape1_forked[level - 1] : -2;
+  if (me != -2) cape1_cc_join(me);
+  if (level == 1) cape1_team = 0;
+  cape_cc_join();
+}
+
 /* The two-level model: a `parallel` region's reductions, registered at its start and again
  * at each of its barriers (by the thread that exchanges, inside the team, where the
  * variable's name is its own private copy: the original's address is the one recorded). */
@@ -216,6 +258,11 @@ void cape_cc_join(void) {
 /* Inside a node's libgomp team before cape_cc_mt_enter() (gcc's copyin code runs first and
  * asks omp_get_thread_num() != 0), the number is libgomp's plus the node's first. */
 int cape_cc_tid(void) {
+  if (level == 1 && cape1_team) { /* a part of a cape1 team */
+    int p = cape1_cc_part();
+    return p >= 0 && p < cur.nthreads ? p : p >= 0 ? -1 : 0;
+  }
+  if (level == 0 && cape1_cc_part() >= 0) return cape1_cc_part(); /* cape1's parallel for, sections */
   if (mt_nested) return 0;
   if (mt_in) return mt_tid;
   if (mt_k > 1 && gomp_thread_num && cur.tid >= 0) return cur.tid + gomp_thread_num();
@@ -231,7 +278,10 @@ int cape_cc_thread_of_node(int node) {
 
 /* ---- the two-level model: a node's libgomp team (cc.h) ---- */
 
-static int team_size(void) { return mt_nested ? 1 : cur.nthreads; }
+static int team_size(void) {
+  if (level == 0 && cape1_cc_part() >= 0) return cape1_cc_parts();
+  return mt_nested ? 1 : cur.nthreads;
+}
 
 int cape_cc_mt_threads(void) {
   if (mt_nested || cur.tid < 0) return 1; /* no share: one thread, which finds no iteration */
@@ -374,7 +424,7 @@ void cape_cc_region_shared(void *x, unsigned long size) {
   shared[nshared].addr = x;
   shared[nshared].size = size;
   nshared++;
-  cape_set_shared(x, size);
+  if (!cape1_team) cape_set_shared(x, size);
 }
 
 void cape_cc_orphan_keep(void) {
@@ -399,6 +449,7 @@ void cape_cc_orphan_back(void) {
     memcpy(privs[i].addr, kept + at, privs[i].size);
     at += privs[i].size;
   }
+  if (cape1_team) return;
   for (int i = 0; i < nshared; i++) cape_set_shared(shared[i].addr, shared[i].size);
   cape_cc_mt_reductions_again();
 }
@@ -420,6 +471,10 @@ static void master_update(int broadcast) {
 }
 
 void cape_cc_end(int last) {
+  if (cape1_team || (level > 0 && cape1_forked[level - 1] != -2 && cape1_forked[level - 1] != 0)) {
+    cape1_end();
+    return;
+  }
   if (cape_cc_distributed()) {
     if (cape_master()) {
       master_update(!last);
@@ -436,6 +491,7 @@ void cape_cc_end(int last) {
 }
 
 void cape_cc_barrier(void) {
+  if (cape1_team) return cape1_cc_barrier();
   if (cape_master()) {
     master_update(1);
   } else {
@@ -485,12 +541,12 @@ int omp_get_thread_num(void) {
 }
 int omp_get_num_threads(void) { return team_size(); }
 int omp_get_max_threads(void) {
-  if (level > 0) return 1;
-  return max_threads(cape_num_nodes(), 0);
+  if (level > 0 || cape1_cc_part() >= 0) return 1;
+  return max_threads(cape1_mode ? cape1_cc_parts() : cape_num_nodes(), 0);
 }
 void omp_set_num_threads(int n) { requested = n > 0 ? n : 0; }
 int omp_in_parallel(void) { return cur.nthreads > 1; /* also in a nested team of one */ }
-int omp_get_num_procs(void) { return cape_num_nodes() * mt_k; }
+int omp_get_num_procs(void) { return (cape1_mode ? cape1_cc_parts() : cape_num_nodes()) * mt_k; }
 int omp_get_level(void) { return level + mt_nested; }
 int omp_get_dynamic(void) { return 0; }
 void omp_set_dynamic(int on) { (void)on; }

@@ -91,10 +91,10 @@ void translate_construct(TranslationContext& cx, Construct* c, const Enclosing& 
     if (c->stmt) cx.emit_stmt(c->stmt, enc);
     return;
   }
-  if (cx.opt.cape1) {  // 003 Fig. 2: two constructs; the others refused (templates/cape1.h)
+  if (cx.opt.cape1) {  // 003 Fig. 2 (templates/cape1.h); regions by the default templates
     if (n == "parallel for" || n == "parallel for simd" || n == "parallel loop") return cape1_parallel_for(cx, c, enc);
     if (n == "parallel sections") return cape1_parallel_sections(cx, c, enc);
-    if (kTemplates.count(n)) {
+    if (kTemplates.count(n) && !cape1_by_default_template(n)) {
       cape1_unsupported(cx, c);
       if (c->stmt) cx.emit_stmt(c->stmt, enc);
       return;
@@ -139,7 +139,9 @@ std::string translate(Driver& drv, const Options& options) {
     cx.em.raw("/* Translated by cape-translate from " + drv.filename() +
               ": OpenMP directives became CAPE runtime calls (docs/translator.md). */\n"
               "#include <cape/cc.h>\n");
-    if (options.cape1) cx.em.raw("#include <cape/cape1_cc.h>\n");
+    if (options.cape1)  // before main: omp_get_max_threads() counts the parts
+      cx.em.raw("#include <cape/cape1_cc.h>\n"
+                "__attribute__((constructor)) static void cape1_cc_file(void) { cape1_cc_init(); }\n");
     if (uses_desc(ast) && !options.cape1)
       cx.em.raw("/* The `before` checkpoints of 001_3036025dc34c4021.txt Fig. 3 carry these. */\n"
                 "static cape_share_t cape_desc[CAPE_CC_MAX_NODES] __attribute__((unused));\n");

@@ -45,6 +45,9 @@ void cape1_merge(const char *target, const char *delta); /* apply delta's change
 void cape1_wait_for(const char *file);                    /* return once `file` exists */
 void cape1_restart_on(const char *file, int node);        /* a new process from `file` as node `node` */
 void cape1_restart(const char *file);                     /* continue from `file`; never returns */
+/* Beyond Fig. 2 (a region's barriers, docs/cape1.md): `file` to node `node`, whose
+ * cape1_wait_for(file) takes it; alone (no `cape run`) the file is already there. */
+void cape1_send(const char *file, int node);
 /* A slave node of `cape run`: become the process of the next checkpoint the master sends with
  * cape1_restart_on(file, this node); returns only when the master's program has ended (then
  * the caller exits). The master's cape1_restart_on(NULL, node) says that. */

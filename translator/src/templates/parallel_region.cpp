@@ -6,6 +6,7 @@
 
 #include "code.h"
 #include "directive.h"
+#include "templates/cape1.h"
 #include "templates/data_sharing.h"
 #include "templates/exchange.h"
 #include "templates/templates.h"
@@ -125,7 +126,7 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
       start_calls.replace(p, 15, "cape_cc_mt_reduction(");
   Holes h{{"cond", cl.cond},
           {"where", cx.where(c)},
-          {"copyin", (cx.opt.mt ? mt_copyin_code(cl, id) : copyin_code(cl, id))},
+          {"copyin", (cx.opt.mt ? mt_copyin_code(cl, id) : cx.opt.cape1 ? cape1_copyin_code(cl) : copyin_code(cl, id))},
           {"calls", start_calls},
           {"identities", identities}};
 
@@ -136,6 +137,9 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
   cx.gen(pt);
   cx.gen(ri);
   h.set("num_threads", cl.num_threads);
+  // CAPE-1: this frame and up are the region's, whose writes the parts' merges keep (shared
+  // locals); a region met inside a part runs serially there and marks nothing.
+  if (cx.opt.cape1) cx.gen("  if (cape1_cc_outside()) cape_mark_frame();\n");
   h.set("flags", cx.opt.mt ? "CAPE_CC_WHOLE_TEAM | CAPE_CC_MT" : "CAPE_CC_WHOLE_TEAM");
   cx.gen(h.fill(R"c(  if (cape_cc_fork($num_threads, $cond, $flags, $where)) {
 $copyin
