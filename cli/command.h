@@ -33,6 +33,8 @@ void add_run_command(CLI::App& app, Context& ctx);      // run_command.cpp
 void add_program_positional(CLI::App* sub, std::vector<std::string>& argv);
 // Refuses a --log spec that names an unknown module or level (util/log.h).
 CLI::Validator log_spec_validator();
+// --checkpoint-every SECONDS: a number above 0, said so plainly.
+CLI::Validator seconds_validator();
 // Rewrites mpirun's `-np N` into `--np N` among the options of a subcommand made with
 // add_program_positional (before its program), for CLI11, which reads `-np` as `-n p`.
 void mpirun_style_args(const CLI::App& app, std::vector<std::string>& args);

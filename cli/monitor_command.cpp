@@ -47,7 +47,7 @@ void add_monitor_command(CLI::App& app, Context& ctx) {
   sub->add_option("--checkpoint-every", args->checkpoint_every,
                   "CAPE-1: a complete checkpoint of the program every SECONDS (outside parallel regions), "
                   "for `cape restart` (docs/cape1.md)")
-      ->check(CLI::PositiveNumber);
+      ->check(cape::cli::seconds_validator());
   sub->add_option("--checkpoint-file", args->checkpoint_file,
                   "where --checkpoint-every writes (replaced each time; default cape.ckpt)");
   const char* variants = "Tracker variants (benchmarks, tests)";

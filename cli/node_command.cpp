@@ -536,7 +536,7 @@ void add_node_command(CLI::App& app, Context& ctx) {
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
   sub->add_option("--checkpoint-every", a->checkpoint_every,
                   "Rank 0: a complete checkpoint of the program every SECONDS, outside parallel regions (CAPE-1)")
-      ->check(CLI::PositiveNumber);
+      ->check(cape::cli::seconds_validator());
   sub->add_option("--checkpoint-file", a->checkpoint_file, "Where --checkpoint-every writes (default cape.ckpt)");
   sub->add_option("--trace", a->trace,
                   "Write this node's timeline to FILE (%r: the rank): Chrome trace-event JSON (docs/trace.md)");

@@ -2,6 +2,9 @@
 // end at the program's name. CLI11's positionals_at_end() does that once the program is
 // seen; mpirun's `-np` needs a rewrite first.
 #include "cli/command.h"
+
+#include <cstdlib>
+
 #include "util/log.h"
 
 namespace cape::cli {
@@ -14,6 +17,18 @@ void add_program_positional(CLI::App* sub, std::vector<std::string>& argv) {
 
 CLI::Validator log_spec_validator() {
   return CLI::Validator([](std::string& spec) { return util::log_spec_problem(spec); }, "SPEC", "log spec");
+}
+
+CLI::Validator seconds_validator() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        char* end = nullptr;
+        double d = std::strtod(v.c_str(), &end);
+        if (end == v.c_str() || *end || !(d > 0) || d > 1e9)
+          return "'" + v + "' is not a number of seconds above 0 (e.g. 5 or 0.5)";
+        return "";
+      },
+      "SECONDS", "seconds");
 }
 
 void mpirun_style_args(const CLI::App& app, std::vector<std::string>& args) {

@@ -34,7 +34,7 @@ void add_restart_command(CLI::App& app, Context& ctx) {
   sub->add_option("--checkpoint-every", args->checkpoint_every,
                   "go on taking complete checkpoints every SECONDS (the program runs under a monitor), as "
                   "cape monitor --checkpoint-every does: fault tolerance across restarts")
-      ->check(CLI::PositiveNumber);
+      ->check(cape::cli::seconds_validator());
   sub->add_option("--checkpoint-file", args->checkpoint_file, "where --checkpoint-every writes (default cape.ckpt)");
   sub->add_option("command", args->command,
                   "-- PROG [ARGS]: the executable to start when it is not at the recorded path (it must "

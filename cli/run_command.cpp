@@ -296,7 +296,7 @@ void add_run_command(CLI::App& app, Context& ctx) {
   sub->add_option("--checkpoint-every", a->checkpoint_every,
                   "A complete checkpoint of the master's program every SECONDS, outside parallel regions, into "
                   "--checkpoint-file: `cape restart FILE` continues it alone (docs/cape1.md)")
-      ->check(CLI::PositiveNumber);
+      ->check(cape::cli::seconds_validator());
   sub->add_option("--checkpoint-file", a->checkpoint_file,
                   "Where --checkpoint-every writes, on the master's host (replaced each time; default cape.ckpt)");
   sub->add_flag("--check-races", a->check_races,

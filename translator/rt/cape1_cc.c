@@ -35,6 +35,7 @@ int cape1_cc_parts(void) {
 
 int cape1_cc_part(void) { return cape1_depth == 1 ? cape1_me : -1; }
 int cape1_cc_outside(void) { return cape1_depth == 0; }
+int cape1_cc_nested(void) { return cape1_depth > 1; }
 
 /* The directory of part k's files: under `cape run` a slave node's own (nodes may share a
  * file system; files travel between nodes under their names without the directory). */

@@ -258,6 +258,7 @@ void cape_cc_join(void) {
 /* Inside a node's libgomp team before cape_cc_mt_enter() (gcc's copyin code runs first and
  * asks omp_get_thread_num() != 0), the number is libgomp's plus the node's first. */
 int cape_cc_tid(void) {
+  if (cape1_cc_nested()) return 0; /* a cape1 region inside a part: a team of one */
   if (level == 1 && cape1_team) { /* a part of a cape1 team */
     int p = cape1_cc_part();
     return p >= 0 && p < cur.nthreads ? p : p >= 0 ? -1 : 0;
@@ -279,6 +280,7 @@ int cape_cc_thread_of_node(int node) {
 /* ---- the two-level model: a node's libgomp team (cc.h) ---- */
 
 static int team_size(void) {
+  if (cape1_cc_nested()) return 1;
   if (level == 0 && cape1_cc_part() >= 0) return cape1_cc_parts();
   return mt_nested ? 1 : cur.nthreads;
 }

@@ -34,6 +34,8 @@ int cape1_cc_part(void);
 /* 1 outside every region: the translated code marks its frame (cape_mark_frame) before the
  * fork, the boundary of the part's own frames in its merges (docs/cape1.md). */
 int cape1_cc_outside(void);
+/* 1 in a region met inside a part (run serially there: a team of one). */
+int cape1_cc_nested(void);
 /* A barrier of a region (beyond Fig. 2, docs/cape1.md "Regions"): every part's changes of
  * shared memory reach every other part, each keeping its own frames and TLS. */
 void cape1_cc_barrier(void);
