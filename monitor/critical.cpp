@@ -1,6 +1,8 @@
 #include "monitor/critical.h"
 
 #include <algorithm>
+#include <span>
+#include <stdexcept>
 
 #include "ckpt/overlay.h"
 #include "monitor/ckpt_ranges.h"
@@ -21,6 +23,7 @@ void Criticals::reset(uint64_t start_boundary) {
   have_stack_ = false;
   lowest_boundary_ = 0;
   held_.clear();
+  owner_ = 0;
   pending_ = ckpt::Checkpoint{};
   have_pending_ = false;
 }
@@ -98,6 +101,14 @@ void Criticals::warn_unregistered(const ckpt::Checkpoint& c, const std::string& 
 
 bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait,
                       int64_t ticket) {
+  if (!may_enter(st.tid))  // the supervisor parks such calls (may_serve_now)
+    throw std::logic_error("critical section '" + name + "' entered while another thread of the node holds one");
+  // The two-level model under the mprotect tracker: a heap list built under a lock came out
+  // wrong (docs/critical.md, "Threads of a node"): refused, never a wrong result.
+  if (st.tid != st.tracee.pid() && window_.is_open() && window_.tracker().kind() == TrackerKind::mprotect)
+    throw UserError("critical sections, atomics and locks in the threads of a node (cape-cc --model=mt) under "
+                    "--tracker mprotect: not reliable yet (docs/critical.md, \"Threads of a node\"); run with "
+                    "--tracker uffd (the default) or full");
   for (const Held& h : held_)
     if (h.name == name) {
       if (!wait) return false;  // omp_test_lock of a lock this node holds: busy
@@ -106,6 +117,7 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
     }
   if (!networked()) {
     held_.push_back({name, 0, {}});
+    owner_ = st.tid;
     return true;
   }
   if (!window_.is_open())
@@ -125,24 +137,37 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
     // and inject() accepts only memory the program can write now.
     for (const ckpt::Run& r : grant.runs) window_.tracker().before_write(st, r.address, r.end());
     monitor::inject(st, grant, "lock:" + name, window_, space_, sharing_, boundary);
-    (void)capture(st, boundary);  // the body's window starts after the grant
+    // The body's window starts after the grant. What else changed since the capture above
+    // (the node's other threads kept running: the two-level model) is kept as written before
+    // the body; the grant's bytes are not this node's writes.
+    std::vector<IntervalSet::Interval> granted;
+    for (const ckpt::Run& r : grant.runs)
+      grant.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> b) { granted.emplace_back(a, a + b.size()); });
+    ckpt::Checkpoint since = capture(st, boundary);
+    attribute(clip_to(since, IntervalSet::everything().minus(IntervalSet::of(std::move(granted)))), boundary);
   }
   held_.push_back({name, stamp, {}});
+  owner_ = st.tid;
   return true;
 }
 
 void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t boundary) {
+  if (!held_.empty() && owner_ != st.tid)
+    throw UserError("end of critical section '" + name + "' by a thread that is not inside it (a lock unset by "
+                    "another thread than the one that set it?)");
   if (held_.empty() || held_.back().name != name)
     throw UserError("end of critical section '" + name + "' " +
                     (held_.empty() ? std::string("without its beginning")
                                    : "inside critical section '" + held_.back().name + "'"));
   if (!networked()) {
     held_.pop_back();
+    if (held_.empty()) owner_ = 0;
     return;
   }
   attribute(capture(st, boundary), boundary);
   Held h = std::move(held_.back());
   held_.pop_back();
+  if (held_.empty()) owner_ = 0;
   h.body.timestamp = h.stamp;
   h.body.name = name;
   CAPE_LOG_AT(debug, "critical") << "exit '" << name << "': " << h.body.runs.size() << " runs, "

@@ -20,6 +20,8 @@
 // the region's end).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -62,6 +64,9 @@ class Criticals {
     registered_ = warned_ = false;
   }
   bool holding() const { return !held_.empty(); }
+  // One thread of the node at a time holds critical sections and locks (the two-level
+  // model: the node's own threads are excluded too); the others' entries wait (stopped).
+  bool may_enter(pid_t tid) const { return held_.empty() || owner_ == tid; }
 
  private:
   struct Held {
@@ -83,6 +88,7 @@ class Criticals {
   Exchange* ex_;
   const int rank_, size_;
   std::vector<Held> held_;
+  pid_t owner_ = 0;  // the thread that holds them
   ckpt::Checkpoint pending_;
   bool have_pending_ = false;
   std::vector<IntervalSet::Interval> shared_stack_;

@@ -125,6 +125,11 @@ class Monitor final : public CallServer {
 
   void new_image(pid_t pid) override;
   long runtime_call(const StoppedThread& st, const user_regs_struct& regs) override;
+  bool may_serve_now(pid_t tid, const user_regs_struct& regs) override {
+    int op = static_cast<int>(regs.rax & 0xff);
+    bool entry = op == CAPE_OP_CRITICAL_ENTER || op == CAPE_OP_ORDERED_ENTER || op == CAPE_OP_CRITICAL_TRY;
+    return !entry || criticals_.may_enter(tid);
+  }
   long serve(const StoppedThread& st, const user_regs_struct& regs);  // one call
   bool tracking_fault(const StoppedThread& st, const siginfo_t& info) override;
   void before_handler(const StoppedThread& st) override;

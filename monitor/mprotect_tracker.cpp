@@ -297,39 +297,16 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   std::vector<uint64_t> pages;
   std::vector<iovec> remote_iov;
   std::vector<bool> ok;
-  auto it = originals_.begin();
-  while (it != originals_.end()) {
-    pages.clear();
-    remote_iov.clear();
-    for (; it != originals_.end() && pages.size() < kChunk; ++it) {
-      pages.push_back(it->first);
-      if (!remote_iov.empty() &&
-          reinterpret_cast<uint64_t>(remote_iov.back().iov_base) + remote_iov.back().iov_len == it->first)
-        remote_iov.back().iov_len += kPageSize;
-      else
-        remote_iov.push_back({reinterpret_cast<void*>(it->first), kPageSize});
-    }
-    iovec local{cur.data(), pages.size() * kPageSize};
-    ssize_t got = ::process_vm_readv(t.tracee.pid(), &local, 1, remote_iov.data(), remote_iov.size(), 0);
-    ok.assign(pages.size(), true);
-    if (got != static_cast<ssize_t>(pages.size() * kPageSize))  // some unmapped since: page by page
-      for (size_t i = 0; i < pages.size(); i++)
-        ok[i] = t.tracee.read_bytes_fallible(pages[i], {cur.data() + i * kPageSize, kPageSize}) == kPageSize;
-    for (size_t i = 0; i < pages.size(); i++) {
-      uint64_t page = pages[i];
-      if (!ok[i]) continue;  // unmapped since
-      ++pages_visited;
-      std::span<const uint8_t> c(cur.data() + i * kPageSize, kPageSize);
-      visit(page, {original(page), kPageSize}, c);
-      if (in_flight.contains(page)) {
-        keep.emplace_back(page, std::vector<uint8_t>(c.begin(), c.end()));
-        continue;
-      }
-      if (!protect.empty() && protect.back().second == page && area_of(page) == area_of(protect.back().first))
-        protect.back().second += kPageSize;
-      else
-        protect.emplace_back(page, page + kPageSize);
-    }
+  // The written pages are protected again first, then read: another thread of the program
+  // (the two-level model) writing one meanwhile faults and waits for this monitor, so what is
+  // read is what the next fault copies as the original. (Read first, a write between the
+  // read and the protection was in neither this checkpoint nor the next.)
+  for (auto& [page, index] : originals_) {
+    if (in_flight.contains(page)) continue;
+    if (!protect.empty() && protect.back().second == page && area_of(page) == area_of(protect.back().first))
+      protect.back().second += kPageSize;
+    else
+      protect.emplace_back(page, page + kPageSize);
   }
   // Protect the written pages again (the kernel merges the VMAs back): one syscall per run
   // of neighbours, or, when an area has many runs, one over the span from its first to its
@@ -371,6 +348,33 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
       i = j;
     }
     remote.restore();
+  }
+  auto it = originals_.begin();
+  while (it != originals_.end()) {
+    pages.clear();
+    remote_iov.clear();
+    for (; it != originals_.end() && pages.size() < kChunk; ++it) {
+      pages.push_back(it->first);
+      if (!remote_iov.empty() &&
+          reinterpret_cast<uint64_t>(remote_iov.back().iov_base) + remote_iov.back().iov_len == it->first)
+        remote_iov.back().iov_len += kPageSize;
+      else
+        remote_iov.push_back({reinterpret_cast<void*>(it->first), kPageSize});
+    }
+    iovec local{cur.data(), pages.size() * kPageSize};
+    ssize_t got = ::process_vm_readv(t.tracee.pid(), &local, 1, remote_iov.data(), remote_iov.size(), 0);
+    ok.assign(pages.size(), true);
+    if (got != static_cast<ssize_t>(pages.size() * kPageSize))  // some unmapped since: page by page
+      for (size_t i = 0; i < pages.size(); i++)
+        ok[i] = t.tracee.read_bytes_fallible(pages[i], {cur.data() + i * kPageSize, kPageSize}) == kPageSize;
+    for (size_t i = 0; i < pages.size(); i++) {
+      uint64_t page = pages[i];
+      if (!ok[i]) continue;  // unmapped since
+      ++pages_visited;
+      std::span<const uint8_t> c(cur.data() + i * kPageSize, kPageSize);
+      visit(page, {original(page), kPageSize}, c);
+      if (in_flight.contains(page)) keep.emplace_back(page, std::vector<uint8_t>(c.begin(), c.end()));
+    }
   }
   originals_.clear();
   used_ = 0;

@@ -392,7 +392,13 @@ void Supervisor::on_signal_stop(pid_t tid, int sig) {
   if (sig == SIGTRAP && si.si_code == SI_KERNEL) {
     user_regs_struct regs = Tracee::get_regs(tid);
     if ((regs.rax & CAPE_TRAP_MAGIC_MASK) == CAPE_TRAP_MAGIC) {
+      if (!server_.may_serve_now(tid, regs)) {
+        CAPE_LOG_AT(debug, "monitor") << "thread " << tid << " waits: another thread of the node holds a critical section";
+        parked_.emplace_back(tid, regs);
+        return;
+      }
       serve(tid, regs);
+      serve_parked();
       return;
     }
   }
@@ -425,6 +431,20 @@ void Supervisor::on_signal_stop(pid_t tid, int sig) {
   }
   server_.before_handler(st);
   resume(tid, sig);
+}
+
+void Supervisor::serve_parked() {
+  for (bool again = true; again;) {
+    again = false;
+    for (auto it = parked_.begin(); it != parked_.end(); ++it) {
+      if (!server_.may_serve_now(it->first, it->second)) continue;
+      auto [tid, regs] = *it;
+      parked_.erase(it);
+      serve(tid, regs);
+      again = true;
+      break;
+    }
+  }
 }
 
 void Supervisor::serve(pid_t tid, user_regs_struct regs) {

@@ -15,7 +15,9 @@
 #include <sys/user.h>
 
 #include <memory>
+#include <deque>
 #include <optional>
+#include <utility>
 #include <set>
 
 #include "monitor/dirty_tracker.h"
@@ -34,6 +36,13 @@ class CallServer {
   // arguments, rdx the caller's frame boundary); returns the answer for rax. Every runtime
   // call of the program passes here, with the program stopped.
   virtual long runtime_call(const StoppedThread& st, const user_regs_struct& regs) = 0;
+  // False: thread `tid`'s runtime call must wait (the thread stays stopped) until another
+  // thread's call makes it true: a critical section held by another thread of this node
+  // (the two-level model; docs/critical.md "Threads of a node").
+  virtual bool may_serve_now(pid_t tid, const user_regs_struct& regs) {
+    (void)tid, (void)regs;
+    return true;
+  }
   // A SIGSEGV signal-stop: true when it was a tracking fault, served (resumed without it).
   virtual bool tracking_fault(const StoppedThread& st, const siginfo_t& info) = 0;
   // A signal handler is about to run in st.tid: the kernel writes its frame below the
@@ -65,6 +74,7 @@ class Supervisor {
   void on_signal_stop(pid_t tid, int sig);
   void on_event_stop(pid_t tid, int event);
   void serve(pid_t tid, user_regs_struct regs);
+  void serve_parked();  // the parked calls that may go now, in the order they came
   void resume(pid_t tid, int sig);
   void set_at_random(const std::array<uint8_t, 16>& bytes);
   int finish(const WaitStatus& ws);
@@ -81,6 +91,7 @@ class Supervisor {
   std::unique_ptr<Tracee> tracee_;
   uint64_t gadget_ = 0;  // libcape's `syscall; int3`, from the last runtime call
   std::set<pid_t> threads_, awaiting_first_stop_;
+  std::deque<std::pair<pid_t, user_regs_struct>> parked_;  // may_serve_now said wait
   bool reported_ = false;  // the program's death has been explained already
 };
 

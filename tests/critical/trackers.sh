@@ -38,4 +38,14 @@ for ((k = 1; k <= ${CRIT_REPEAT:-10}; k++)); do
   fi
 done
 echo "crit_collect under mprotect repeated ${CRIT_REPEAT:-10} times: done"
+# The two-level model's threads under mprotect: refused with a clear error (docs/critical.md,
+# "Threads of a node": a heap list built under a lock came out wrong), never a wrong result.
+"$cc" -O1 --model=mt "$dir/crit_sum.c" -o refused_mt
+if timeout 120 "$cape" run -n 2 --threads-per-node 2 --tracker mprotect --output-dir logs -- ./refused_mt > out 2> err; then
+  echo "FAIL: crit_sum --model=mt ran under --tracker mprotect" >&2; status=1
+elif ! cat err logs/*.log 2>/dev/null | grep -q "(cape-cc --model=mt) under --tracker mprotect: not reliable yet"; then
+  echo "FAIL: no clear refusal of --model=mt under --tracker mprotect" >&2; cat err >&2; status=1
+else
+  echo "ok: --model=mt refused under --tracker mprotect"
+fi
 exit $status

@@ -29,7 +29,7 @@ namespace cape::tr {
 
 bool mt_supported(TranslationContext& cx, Construct* c) {
   static const Names ok = {"parallel for", "parallel for simd", "parallel loop", "parallel sections", "parallel",
-                           "simd", "flush", "master", "barrier", "threadprivate", ""};
+                           "simd", "flush", "master", "barrier", "threadprivate", "critical", "atomic", ""};
   // Inside a region the node's threads share its variables: a worksharing construct's own
   // data-sharing clauses would need each thread's copy (not done yet).
   // (for and sections: each thread gets its own copies, mt_ws_open; single not yet.)
@@ -47,6 +47,14 @@ bool mt_supported(TranslationContext& cx, Construct* c) {
     return true;
   }
   if (ok.count(n)) return true;
+  if (n == "ordered") {
+    // The token goes to iterations in order, and the monitor waits for it with the node's
+    // other threads stopped at their runtime calls: two threads of one node with tickets
+    // k + 1 and k would wait for each other (docs/critical.md, "Threads of a node").
+    cx.d.error_at(name_tok(c->dir), "'omp ordered' is not supported with --model=mt yet (a node's threads would "
+                                    "wait for each other's turn); use --model=single");
+    return false;
+  }
   cx.d.error_at(name_tok(c->dir), "'omp " + n + "' is not supported with --model=mt yet (the two-level model "
                                   "translates 'parallel', 'parallel for', 'parallel sections' and, inside "
                                   "regions, 'for', 'sections', 'single', 'master', 'barrier'); use --model=single");
