@@ -46,6 +46,7 @@
 #include <thread>
 
 #include "monitor/interval_set.h"
+#include "monitor/memory_map.h"
 #include "monitor/remote_syscall.h"
 #include "monitor/trackers.h"
 #include "protocol.h"
@@ -156,6 +157,7 @@ void UffdTracker::arm(uint64_t start, uint64_t end, bool do_register) {
     uffdio_register reg{};
     reg.range = {start, end - start};
     reg.mode = UFFDIO_REGISTER_MODE_WP;
+    maps_may_change();  // splits the mappings at the range's ends
     if (::ioctl(uffd_.get(), UFFDIO_REGISTER, &reg) != 0) fail_errno("UFFDIO_REGISTER");
   }
   uffdio_writeprotect wp{};
@@ -553,6 +555,7 @@ void UffdTracker::stop(const StoppedThread& t) {
         CAPE_LOG_AT(warn, "monitor") << "UFFDIO_UNREGISTER: " << strerror(errno);
     }
   }
+  maps_may_change();
   for (auto& [key, g] : segs_) drop(g);
   segs_.clear();
 }
