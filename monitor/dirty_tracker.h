@@ -20,10 +20,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "monitor/interval_set.h"
 #include "monitor/memory_map.h"
 #include "monitor/tracee.h"
 
@@ -111,6 +113,18 @@ class DirtyTracker {
   virtual long start_answer() const { return 0; }
   // Thread `tid` of the program has exited (a multithreaded program: its state can go).
   virtual void thread_exited(pid_t tid) { (void)tid; }
+  // For the determinism check (determinism.h), which then digests again only what may have
+  // changed (issue 14: it read all of the data at every region's begin): the pages that may
+  // have been written since the previous call, inside `covered`, the part of `areas` this
+  // tracker followed all along (outside it anything may have changed). nullopt: it cannot
+  // say (it follows writes only inside windows).
+  struct Changes {
+    IntervalSet changed, covered;
+  };
+  virtual std::optional<Changes> take_changes(const StoppedThread& t, const std::vector<Area>& areas) {
+    (void)t, (void)areas;
+    return std::nullopt;
+  }
 
   // Counters for the bench and the debug log.
   uint64_t faults = 0;        // tracking faults served

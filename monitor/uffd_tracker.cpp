@@ -181,6 +181,10 @@ bool UffdTracker::scan(uint64_t start, uint64_t end, Scan what, std::vector<Span
         arg.flags = kScanWpMatching | kScanCheckWpAsync;
         arg.category_mask = arg.return_mask = kPageIsWritten;
         break;
+      case Scan::written_peek:
+        arg.flags = kScanCheckWpAsync;
+        arg.category_mask = arg.return_mask = kPageIsWritten;
+        break;
       case Scan::holes:  // neither present nor swapped nor a marker
         arg.flags = kScanCheckWpAsync;
         arg.category_inverted = arg.category_mask = kPageIsPresent | kPageIsSwapped;
@@ -417,6 +421,7 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
   reshape(cover);
   IntervalSet r = IntervalSet::of(std::move(read));
   IntervalSet z = IntervalSet::of(std::move(zero)).minus(r);
+  cleared_ = cleared_.unite(r).unite(z);  // everything refreshed may have changed
   uint64_t before = start_bytes_read + start_bytes_zeroed;
   fill(t, r, z);
   for (auto [s, e] : cover) start_bytes_kept += e - s;
@@ -504,6 +509,11 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
     w.whole = !scan(g.start, g.end, Scan::written, w.spans);
     if (w.whole) w.spans.assign(1, Span{g.start, g.end});
     if (w.spans.empty()) continue;
+    if (keep_) {
+      std::vector<IntervalSet::Interval> c;
+      for (const Span& x : w.spans) c.emplace_back(x.start, x.end);
+      cleared_ = cleared_.unite(IntervalSet::of(std::move(c)));
+    }
     for (const Span& x : w.spans) written_bytes += x.end - x.start;
     all.push_back(std::move(w));
   }
@@ -558,6 +568,27 @@ void UffdTracker::stop(const StoppedThread& t) {
   maps_may_change();
   for (auto& [key, g] : segs_) drop(g);
   segs_.clear();
+}
+
+// Written marks are cleared only by start()'s and collect()'s scans, which add what they
+// cleared to cleared_; so what was written since the previous call is cleared_ and what is
+// marked now. Holes (pages dropped, MADV_DONTNEED) count as changed. An area with a part not
+// registered (mapped since) is not covered. Only while the registration is kept (keep_).
+std::optional<DirtyTracker::Changes> UffdTracker::take_changes(const StoppedThread& t,
+                                                               const std::vector<Area>& areas) {
+  (void)t;
+  if (!keep_ || !uffd_.valid()) return std::nullopt;
+  std::vector<IntervalSet::Interval> changed, covered;
+  std::vector<Span> spans;
+  for (const Area& a : areas) {
+    spans.clear();
+    if (!scan(a.start, a.end, Scan::written_peek, spans) || !scan(a.start, a.end, Scan::holes, spans)) continue;
+    covered.emplace_back(a.start, a.end);
+    for (const Span& x : spans) changed.emplace_back(x.start, x.end);
+  }
+  Changes c{cleared_.unite(IntervalSet::of(std::move(changed))), IntervalSet::of(std::move(covered))};
+  cleared_ = IntervalSet();
+  return c;
 }
 
 }  // namespace cape::monitor
