@@ -50,7 +50,8 @@ std::string where_is(const StateDigest::Part& p) {
 
 }  // namespace
 
-StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, const IntervalSet& zeroed) {
+StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, const IntervalSet& zeroed,
+                         const StateDigest* before, const IntervalSet* dirty) {
   // The same memory may be cut into mappings differently on two nodes (a range mapped in
   // two steps here, in one there): neighbours of one kind are one part.
   std::vector<Area> joined;
@@ -68,8 +69,10 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
   static const std::vector<uint8_t> zeros(kReadPiece, 0);
   // Only pages that hold data are read: most of a big .bss or heap is often never touched
   // (zeros on every node), and reading it would cost as much as copying it.
-  util::ScopedFd pagemap(::open(("/proc/" + std::to_string(t.pid()) + "/pagemap").c_str(), O_RDONLY | O_CLOEXEC));
+  util::ScopedFd pagemap;  // opened when first needed
+  bool pagemap_opened = false;
   std::vector<std::pair<uint64_t, uint64_t>> populated;
+  size_t prev_at = 0;
   for (const Area& a : joined) {
     StateDigest::Part p;
     p.start = a.start;
@@ -78,11 +81,34 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
     uint64_t size = a.size();
     p.chunk = std::max<uint64_t>(kPageSize, (size + kChunks - 1) / kChunks);
     p.chunk = (p.chunk + kPageSize - 1) & ~(kPageSize - 1);
+    // The same part in the previous digest (parts are in address order).
+    const StateDigest::Part* old = nullptr;
+    if (before && dirty) {
+      while (prev_at < before->parts.size() && before->parts[prev_at].end <= a.start) ++prev_at;
+      if (prev_at < before->parts.size()) {
+        const StateDigest::Part& q = before->parts[prev_at];
+        if (q.start == p.start && q.end == p.end && q.kind == p.kind && q.chunk == p.chunk) old = &q;
+      }
+    }
+    if (old && !dirty->overlaps(a.start, a.end)) {
+      p.hashes = old->hashes;  // nothing in it may have changed: not even the pagemap read
+      d.parts.push_back(std::move(p));
+      continue;
+    }
+    if (!pagemap_opened) {
+      pagemap_opened = true;
+      pagemap.reset(::open(("/proc/" + std::to_string(t.pid()) + "/pagemap").c_str(), O_RDONLY | O_CLOEXEC));
+    }
     if (!pagemap.valid() || !populated_ranges(pagemap.get(), page_down(a.start), a.end, populated))
       populated = {{a.start, a.end}};
     auto next = populated.begin();
     for (uint64_t c = a.start; c < a.end; c += p.chunk) {
       uint64_t ce = std::min(a.end, c + p.chunk);
+      size_t i = static_cast<size_t>((c - a.start) / p.chunk);
+      if (old && i < old->hashes.size() && !dirty->overlaps(c, ce)) {
+        p.hashes.push_back(old->hashes[i]);
+        continue;
+      }
       ckpt::Hasher h;
       for (uint64_t s = c; s < ce;) {
         while (next != populated.end() && next->second <= s) ++next;

@@ -45,8 +45,13 @@ struct StateDigest {
   std::vector<Part> parts;
 };
 
-// Reads the program's memory in `tracked`; bytes in `zeroed` count as zeros.
-StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, const IntervalSet& zeroed);
+// Reads the program's memory in `tracked`; bytes in `zeroed` count as zeros. With `before`
+// (the previous digest, made with the same `zeroed`): its hash of a chunk is kept when the
+// chunk's area is the same and `dirty` (what may have changed since, including what no
+// tracker followed) does not meet the chunk (issue 14: the whole data read at every region's
+// begin was O(data) per region on every node).
+StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, const IntervalSet& zeroed,
+                         const StateDigest* before = nullptr, const IntervalSet* dirty = nullptr);
 
 std::vector<uint8_t> encode_state(const StateDigest& d);
 // Throws UserError when `bytes` is not a digest.

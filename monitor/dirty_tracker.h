@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -120,6 +121,18 @@ class DirtyTracker {
   // --sync=lazy: pages not here yet (dropped, fetched on first access): start() must not
   // read them (refresh_original gives their copy when they come).
   virtual void set_not_here(IntervalSet pages) { (void)pages; }
+  // For the determinism check (determinism.h), which then digests again only what may have
+  // changed (issue 14: it read all of the data at every region's begin): the pages that may
+  // have been written since the previous call, inside `covered`, the part of `areas` this
+  // tracker followed all along (outside it anything may have changed). nullopt: it cannot
+  // say (it follows writes only inside windows).
+  struct Changes {
+    IntervalSet changed, covered;
+  };
+  virtual std::optional<Changes> take_changes(const StoppedThread& t, const std::vector<Area>& areas) {
+    (void)t, (void)areas;
+    return std::nullopt;
+  }
 
   // Counters for the bench and the debug log.
   uint64_t faults = 0;        // tracking faults served

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string_view>
@@ -54,21 +55,70 @@ bool parse_map_line(std::string_view line, Mapping& m) {
 
 }  // namespace
 
+namespace {
+std::atomic<uint64_t> g_maps_generation{1};
+struct MapsCache {
+  pid_t for_pid = 0;          // maps_cache_for
+  pid_t pid = 0;              // whose maps `maps` are
+  uint64_t generation = 0;    // g_maps_generation when they were read
+  std::vector<Mapping> maps;
+  util::ScopedFd fd;          // for_pid's /proc/PID/maps, kept open (an open costs as much as a read)
+};
+thread_local MapsCache t_maps;
+std::vector<Mapping> read_maps_now(pid_t pid);
+}  // namespace
+
+void maps_cache_for(pid_t pid) {
+  if (t_maps.for_pid == pid) return;
+  t_maps.for_pid = pid;
+  t_maps.pid = 0;
+  t_maps.fd.reset();
+}
+
+void maps_may_change() { g_maps_generation.fetch_add(1, std::memory_order_relaxed); }
+
 std::vector<Mapping> read_maps(pid_t pid) {
+  if (pid == 0 || pid != t_maps.for_pid) return read_maps_now(pid);
+  uint64_t g = g_maps_generation.load(std::memory_order_relaxed);
+  if (t_maps.pid != pid || t_maps.generation != g) {
+    t_maps.maps = read_maps_now(pid);
+    t_maps.pid = pid;
+    t_maps.generation = g;
+  }
+  return t_maps.maps;
+}
+
+namespace {
+std::vector<Mapping> read_maps_now(pid_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/maps";
-  util::ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) throw UserError("cannot read " + path + ": " + std::strerror(errno));
-  // The whole file first (seq_file hands out a page or so per read), then the lines.
+  // The cached program's file stays open and is read again from offset 0; the open file
+  // holds the address space it was opened on, so a program that has called execve reads as
+  // empty there: opened again then (a live program always has mappings).
+  bool keep = pid != 0 && pid == t_maps.for_pid;
+  util::ScopedFd own;
   static thread_local std::string text;
-  text.clear();
-  for (;;) {
-    size_t have = text.size();
-    text.resize(have + 65536);
-    ssize_t n = ::read(fd.get(), text.data() + have, 65536);
-    if (n < 0 && errno == EINTR) n = 0;
-    if (n < 0) throw UserError("cannot read " + path + ": " + std::strerror(errno));
-    text.resize(have + static_cast<size_t>(n));
-    if (n == 0) break;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    util::ScopedFd& fd = keep ? t_maps.fd : own;
+    if (!fd.valid() || attempt > 0) {
+      fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!fd.valid()) throw UserError("cannot read " + path + ": " + std::strerror(errno));
+    }
+    // The whole file first (seq_file hands out a page or so per read), then the lines.
+    if (::lseek(fd.get(), 0, SEEK_SET) != 0) throw UserError("cannot read " + path + ": " + std::strerror(errno));
+    text.clear();
+    for (;;) {
+      size_t have = text.size();
+      text.resize(have + 65536);
+      ssize_t n = ::read(fd.get(), text.data() + have, 65536);
+      if (n < 0 && errno == EINTR) {
+        text.resize(have);
+        continue;
+      }
+      if (n < 0) throw UserError("cannot read " + path + ": " + std::strerror(errno));
+      text.resize(have + static_cast<size_t>(n));
+      if (n == 0) break;
+    }
+    if (!text.empty() || !keep) break;
   }
   std::vector<Mapping> out;
   std::string_view all(text);
@@ -81,6 +131,7 @@ std::vector<Mapping> read_maps(pid_t pid) {
   }
   return out;
 }
+}  // namespace
 
 const char* to_string(Area::Kind k) {
   switch (k) {

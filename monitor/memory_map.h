@@ -29,6 +29,16 @@ struct Mapping {
 
 std::vector<Mapping> read_maps(pid_t pid);
 
+// The mappings of a stopped program change only when it runs or makes a syscall, or when
+// the monitor changes them (a userfaultfd registration splits them). For the program of
+// maps_cache_for(pid) (the supervisor's, while it has one thread), read_maps answers from
+// its last read until maps_may_change() is called: by every place that lets the program run
+// (PTRACE_CONT, a remote syscall or gadget, a single step) and that changes its mappings from
+// outside (issue 14: an empty region read them ~16 times on 3 nodes, ~10% of the
+// monitors' CPU). Per thread of the monitor; pid 0 turns the cache off.
+void maps_cache_for(pid_t pid);
+void maps_may_change();
+
 // A piece of the tracked set: a span of one mapping, with what it is. ("Region" in cape
 // means a parallel region, never memory.)
 struct Area {

@@ -187,6 +187,8 @@ class Monitor final : public CallServer {
   Criticals criticals_;                 // critical sections across nodes (critical.h)
   uint64_t begins_ = 0;                 // cape_region_begin() calls so far
   std::optional<StateDigest> unchecked_;  // the master's digest, until the slaves' are compared
+  std::optional<StateDigest> last_digest_;  // the previous region's begin, when the tracker follows changes
+  IntervalSet last_zeroed_;
   CallTimes times_;
   std::unique_ptr<Trace> trace_;  // --trace: null when off (one test per call)
   Trace::Moved moved_;            // what the call being served moved, for the trace
@@ -386,7 +388,24 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
     std::vector<Area> areas = space_.tracked(boundary);
     std::erase_if(areas, [](const Area& a) { return a.kind == Area::stack; });
     auto t0 = std::chrono::steady_clock::now();
-    StateDigest d = digest_state(st.tracee, areas, sharing_.threadprivate_ranges());
+    // Only what may have changed since the previous region's begin is read again, when the
+    // tracker can say (uffd; determinism.h).
+    std::optional<DirtyTracker::Changes> ch = window_.tracker().take_changes(st, areas);
+    const IntervalSet& zeroed = sharing_.threadprivate_ranges();
+    IntervalSet dirty;
+    const bool incremental = ch && last_digest_ && last_zeroed_ == zeroed;
+    if (incremental) {
+      std::vector<IntervalSet::Interval> all;
+      for (const Area& a : areas) all.emplace_back(a.start, a.end);
+      dirty = ch->changed.unite(IntervalSet::of(std::move(all)).minus(ch->covered));
+    }
+    StateDigest d = digest_state(st.tracee, areas, zeroed, incremental ? &*last_digest_ : nullptr, &dirty);
+    if (ch) {
+      last_digest_ = d;
+      last_zeroed_ = zeroed;
+    } else {
+      last_digest_.reset();
+    }
     uint64_t bytes = 0;
     for (const Area& a : areas) bytes += a.size();
     CAPE_LOG_AT(debug, "monitor") << "region_begin(" << site << "): digest of " << bytes / 1024 << " KiB in "

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 
+#include "monitor/memory_map.h"
 #include "util/log.h"
 
 namespace cape::monitor {
@@ -62,6 +63,7 @@ user_regs_struct AutoRemoteSyscalls::run(const user_regs_struct& regs, uint64_t 
 
 void AutoRemoteSyscalls::start(const user_regs_struct& regs) {
   Tracee::set_regs(tid_, regs);
+  maps_may_change();
   if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) fail_errno("PTRACE_CONT (remote syscall)");
 }
 
@@ -101,7 +103,8 @@ user_regs_struct AutoRemoteSyscalls::wait_for_trap(uint64_t trap_rip) {
     }
     // Event stops (a clone in the middle of a syscall cannot happen here) and deferred
     // signals: resume without delivering.
-    if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) fail_errno("PTRACE_CONT (remote syscall)");
+    maps_may_change();
+  if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) fail_errno("PTRACE_CONT (remote syscall)");
   }
 }
 

@@ -58,6 +58,7 @@ long StepSyscalls::syscall(long no, long a1, long a2, long a3, long a4, long a5,
   r.r9 = static_cast<unsigned long long>(a6);
   if (::ptrace(PTRACE_SETREGS, pid_, nullptr, &r) != 0) fail_errno("PTRACE_SETREGS");
   for (;;) {
+    maps_may_change();
     if (::ptrace(PTRACE_SINGLESTEP, pid_, nullptr, nullptr) != 0) fail_errno("PTRACE_SINGLESTEP");
     int status = 0;
     pid_t w;

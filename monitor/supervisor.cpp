@@ -20,6 +20,7 @@
 
 #include "ckpt/checkpoint.h"
 #include "monitor/crash_report.h"
+#include "monitor/memory_map.h"
 #include "monitor/remote_syscall.h"
 #include "protocol.h"
 #include "util/error.h"
@@ -195,6 +196,7 @@ void Supervisor::set_at_random(const std::array<uint8_t, 16>& bytes) {
 }
 
 void Supervisor::resume(pid_t tid, int sig) {
+  maps_may_change();
   if (::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<long>(sig))) != 0) {
     if (errno == ESRCH) return;  // killed meanwhile (SIGKILL): its exit status comes next
     fail_errno("PTRACE_CONT");
@@ -353,6 +355,7 @@ void Supervisor::on_event_stop(pid_t tid, int event) {
     CAPE_LOG_AT(debug, "monitor") << "thread " << c << " started";
   } else if (event == PTRACE_EVENT_EXEC) {
     // The program replaced itself: whatever was tracked belongs to a gone image.
+    maps_cache_for(0);
     tracee_ = std::make_unique<Tracee>(pid_);  // /proc/PID/mem of the old image writes nothing
     server_.new_image(pid_);
     if (opt_.at_random) set_at_random(*opt_.at_random);
@@ -387,6 +390,9 @@ void Supervisor::on_signal_stop(pid_t tid, int sig) {
     }
   }
   threads_.insert(tid);
+  // The maps are read once per stop while the program has one thread; with more, another
+  // thread may map something while this one is stopped.
+  maps_cache_for(threads_.size() == 1 ? pid_ : 0);
   CAPE_LOG_AT(debug, "monitor") << "thread " << tid << " signal " << sig << " code " << si.si_code
                                 << " addr " << si.si_addr;
   if (sig == SIGTRAP && si.si_code == SI_KERNEL) {

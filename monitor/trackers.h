@@ -83,6 +83,7 @@ class UffdTracker final : public DirtyTracker {
   void start(const StoppedThread& t, const std::vector<Area>& areas) override;
   void collect(const StoppedThread& t, const PageVisitor& visit) override;
   void stop(const StoppedThread& t) override;
+  std::optional<Changes> take_changes(const StoppedThread& t, const std::vector<Area>& areas) override;
 
   // Counters for the bench and the debug log: start()'s work.
   uint64_t start_bytes_read = 0;     // read from the program (new, written or unprotected)
@@ -113,12 +114,12 @@ class UffdTracker final : public DirtyTracker {
   struct Span {
     uint64_t start, end;
   };
-  enum class Scan { written, holes, populated, present };
+  enum class Scan { written, written_peek, holes, populated, present };
   void open_uffd(const StoppedThread& t);
   void start_whole(const StoppedThread& t, const std::vector<Area>& areas);
   void start_kept(const StoppedThread& t, const std::vector<Area>& areas);
   // PAGEMAP_SCAN of [start, end), regions appended to `out`: `written` pages (protected again
-  // by the scan), `holes` (no page table entry at all), `populated` pages (present or
+  // by the scan; `written_peek`: left as they are), `holes` (no page table entry at all), `populated` pages (present or
   // swapped out, or a uffd-wp marker) or `present` ones. False when part of the range is
   // not registered with WP_ASYNC (`written`, `holes`: nothing reliable said) or unmapped.
   bool scan(uint64_t start, uint64_t end, Scan what, std::vector<Span>& out);
@@ -144,6 +145,8 @@ class UffdTracker final : public DirtyTracker {
   std::map<uint64_t, Seg> segs_;  // by start
   IntervalSet not_here_;          // set_not_here()
   std::vector<Spare> spares_;
+  // Pages whose written marks a scan cleared (start(), collect()) since take_changes().
+  IntervalSet cleared_;
 };
 
 

@@ -46,6 +46,7 @@
 #include <thread>
 
 #include "monitor/interval_set.h"
+#include "monitor/memory_map.h"
 #include "monitor/remote_syscall.h"
 #include "monitor/trackers.h"
 #include "protocol.h"
@@ -165,6 +166,7 @@ void UffdTracker::arm(uint64_t start, uint64_t end, bool do_register) {
     uffdio_register reg{};
     reg.range = {start, end - start};
     reg.mode = UFFDIO_REGISTER_MODE_WP;
+    maps_may_change();  // splits the mappings at the range's ends
     if (::ioctl(uffd_.get(), UFFDIO_REGISTER, &reg) != 0) fail_errno("UFFDIO_REGISTER");
   }
   uffdio_writeprotect wp{};
@@ -186,6 +188,10 @@ bool UffdTracker::scan(uint64_t start, uint64_t end, Scan what, std::vector<Span
     switch (what) {
       case Scan::written:  // and protect them again
         arg.flags = kScanWpMatching | kScanCheckWpAsync;
+        arg.category_mask = arg.return_mask = kPageIsWritten;
+        break;
+      case Scan::written_peek:
+        arg.flags = kScanCheckWpAsync;
         arg.category_mask = arg.return_mask = kPageIsWritten;
         break;
       case Scan::holes:  // neither present nor swapped nor a marker
@@ -426,6 +432,7 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
   // protected them, and refresh_original() gives their copy when one is fetched.
   IntervalSet r = IntervalSet::of(std::move(read)).minus(not_here_);
   IntervalSet z = IntervalSet::of(std::move(zero)).minus(r).minus(not_here_);
+  cleared_ = cleared_.unite(r).unite(z);  // everything refreshed may have changed
   uint64_t before = start_bytes_read + start_bytes_zeroed;
   fill(t, r, z);
   for (auto [s, e] : cover) start_bytes_kept += e - s;
@@ -513,6 +520,11 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
     w.whole = !scan(g.start, g.end, Scan::written, w.spans);
     if (w.whole) w.spans.assign(1, Span{g.start, g.end});
     if (w.spans.empty()) continue;
+    if (keep_) {
+      std::vector<IntervalSet::Interval> c;
+      for (const Span& x : w.spans) c.emplace_back(x.start, x.end);
+      cleared_ = cleared_.unite(IntervalSet::of(std::move(c)));
+    }
     for (const Span& x : w.spans) written_bytes += x.end - x.start;
     all.push_back(std::move(w));
   }
@@ -564,8 +576,30 @@ void UffdTracker::stop(const StoppedThread& t) {
         CAPE_LOG_AT(warn, "monitor") << "UFFDIO_UNREGISTER: " << strerror(errno);
     }
   }
+  maps_may_change();
   for (auto& [key, g] : segs_) drop(g);
   segs_.clear();
+}
+
+// Written marks are cleared only by start()'s and collect()'s scans, which add what they
+// cleared to cleared_; so what was written since the previous call is cleared_ and what is
+// marked now. Holes (pages dropped, MADV_DONTNEED) count as changed. An area with a part not
+// registered (mapped since) is not covered. Only while the registration is kept (keep_).
+std::optional<DirtyTracker::Changes> UffdTracker::take_changes(const StoppedThread& t,
+                                                               const std::vector<Area>& areas) {
+  (void)t;
+  if (!keep_ || !uffd_.valid()) return std::nullopt;
+  std::vector<IntervalSet::Interval> changed, covered;
+  std::vector<Span> spans;
+  for (const Area& a : areas) {
+    spans.clear();
+    if (!scan(a.start, a.end, Scan::written_peek, spans) || !scan(a.start, a.end, Scan::holes, spans)) continue;
+    covered.emplace_back(a.start, a.end);
+    for (const Span& x : spans) changed.emplace_back(x.start, x.end);
+  }
+  Changes c{cleared_.unite(IntervalSet::of(std::move(changed))), IntervalSet::of(std::move(covered))};
+  cleared_ = IntervalSet();
+  return c;
 }
 
 }  // namespace cape::monitor

@@ -8,12 +8,14 @@ void Node::heartbeat_loop() {
   const int64_t interval = std::chrono::duration_cast<std::chrono::nanoseconds>(opt_.heartbeat).count();
   std::unique_lock lk(mu_);
   while (!stopping_) {
-    cv_.wait_for(lk, opt_.heartbeat);
+    // Its own condition: cv_ is notified at every arrival, which would wake this thread too.
+    heartbeat_cv_.wait_for(lk, opt_.heartbeat);
     if (stopping_) break;
     std::vector<Peer*> due;
     int64_t now = now_ns();
     for (auto& p : peers_)
-      if (p && p->joined && !p->closed && now - p->last_send_ns >= interval) due.push_back(p.get());
+      if (p && p->joined && !p->closed && (now - p->last_send_ns >= interval || p->frames_waiting))
+        due.push_back(p.get());
     lk.unlock();
     for (Peer* p : due) p->heartbeat(opt_.timeout);
     lk.lock();

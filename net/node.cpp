@@ -70,6 +70,7 @@ Node::~Node() {
     stopping_ = true;
   }
   cv_.notify_all();
+  heartbeat_cv_.notify_all();
   if (wake_wr_.valid()) {
     char c = 1;
     // A full pipe already wakes the acceptor; nothing else can go wrong here.

@@ -220,6 +220,7 @@ class Node {
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
+  std::condition_variable heartbeat_cv_;  // the heartbeat thread's: notified when stopping
   Mailboxes mail_;  // guarded by mu_
   std::map<uint64_t, std::vector<std::pair<int, std::vector<uint8_t>>>> states_;  // guarded by mu_
   LockService locks_;  // master; guarded by mu_

@@ -25,7 +25,7 @@ void Node::set_region(const std::string& where) {
     }
     PayloadWriter w;
     w.str(where);
-    m.send_small(FrameType::region, w.buffer(), opt_.timeout);
+    m.later(FrameType::region, w.buffer());
   }
 }
 
@@ -69,8 +69,7 @@ void Node::report_state(uint64_t begin, const std::vector<uint8_t>& digest) {
   PayloadWriter w;
   w.u64(begin);
   w.bytes(digest);
-  IoResult r = m.send(FrameType::state, {std::array<iovec, 1>{iov_of(w.buffer().data(), w.buffer().size())}}, opt_.timeout);
-  if (!r.ok()) CAPE_LOG_AT(info, "net") << "sending the memory digest to the master: " << r.describe();
+  m.later(FrameType::state, w.buffer());  // before this slave's part, which the master compares after
 }
 
 std::vector<std::pair<int, std::vector<uint8_t>>> Node::states(uint64_t begin) {

@@ -19,6 +19,7 @@ std::string seconds(std::chrono::milliseconds ms) {
 
 IoResult Peer::send(FrameType type, std::span<const iovec> parts, std::chrono::milliseconds stall) {
   std::unique_lock sl(send_mu);
+  if (frames_waiting) send_waiting(stall);
   IoResult r = write_frame(fd.get(), type, parts, stall, next_seal());
   last_send_ns = now_ns();
   uint64_t n = 0;
@@ -36,9 +37,39 @@ void Peer::send_small(FrameType type, const std::vector<uint8_t>& payload, std::
   }
 }
 
+void Peer::later(FrameType type, std::vector<uint8_t> payload) {
+  std::unique_lock sl(send_mu);
+  if (type == FrameType::region)
+    for (auto& [t, p] : waiting)
+      if (t == FrameType::region) {
+        p = std::move(payload);
+        return;
+      }
+  waiting.emplace_back(type, std::move(payload));
+  frames_waiting = true;
+}
+
+// send_mu held.
+void Peer::send_waiting(std::chrono::milliseconds stall) {
+  frames_waiting = false;
+  for (auto& [type, payload] : waiting) {
+    iovec v = iov_of(payload.data(), payload.size());
+    IoResult r = write_frame(fd.get(), type, {&v, 1}, stall, next_seal());
+    last_send_ns = now_ns();
+    bytes_out.fetch_add(payload.size(), std::memory_order_relaxed);
+    frames_out.fetch_add(1, std::memory_order_relaxed);
+    if (!r.ok()) CAPE_LOG_AT(info, "net") << "sending " << to_string(type) << " to node " << rank << ": " << r.describe();
+  }
+  waiting.clear();
+}
+
 void Peer::heartbeat(std::chrono::milliseconds stall) {
   std::unique_lock sl(send_mu, std::try_to_lock);
   if (!sl.owns_lock()) return;
+  if (frames_waiting) {
+    send_waiting(stall);
+    return;
+  }
   IoResult r = write_frame(fd.get(), FrameType::heartbeat, {}, stall, next_seal());
   last_send_ns = now_ns();
   if (!r.ok()) {

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "net/frame.h"
@@ -48,6 +49,7 @@ struct Peer {
   // sequence numbers: send_seq under send_mu, the others the reader's.
   FrameKeys keys;
   uint64_t send_seq = 0, recv_seq = 0, recv_broadcast = 0;
+  std::vector<std::pair<FrameType, std::vector<uint8_t>>> waiting;  // later()'s, under send_mu
 
   // The seal of the next frame to this peer; send_mu held.
   Seal next_seal() { return Seal{&keys.send, keys.send_stream, ++send_seq, keys.encrypt}; }
@@ -59,10 +61,22 @@ struct Peer {
   IoResult send(FrameType type, std::span<const iovec> parts, std::chrono::milliseconds stall);
   // A small control frame; a failure is only logged (the reader notices a dead peer).
   void send_small(FrameType type, const std::vector<uint8_t>& payload, std::chrono::milliseconds stall);
-  // A heartbeat unless a writer holds send_mu (its bytes already prove we are alive).
+  // A heartbeat unless a writer holds send_mu (its bytes already prove we are alive); a
+  // frame waiting to go out (later()) is sent instead.
   void heartbeat(std::chrono::milliseconds stall);
+  // A small frame the far end needs only before the next one: sent, in order, before the
+  // next frame to this peer or at the next heartbeat tick, whichever comes first; a region
+  // report replaces one still waiting. Issue 14: a slave reported its region at every
+  // exchange call and its digest at every region's begin (5 frames per region, each waking
+  // the master's reader in the middle of its work), while the master reads the region only
+  // when that slave fails and the digest after the slave's part (which follows it).
+  void later(FrameType type, std::vector<uint8_t> payload);
+  std::atomic<bool> frames_waiting{false};
   // "node 2 (host, pid 123)", "node 0 (the master at host)"; the Node's mutex held.
   std::string who() const;
+
+ private:
+  void send_waiting(std::chrono::milliseconds stall);
 };
 
 }  // namespace cape::net
