@@ -56,7 +56,11 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
   // two steps here, in one there): neighbours of one kind are one part.
   std::vector<Area> joined;
   for (const Area& a : tracked) {
-    if (!joined.empty() && joined.back().end == a.start && joined.back().kind == a.kind)
+    // (A piece of .bss split off by a userfaultfd registration, --sync lazy's, reads as
+    // anonymous memory: .bss and anonymous neighbours are one part too.)
+    auto anonymous = [](Area::Kind k) { return k == Area::bss || k == Area::anon; };
+    if (!joined.empty() && joined.back().end == a.start &&
+        (joined.back().kind == a.kind || (anonymous(joined.back().kind) && anonymous(a.kind))))
       joined.back().end = a.end;
     else
       joined.push_back(a);
@@ -101,6 +105,11 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
     }
     if (!pagemap.valid() || !populated_ranges(pagemap.get(), page_down(a.start), a.end, populated))
       populated = {{a.start, a.end}};
+    // What counts as zeros is not read at all (--sync lazy: a page not fetched yet would be).
+    if (!zeroed.empty()) {
+      IntervalSet keep = IntervalSet::of(std::move(populated)).minus(zeroed);
+      populated.assign(keep.begin(), keep.end());
+    }
     auto next = populated.begin();
     for (uint64_t c = a.start; c < a.end; c += p.chunk) {
       uint64_t ce = std::min(a.end, c + p.chunk);

@@ -25,7 +25,8 @@ namespace {
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t kMaxAhead = 64;  // pages per fetch, at most
 // The page list rides in the checkpoint as a run at address 0 (no program memory is there):
-// this magic, then [start, end) pairs.
+// this magic, the number n of this slave's [start, end) pairs, them, then the pairs of every
+// page the merge published (for the determinism check).
 constexpr uint64_t kListMagic = 0x595a414c45504143;  // "CAPELAZY"
 
 
@@ -79,6 +80,17 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
   std::vector<uint64_t> lazy;
   for (uint64_t p : pages)
     if (!eager.count(p)) lazy.push_back(p);
+  std::vector<uint64_t> published;  // [start, end) pairs
+  for (uint64_t p : lazy)
+    if (!published.empty() && published.back() == p)
+      published.back() = p + kPage;
+    else
+      published.push_back(p), published.push_back(p + kPage);
+  {
+    std::vector<IntervalSet::Interval> v;
+    for (size_t i = 0; i < published.size(); i += 2) v.emplace_back(published[i], published[i + 1]);
+    ever_lazy_ = ever_lazy_.unite(IntervalSet::of(std::move(v)));
+  }
   std::vector<uint8_t> bytes;
   for (size_t i = 0; i < lazy.size();) {
     size_t j = i + 1;
@@ -100,16 +112,18 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
       auto w = owner_.find(p);
       return w == owner_.end() || w->second != s;  // s's own writes are there already
     };
-    std::vector<uint64_t> list{kListMagic};
+    std::vector<uint64_t> list{kListMagic, 0};
     for (uint64_t p : lazy) {
       auto it = owner_.find(p);
       if (it != owner_.end() && it->second == s) continue;  // only s wrote it: valid there
       if (hot.count(p)) continue;                            // travels below
-      if (list.size() > 1 && list.back() == p)
+      if (list.size() > 2 && list.back() == p)
         list.back() = p + kPage;
       else
         list.push_back(p), list.push_back(p + kPage);
     }
+    list[1] = (list.size() - 2) / 2;
+    list.insert(list.end(), published.begin(), published.end());
     ckpt::Checkpoint out = merged.header();
     out.append(0, {reinterpret_cast<const uint8_t*>(list.data()), list.size() * 8}, 0);
     for (const ckpt::Run& r : merged.runs) {
@@ -137,17 +151,20 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
 void LazySync::received(const std::string& name, ckpt::Checkpoint& ck) {
   if (ck.runs.empty() || ck.runs.front().address != 0) return;
   std::span<const uint8_t> d = ck.data(ck.runs.front());
-  if (d.size() < 8 || d.size() % 16 != 8 || ckpt::load64(d.data()) != kListMagic)
+  if (d.size() < 16 || d.size() % 16 != 0 || ckpt::load64(d.data()) != kListMagic ||
+      ckpt::load64(d.data() + 8) > (d.size() - 16) / 16)
     throw UserError("--sync=lazy: checkpoint '" + name + "' has a malformed page list (the nodes run different cape versions?)");
-  std::vector<IntervalSet::Interval> list;
-  for (size_t o = 8; o < d.size(); o += 16) {
+  uint64_t mine = ckpt::load64(d.data() + 8);
+  std::vector<IntervalSet::Interval> list, published;
+  for (size_t o = 16, i = 0; o < d.size(); o += 16, i++) {
     uint64_t s = ckpt::load64(d.data() + o), e = ckpt::load64(d.data() + o + 8);
     if (s % kPage || e % kPage || e <= s)
       throw UserError("--sync=lazy: checkpoint '" + name + "' lists a page range that is not one");
-    list.emplace_back(s, e);
+    (i < mine ? list : published).emplace_back(s, e);
   }
   ck.runs.erase(ck.runs.begin());
   lists_[name] = std::move(list);
+  ever_lazy_ = ever_lazy_.unite(IntervalSet::of(std::move(published)));
 }
 
 void LazySync::before_inject(const ckpt::Checkpoint& ck) {

@@ -87,6 +87,9 @@ class LazySync {
     return invalid_;
   }
   const LazyStats& stats() const { return stats_; }
+  // Every page a merge ever published (the same set on every node): the determinism check
+  // counts them as zeros, since a slave may not hold them yet.
+  const IntervalSet& ever_lazy() const { return ever_lazy_; }
 
  private:
   void handler_loop();
@@ -104,6 +107,7 @@ class LazySync {
   // Master: by slave, the pages it ever fetched: its working set, which then travels eagerly
   // to it (a stencil's halo, a vector every slave reads): no fetch, only the changed words.
   std::map<int, std::unordered_set<uint64_t>> hot_;
+  IntervalSet ever_lazy_;
   // Slave.
   std::map<std::string, std::vector<IntervalSet::Interval>> lists_;  // by checkpoint name
   std::mutex mu_;                 // the invalid set, fetching, the refreshes

@@ -380,9 +380,7 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
   places_.set_region_site(site);
   if (ex_) ex_->region_begun(begins_);
   if (trace_) moved_.site = site;
-  // --sync=lazy: a slave's memory holds pages not fetched yet, which differ from the master's
-  // until its program touches them: no digest to compare (docs/monitor.md).
-  if (ex_ && size_ > 1 && !lazy_) {
+  if (ex_ && size_ > 1) {
     // Not the stack: its unused bytes (a local not yet written, the slots of a call made on
     // one node only) legitimately differ between nodes.
     std::vector<Area> areas = space_.tracked(boundary);
@@ -391,7 +389,10 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
     // Only what may have changed since the previous region's begin is read again, when the
     // tracker can say (uffd; determinism.h).
     std::optional<DirtyTracker::Changes> ch = window_.tracker().take_changes(st, areas);
-    const IntervalSet& zeroed = sharing_.threadprivate_ranges();
+    // --sync=lazy: pages a merge published may not be here yet on a slave; every node counts
+    // them as zeros (docs/monitor.md, "Lazy synchronisation").
+    const IntervalSet zeroed =
+        lazy_ ? sharing_.threadprivate_ranges().unite(lazy_->ever_lazy()) : sharing_.threadprivate_ranges();
     IntervalSet dirty;
     const bool incremental = ch && last_digest_ && last_zeroed_ == zeroed;
     if (incremental) {
