@@ -182,24 +182,9 @@ void LazySync::before_inject(const ckpt::Checkpoint& ck) {
   }
 }
 
-// As the uffd tracker does (uffd_tracker.cpp): made in the program, taken with pidfd_getfd.
+// Its own userfaultfd, made in the program and taken as the uffd tracker takes its (remote_syscall.h).
 void LazySync::open_own_uffd(const StoppedThread& st) {
-  pid_t pid = st.tracee.pid();
-  AutoRemoteSyscalls remote(pid, st.tid, st.gadget);
-  long remote_fd = remote.syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-  if (remote_fd < 0) {
-    errno = static_cast<int>(-remote_fd);
-    throw UserError(errno_message("--sync=lazy: userfaultfd(2) in the program failed") + " (run with --sync=eager)");
-  }
-  util::ScopedFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-  if (!pidfd.valid()) fail_errno("pidfd_open");
-  uffd_.reset(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), remote_fd, 0)));
-  int saved = errno;
-  long closed = remote.syscall(SYS_close, remote_fd);
-  errno = saved;
-  if (!uffd_.valid()) fail_errno("pidfd_getfd (taking the program's userfaultfd)");
-  if (closed < 0) fail_errno("close in the tracee");
-  remote.restore();
+  uffd_.reset(take_userfaultfd_of(st.tracee.pid(), st.tid, st.gadget, "--sync=lazy", "run with --sync=eager"));
   uffdio_api api{};
   api.api = UFFD_API;
   if (::ioctl(uffd_.get(), UFFDIO_API, &api) != 0) fail_errno("UFFDIO_API");

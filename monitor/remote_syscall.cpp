@@ -1,5 +1,6 @@
 #include "monitor/remote_syscall.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -9,7 +10,9 @@
 #include <cerrno>
 
 #include "monitor/memory_map.h"
+#include "util/error.h"
 #include "util/log.h"
+#include "util/scoped_fd.h"
 
 namespace cape::monitor {
 
@@ -106,6 +109,28 @@ user_regs_struct AutoRemoteSyscalls::wait_for_trap(uint64_t trap_rip) {
     maps_may_change();
   if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) fail_errno("PTRACE_CONT (remote syscall)");
   }
+}
+
+int take_userfaultfd_of(pid_t pid, pid_t tid, uint64_t gadget, const std::string& who, const std::string& instead) {
+  AutoRemoteSyscalls remote(pid, tid, gadget);
+  long remote_fd = remote.syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+  if (remote_fd < 0) {
+    errno = static_cast<int>(-remote_fd);
+    throw UserError(errno_message(who + ": userfaultfd(2) in the program failed") + " (" + instead + ")");
+  }
+  util::ScopedFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (!pidfd.valid()) fail_errno("pidfd_open");
+  int fd = static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), remote_fd, 0));
+  int saved = errno;
+  long closed = remote.syscall(SYS_close, remote_fd);
+  errno = saved;
+  if (fd < 0) fail_errno("pidfd_getfd (taking the program's userfaultfd)");
+  if (closed < 0) {
+    ::close(fd);
+    fail_errno("close in the tracee");
+  }
+  remote.restore();
+  return fd;
 }
 
 }  // namespace cape::monitor

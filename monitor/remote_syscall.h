@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "monitor/tracee.h"
@@ -94,5 +95,11 @@ class AutoRemoteSyscalls {
   std::vector<int> deferred_signals_;
   static inline uint64_t count_ = 0;
 };
+
+// A userfaultfd made inside the program (so that it serves the program's memory) and taken
+// into the monitor with pidfd_getfd; the program's own descriptor is closed again. `who`
+// names the user's option in the error ("--tracker uffd"), `instead` what to run instead.
+// Returns the monitor's descriptor (the caller owns it).
+int take_userfaultfd_of(pid_t pid, pid_t tid, uint64_t gadget, const std::string& who, const std::string& instead);
 
 }  // namespace cape::monitor

@@ -85,25 +85,7 @@ UffdTracker::UffdTracker(pid_t pid, const TrackerOptions& o)
       keep_(o.uffd_keep) {}
 
 void UffdTracker::open_uffd(const StoppedThread& t) {
-  long remote_fd;
-  {
-    AutoRemoteSyscalls remote(pid_, t.tid, t.gadget);
-    remote_fd = remote.syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-    if (remote_fd < 0) {
-      errno = static_cast<int>(-remote_fd);
-      throw UserError(errno_message("--tracker uffd: userfaultfd(2) in the program failed") +
-                      " (try --tracker mprotect)");
-    }
-    util::ScopedFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0)));
-    if (!pidfd.valid()) fail_errno("pidfd_open");
-    uffd_.reset(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), remote_fd, 0)));
-    int saved = errno;
-    long closed = remote.syscall(SYS_close, remote_fd);
-    errno = saved;
-    if (!uffd_.valid()) fail_errno("pidfd_getfd (taking the program's userfaultfd)");
-    if (closed < 0) fail_errno("close in the tracee");
-    remote.restore();
-  }
+  uffd_.reset(take_userfaultfd_of(pid_, t.tid, t.gadget, "--tracker uffd", "try --tracker mprotect"));
   uffdio_api api{};
   api.api = UFFD_API;
   api.features = UFFD_FEATURE_WP_ASYNC | UFFD_FEATURE_WP_UNPOPULATED;
