@@ -79,6 +79,13 @@ std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret
     (void)write_frame(fd, FrameType::refused, {&v, 1}, std::chrono::milliseconds(200));
     return std::nullopt;
   };
+  if (r.status == IoStatus::timeout) {
+    // A slave slow to answer (a loaded machine) is not refused: it sees the connection close
+    // and tries again (join_master's HandshakeLost); a refusal would end its join for good.
+    CAPE_LOG_AT(warn, "net") << "connection from " << addr << " dropped: no authentication within the handshake's "
+                             << timeout.count() << " ms";
+    return std::nullopt;
+  }
   if (!r.ok()) return refuse("no valid authentication (" + r.describe() + ")");
   if (f.type != FrameType::auth) return refuse(std::string("expected auth, got ") + to_string(f.type));
   PayloadReader in(f.payload);

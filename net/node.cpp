@@ -78,10 +78,34 @@ Node::~Node() {
       CAPE_LOG_AT(warn, "net") << errno_message("wake acceptor");
     }
   }
-  for (auto& p : peers_)
-    if (p && p->fd.valid()) ::shutdown(p->fd.get(), SHUT_RDWR);  // wakes its reader
+  // How the connections end (issue 16, item 13). A socket closed with bytes unread makes the
+  // kernel reset the connection, and so does one shut for reading when more bytes arrive;
+  // a reset drops what this node had not sent yet: its last frames (its part, its exit
+  // report) for a peer that was slow to read (a loaded machine), which then read a
+  // truncated frame. So: the FIN goes after whatever is queued, the readers go on reading
+  // until every peer has all of it (at once on an idle link; bounded by the silence bound
+  // for a slow peer, by the abort's once the job has failed: a stopped peer reads nothing),
+  // and only then are they woken and the sockets closed. A reset after that loses nothing:
+  // the peer reads what it received before it.
+  // No frame is cut short by it: the heartbeats stop first, and a writer under way (a
+  // reader answering a page request) ends its frame.
   if (acceptor_.joinable()) acceptor_.join();
   if (heartbeat_.joinable()) heartbeat_.join();
+  std::vector<int> fds;
+  for (auto& p : peers_)
+    if (p && p->fd.valid()) {
+      std::unique_lock sl(p->send_mu, std::defer_lock);
+      (void)sl.try_lock_for(opt_.timeout);  // a writer stuck on a stalled peer gives up by then
+      ::shutdown(p->fd.get(), SHUT_WR);
+      fds.push_back(p->fd.get());
+    }
+  bool failed;
+  {
+    std::lock_guard lk(mu_);
+    failed = failing_ || failure_.has_value();
+  }
+  wait_until_delivered(fds, failed ? std::chrono::milliseconds(500) : opt_.timeout);
+  for (int fd : fds) ::shutdown(fd, SHUT_RD);  // wakes its reader
   for (auto& p : peers_)
     if (p && p->reader.joinable()) p->reader.join();
   CAPE_LOG_AT(info, "traffic") << [&] {
@@ -234,9 +258,15 @@ void Node::connect_to_master() {
     util::ScopedFd fd = connect_tcp(opt_.master, std::max(left, std::chrono::milliseconds(0)), opt_.cancelled);
     set_nonblocking(fd.get());
     set_nodelay(fd.get());
+    // The master bounds its side of the handshake by `timeout` from its accept, which a loaded
+    // master reaches late (the connection waits in its listen queue meanwhile): the slave
+    // waits for its answers until the join deadline. With a deadline of its own, `timeout`
+    // from its connect, a slave hung up just before the master's auth_ok: the master had it
+    // joined and then lost it, and its next try was refused (issue 16, item 13).
+    auto wait = std::max(opt_.timeout, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                           deadline - std::chrono::steady_clock::now()));
     try {
-      FrameKeys keys =
-          join_master(fd.get(), addr, opt_.secret, {opt_.rank, opt_.size, opt_.label, opt_.job}, opt_.timeout);
+      FrameKeys keys = join_master(fd.get(), addr, opt_.secret, {opt_.rank, opt_.size, opt_.label, opt_.job}, wait);
       {
         std::lock_guard lk(mu_);
         m.keys = keys;

@@ -151,6 +151,25 @@ void set_nodelay(int fd) {
     throw UserError(errno_message("setsockopt TCP_NODELAY"));
 }
 
+void wait_until_delivered(std::span<const int> fds, std::chrono::milliseconds bound) {
+  const auto deadline = Clock::now() + bound;
+  // Delivered: our FIN was acknowledged (FIN_WAIT2, TIME_WAIT), or the connection is gone
+  // (CLOSE: reset, or never connected). No event says "acknowledged", so the state is read
+  // every millisecond up to the bound (on loopback the first look usually finds it done).
+  auto delivered = [](int fd) {
+    tcp_info ti{};
+    socklen_t len = sizeof ti;
+    if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0) return true;  // not TCP: nothing to wait for
+    return ti.tcpi_state == TCP_FIN_WAIT2 || ti.tcpi_state == TCP_TIME_WAIT || ti.tcpi_state == TCP_CLOSE;
+  };
+  for (;;) {
+    bool all = true;
+    for (int fd : fds) all = all && delivered(fd);
+    if (all || Clock::now() >= deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 namespace {
 void on_sigpipe(int) {}
 }  // namespace

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 
 #include "util/scoped_fd.h"
@@ -30,6 +31,13 @@ util::ScopedFd connect_tcp(const HostPort& hp, std::chrono::milliseconds deadlin
 std::string peer_name(int fd);
 void set_nonblocking(int fd);
 void set_nodelay(int fd);
+
+// Waits until the far end of each TCP socket in `fds` has acknowledged every byte sent on
+// it, its FIN included (call after shutdown(SHUT_WR)), or until `bound` passes. Closing a
+// socket that still holds unread bytes makes the kernel reset the connection, and a reset
+// drops whatever this end had not sent yet (issue 16, item 13): closing only after this
+// keeps a node's last frames (its part, its exit report) for a peer that is slow to read.
+void wait_until_delivered(std::span<const int> fds, std::chrono::milliseconds bound);
 
 // SIGPIPE is caught by a handler that does nothing: a write to a closed pipe or socket fails
 // with EPIPE instead of killing this process. A handler, not SIG_IGN: exec resets caught
