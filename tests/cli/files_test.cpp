@@ -274,11 +274,18 @@ TEST_F(Files, ProgramKilledUnderTheMonitorEndsWith137) {
     Outcome r = run({CAPE_BINARY, "monitor", "--", BIG_CKPT, "128", "40"}, 120s, [&](pid_t pid) {
       monitor_pid = pid;
       killer = std::thread([pid, delay] {
+        // The program is the monitor's child; the delay counts from its start (on a loaded
+        // machine the monitor took longer than the delay to start it, which then ran to its end).
+        auto child = [pid] {
+          std::ifstream kids("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
+          pid_t c = 0;
+          return kids >> c ? c : pid_t{0};
+        };
+        for (auto until = std::chrono::steady_clock::now() + 30s;
+             child() <= 0 && std::chrono::steady_clock::now() < until;)
+          std::this_thread::sleep_for(5ms);
         std::this_thread::sleep_for(delay);
-        // The program is the monitor's child.
-        std::ifstream kids("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
-        pid_t child = 0;
-        if (kids >> child && child > 0) ::kill(child, SIGKILL);
+        if (pid_t c = child(); c > 0) ::kill(c, SIGKILL);
       });
     });
     killer.join();

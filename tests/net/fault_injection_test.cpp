@@ -152,6 +152,11 @@ TEST(FaultInjection, ASlavesProgramKilledWhileItsMonitorWaitsIsReportedAsKilled)
     Proc p = Proc::start({CAPE_BIN, "run", "-n", "3", "--timeout", "3", "--output-dir", d.path + "/logs", "--",
                           FIG3, "3", "250", token},
                          d.path);
+    // The delay counts from the slave's program's start: on a loaded machine the job takes
+    // longer to get there (with load average ~30 no delay hit it when counted from cape run).
+    for (auto until = std::chrono::steady_clock::now() + 10s;
+         find(Who::slave_program, token) <= 0 && std::chrono::steady_clock::now() < until;)
+      std::this_thread::sleep_for(10ms);
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
     pid_t master = find(Who::master_node, token), program = find(Who::slave_program, token);
     if (master > 0) ::kill(master, SIGSTOP);
