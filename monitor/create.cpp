@@ -60,17 +60,13 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
     }
   }
   fresh_diff.finish();
-  ckpt::Checkpoint all;
-  append_merged(all, tracked, fresh);
 
-  // 3. Data sharing (002 Sect. 4.3).
-  ckpt::Checkpoint kept = clip_to(all, sharing.travels(areas_now, side.rank == 0));
-  ckpt::Checkpoint saved = sharing.saved_values(st.tracee, ts, side.rank);
-  ckpt::Checkpoint out;
+  // 3. Data sharing (002 Sect. 4.3). (Moved, not copied, where nothing is cut or added.)
+  ckpt::Checkpoint kept = clip_to(joined(std::move(tracked), std::move(fresh)), sharing.travels(areas_now, side.rank == 0));
+  ckpt::Checkpoint out = joined(std::move(kept), sharing.saved_values(st.tracee, ts, side.rank));
   out.kind = ckpt::Kind::delta;
   out.timestamp = ts;
   out.mappings = std::move(map_changed);
-  append_merged(out, kept, saved);
   return out;
 }
 

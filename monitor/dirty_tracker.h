@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "ckpt/checkpoint.h"
 #include "monitor/interval_set.h"
 #include "monitor/memory_map.h"
 #include "monitor/tracee.h"
@@ -108,6 +109,18 @@ class DirtyTracker {
   // make it writable and count it as written.
   virtual void before_write(const StoppedThread& t, uint64_t start, uint64_t end) {
     (void)t, (void)start, (void)end;
+  }
+  // Outside a window, the monitor is about to write checkpoint `c` (inject()): a tracker that
+  // keeps copies between windows may take the written bytes into its copies instead of
+  // reading the pages again at the next start() (issue 14: the merged result injected at
+  // every region's end made uffd's next start() copy it back). Returns the pages it will
+  // take; after the write, after_inject() with them.
+  virtual IntervalSet before_inject(const StoppedThread& t, const ckpt::Checkpoint& c) {
+    (void)t, (void)c;
+    return {};
+  }
+  virtual void after_inject(const StoppedThread& t, const ckpt::Checkpoint& c, const IntervalSet& pages) {
+    (void)t, (void)c, (void)pages;
   }
   // start()'s answer to the program (0; `inproc`: CAPE_INPROC_ARMED, it protects itself).
   virtual long start_answer() const { return 0; }

@@ -13,7 +13,12 @@ void write(const StoppedThread& st, const ckpt::Checkpoint& c, Window& window) {
   if (window.before_inject) window.before_inject(c);
   if (window.is_open())
     for (const ckpt::Run& r : c.runs) window.tracker().before_write(st, r.address, r.end());
+  // Between windows the tracker may keep its copies current from the checkpoint itself
+  // (not under --sync=lazy, whose invalid pages the tracker must not vouch for).
+  const bool take = !window.is_open() && !window.before_inject;
+  IntervalSet taken = take ? window.tracker().before_inject(st, c) : IntervalSet();
   injector::write_checkpoint(st.tracee.pid(), c);
+  if (!taken.empty()) window.tracker().after_inject(st, c, taken);
 }
 }  // namespace
 

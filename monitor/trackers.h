@@ -93,6 +93,10 @@ class UffdTracker final : public DirtyTracker {
   uint64_t start_areas_armed = 0;    // areas registered and protected whole
   double start_ms = 0;               // time in start()
 
+  IntervalSet before_inject(const StoppedThread& t, const ckpt::Checkpoint& c) override;
+  void after_inject(const StoppedThread& t, const ckpt::Checkpoint& c, const IntervalSet& pages) override;
+  uint64_t inject_bytes_taken = 0;   // injected pages whose copy took the checkpoint's bytes
+
   int userfaultfd() const override { return uffd_.valid() ? uffd_.get() : -1; }
   void refresh_original(uint64_t page, std::span<const uint8_t> bytes) override;
   void set_not_here(IntervalSet pages) override { not_here_ = std::move(pages); }

@@ -52,6 +52,7 @@
 #include "protocol.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/scoped_fd.h"
 
 // Debian 12's headers predate these (values from Linux 6.7 include/uapi).
 #ifndef UFFD_FEATURE_WP_UNPOPULATED
@@ -131,7 +132,8 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
                                 << " copies, " << ms << " ms (" << start_ms << " so far); so far "
                                 << start_bytes_read << " bytes read (" << start_bytes_fresh << " into fresh memory), "
                                 << start_bytes_zeroed << " zeros, " << start_bytes_kept << " kept, "
-                                << start_areas_armed << " areas armed";
+                                << start_areas_armed << " areas armed, " << inject_bytes_taken
+                                << " injected bytes taken into the copies";
 }
 
 void UffdTracker::refresh_original(uint64_t page, std::span<const uint8_t> bytes) {
@@ -561,6 +563,81 @@ void UffdTracker::stop(const StoppedThread& t) {
   maps_may_change();
   for (auto& [key, g] : segs_) drop(g);
   segs_.clear();
+}
+
+namespace {
+// Threads of `pid` (/proc/PID/stat's 20th field), 0 when it cannot be read.
+long threads_of(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  util::ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return 0;
+  char buf[1024];
+  ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
+  if (n <= 0) return 0;
+  buf[n] = 0;
+  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
+  for (int field = 2; p && field < 20; field++) p = std::strchr(p + 1, ' ');
+  return p ? std::strtol(p + 1, nullptr, 10) : 0;
+}
+}  // namespace
+
+// The pages of `c` whose copy is good now (in a segment, not written since the last scan,
+// not a hole, here under --sync=lazy) take its bytes after the write, and their written
+// marks (the write's own) are cleared again: the next start() does not read them. Only with
+// one thread: another thread's write between the peek here and after_inject()'s scan would
+// be lost (its mark cleared, its bytes in no copy).
+IntervalSet UffdTracker::before_inject(const StoppedThread& t, const ckpt::Checkpoint& c) {
+  (void)t;
+  if (!keep_ || !uffd_.valid() || segs_.empty() || c.runs.empty()) return {};
+  std::vector<IntervalSet::Interval> pages, have;
+  for (const ckpt::Run& r : c.runs) {
+    uint64_t s = page_down(r.address), e = page_up(r.end());
+    if (!pages.empty() && pages.back().second >= s)
+      pages.back().second = std::max(pages.back().second, e);
+    else
+      pages.emplace_back(s, e);
+  }
+  for (auto& [key, g] : segs_) have.emplace_back(g.start, g.end);
+  IntervalSet all = IntervalSet::of(std::move(pages));
+  IntervalSet want = all.minus(all.minus(IntervalSet::of(std::move(have)))).minus(not_here_);
+  if (want.empty() || threads_of(pid_) != 1) return {};
+  std::vector<IntervalSet::Interval> out;
+  std::vector<Span> spans;
+  for (auto [s, e] : want) {
+    spans.clear();
+    if (!scan(s, e, Scan::written_peek, spans) || !scan(s, e, Scan::holes, spans)) {
+      out.emplace_back(s, e);
+      continue;
+    }
+    for (const Span& x : spans) out.emplace_back(x.start, x.end);
+  }
+  return want.minus(IntervalSet::of(std::move(out)));
+}
+
+void UffdTracker::after_inject(const StoppedThread& t, const ckpt::Checkpoint& c, const IntervalSet& pages) {
+  (void)t;
+  for (const ckpt::Run& r : c.runs) {
+    if (!pages.overlaps(r.address, r.end())) continue;
+    c.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> bytes) {
+      const uint64_t end = a + bytes.size();
+      for (auto it = pages.first_ending_after(a); it != pages.end() && it->first < end; ++it) {
+        uint64_t lo = std::max(a, it->first), hi = std::min(end, it->second);
+        while (lo < hi) {  // segment by segment
+          auto sg = segs_.upper_bound(lo);
+          Seg& g = std::prev(sg)->second;  // before_inject() kept only pages inside one
+          uint64_t piece_end = std::min(hi, g.end);
+          std::memcpy(g.at(lo), bytes.data() + (lo - a), piece_end - lo);
+          g.touched = std::max<size_t>(g.touched, g.off + (page_up(piece_end) - g.start));
+          inject_bytes_taken += piece_end - lo;
+          lo = piece_end;
+        }
+      }
+    });
+  }
+  // The write marked them: clear the marks (and protect them again).
+  std::vector<Span> spans;
+  for (auto [s, e] : pages) scan(s, e, Scan::written, spans);
+  cleared_ = cleared_.unite(pages);  // changed, for take_changes()
 }
 
 // Written marks are cleared only by start()'s and collect()'s scans, which add what they
