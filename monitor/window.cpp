@@ -15,7 +15,6 @@ namespace cape::monitor {
 void Window::reset(std::unique_ptr<DirtyTracker> tracker) {
   tracker_ = std::move(tracker);
   open_ = false;
-  statm_fd_ = util::ScopedFd();  // a new image (exec): its statm opened again
 }
 
 void Window::open(const StoppedThread& st, std::vector<Area> areas, std::vector<ckpt::MapChange> map_state) {
@@ -39,19 +38,14 @@ void Window::close(const StoppedThread& st) {
   map_state_.clear();
 }
 
+namespace {
 // /proc/PID/statm's "size" (total pages) and "data" (data + stack pages); false when unread.
-bool Window::statm(pid_t pid, uint64_t& size, uint64_t& data) {
-  if (pid != statm_pid_ || !statm_fd_.valid()) {
-    std::string path = "/proc/" + std::to_string(pid) + "/statm";
-    statm_fd_ = util::ScopedFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    statm_pid_ = pid;
-  }
+bool statm(pid_t pid, uint64_t& size, uint64_t& data) {
+  std::string path = "/proc/" + std::to_string(pid) + "/statm";
+  util::ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   char buf[256];
-  ssize_t n = statm_fd_.valid() ? ::pread(statm_fd_.get(), buf, sizeof buf - 1, 0) : -1;
-  if (n <= 0) {
-    statm_fd_ = util::ScopedFd();  // opened again next time
-    return false;
-  }
+  ssize_t n = fd.valid() ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
+  if (n <= 0) return false;
   buf[n] = 0;
   unsigned long long v[6];
   if (std::sscanf(buf, "%llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) return false;
@@ -59,6 +53,7 @@ bool Window::statm(pid_t pid, uint64_t& size, uint64_t& data) {
   data = v[5];
   return true;
 }
+}  // namespace
 
 const std::vector<Mapping>& Window::maps_for_create(pid_t pid, bool may_reuse) {
   uint64_t size = 0, data = 0;

@@ -7,8 +7,6 @@
 //   window.close(st);              // stop()
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,7 +17,6 @@
 #include "ckpt/checkpoint.h"
 #include "monitor/dirty_tracker.h"
 #include "monitor/memory_map.h"
-#include "util/scoped_fd.h"
 
 namespace cape::monitor {
 
@@ -77,11 +74,6 @@ class Window {
   std::vector<Mapping> maps_;
   uint64_t maps_size_ = 0, maps_data_ = 0;  // statm when maps_ was read
   bool have_maps_ = false;
-  // /proc/PID/statm of statm_pid_, kept open: a pread is one syscall where open, read and
-  // close were three (of a critical entry's two statm reads).
-  util::ScopedFd statm_fd_;
-  pid_t statm_pid_ = 0;
-  bool statm(pid_t pid, uint64_t& size, uint64_t& data);
 };
 
 }  // namespace cape::monitor
