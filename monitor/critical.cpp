@@ -1,6 +1,7 @@
 #include "monitor/critical.h"
 
 #include <algorithm>
+#include <chrono>
 #include <span>
 #include <stdexcept>
 
@@ -12,6 +13,27 @@
 #include "util/log.h"
 
 namespace cape::monitor {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double us_since(Clock::time_point& t) {
+  Clock::time_point now = Clock::now();
+  double us = std::chrono::duration<double, std::micro>(now - t).count();
+  t = now;
+  return us;
+}
+}  // namespace
+
+void Criticals::report_times(int rank) const {
+  const Phases& p = phases_;
+  if (!p.enters) return;
+  double e = static_cast<double>(p.enters), x = static_cast<double>(p.exits ? p.exits : 1);
+  CAPE_LOG_AT(info, "calls") << "rank " << rank << ": " << p.enters << " lock entries (" << p.granted_writes
+                             << " grants with writes), us per entry: capture " << p.capture / e << ", grant wait "
+                             << p.grant_wait / e << ", inject " << p.inject / e << ", capture after it "
+                             << p.recapture / e << "; per exit: capture " << p.exit_capture / x << ", release "
+                             << p.release / x;
+}
 
 void Criticals::share(uint64_t addr, uint64_t size) {
   if (addr == 0 && size == 0) registered_ = true;  // the translator's "that is all"
@@ -124,19 +146,27 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
     throw UserError("critical section or lock '" + name + "' entered outside a parallel region's window");
   // What the program wrote so far is captured while the request travels (it must only come
   // before the grant is injected): a slave's uncontended entry overlaps it with the round trip.
-  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region(), wait, ticket,
-                                             [&] { attribute(capture(st, boundary), boundary); });
+  Clock::time_point t = Clock::now();
+  phases_.enters++;
+  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region(), wait, ticket, [&] {
+    attribute(capture(st, boundary), boundary);
+    phases_.capture += us_since(t);
+  });
+  phases_.grant_wait += us_since(t);
   if (grant.timestamp == 0) return false;  // busy (stamps start at 1)
+  const bool empty = grant.runs.empty() && grant.mappings.empty();
   uint64_t stamp = region_timestamp(window_.region()) + grant.timestamp;
   CAPE_LOG_AT(debug, "critical") << "enter '" << name << "': stamp " << grant.timestamp << ", "
                                  << grant.runs.size() << " runs from other holders"
                                  << (grant.runs.empty() ? "" : ", first at " + ckpt::hex_address(grant.runs[0].address));
-  if (!grant.runs.empty() || !grant.mappings.empty()) {
+  if (!empty) {
     grant.timestamp = region_timestamp(window_.region());
     // Opened first: the mprotect tracker keeps unwritten pages read-only inside the window,
     // and inject() accepts only memory the program can write now.
     for (const ckpt::Run& r : grant.runs) window_.tracker().before_write(st, r.address, r.end());
     monitor::inject(st, grant, "lock:" + name, window_, space_, sharing_, boundary);
+    phases_.inject += us_since(t);
+    phases_.granted_writes++;
     // The body's window starts after the grant. What else changed since the capture above
     // (the node's other threads kept running: the two-level model) is kept as written before
     // the body; the grant's bytes are not this node's writes.
@@ -145,6 +175,7 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
       grant.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> b) { granted.emplace_back(a, a + b.size()); });
     ckpt::Checkpoint since = capture(st, boundary);
     attribute(clip_to(since, IntervalSet::everything().minus(IntervalSet::of(std::move(granted)))), boundary);
+    phases_.recapture += us_since(t);
   }
   held_.push_back({name, stamp, {}});
   owner_ = st.tid;
@@ -164,7 +195,10 @@ void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t 
     if (held_.empty()) owner_ = 0;
     return;
   }
+  Clock::time_point t = Clock::now();
+  phases_.exits++;
   attribute(capture(st, boundary), boundary);
+  phases_.exit_capture += us_since(t);
   Held h = std::move(held_.back());
   held_.pop_back();
   if (held_.empty()) owner_ = 0;
@@ -173,6 +207,7 @@ void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t 
   CAPE_LOG_AT(debug, "critical") << "exit '" << name << "': " << h.body.runs.size() << " runs, "
                                  << h.body.memory_bytes() << " bytes";
   ex_->lock_release(name, h.body);
+  phases_.release += us_since(t);
 }
 
 ckpt::Checkpoint Criticals::with_pending(ckpt::Checkpoint&& fresh, uint64_t boundary) {

@@ -67,6 +67,8 @@ class Criticals {
   // One thread of the node at a time holds critical sections and locks (the two-level
   // model: the node's own threads are excluded too); the others' entries wait (stopped).
   bool may_enter(pid_t tid) const { return held_.empty() || owner_ == tid; }
+  // Where the networked entries' monitor time went (CAPE_LOG=calls=info, at the end).
+  void report_times(int rank) const;
 
  private:
   struct Held {
@@ -99,6 +101,11 @@ class Criticals {
   std::vector<IntervalSet::Interval> stack_;  // the stack's mappings, read once per window
   bool have_stack_ = false;
   uint64_t lowest_boundary_ = 0;  // the deepest capture of the window
+  // Microseconds per phase, summed over the networked entries and exits (report_times).
+  struct Phases {
+    uint64_t enters = 0, exits = 0, granted_writes = 0;
+    double capture = 0, grant_wait = 0, inject = 0, recapture = 0, exit_capture = 0, release = 0;
+  } phases_;
 };
 
 }  // namespace cape::monitor

@@ -112,7 +112,10 @@ class Monitor final : public CallServer {
   }
 
   ~Monitor() override {
-    if (util::log_level("calls") >= util::LogLevel::info) times_.report(rank_);
+    if (util::log_level("calls") >= util::LogLevel::info) {
+      times_.report(rank_);
+      criticals_.report_times(rank_);
+    }
     if (lazy_) {
       const LazyStats& l = lazy_->stats();
       CAPE_LOG_AT(info, "traffic") << "rank " << rank_ << ": --sync=lazy: " << l.pages_invalidated

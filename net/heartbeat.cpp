@@ -9,7 +9,9 @@ void Node::heartbeat_loop() {
   std::unique_lock lk(mu_);
   while (!stopping_) {
     // Its own condition: cv_ is notified at every arrival, which would wake this thread too.
-    heartbeat_cv_.wait_for(lk, opt_.heartbeat);
+    // (Or sooner: a frame waits to go out now, a lock's release.)
+    heartbeat_cv_.wait_for(lk, opt_.heartbeat, [&] { return stopping_ || flush_soon_; });
+    flush_soon_ = false;
     if (stopping_) break;
     std::vector<Peer*> due;
     int64_t now = now_ns();

@@ -2,7 +2,10 @@
 // slaves' requests and releases on their connections' reader threads, and its own
 // program's in-process; a slave asks with a frame and waits for its grant in the mailboxes,
 // under the name "lock:NAME" (checkpoint names of translated code never hold a ':').
+#include <sched.h>
+
 #include <array>
+#include <chrono>
 #include <stdexcept>
 
 #include "ckpt/format.h"
@@ -75,6 +78,7 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
     w.u8(wait ? 0 : 1);
     w.u64(static_cast<uint64_t>(ticket));
     Peer& m = *peers_[0];
+    const uint64_t grants_before = grants_arrived_.load(std::memory_order_acquire);
     IoResult r = m.send(FrameType::lock_request, {std::array<iovec, 1>{iov_of(w.buffer().data(), w.buffer().size())}},
                         opt_.timeout);
     if (!r.ok()) {
@@ -87,6 +91,12 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
       throw_failure();
     }
     if (meanwhile) meanwhile();
+    // An uncontended grant comes within some 50 us: waiting for it awake (yielding the CPU
+    // to whatever else may run there) spares the reader's wake-up of this thread, which
+    // costs as much again when its vCPU has gone idle (KERNEL-FACTS.md). Then it sleeps.
+    auto until = std::chrono::steady_clock::now() + kGrantSpin;
+    while (grants_arrived_.load(std::memory_order_acquire) == grants_before && std::chrono::steady_clock::now() < until)
+      sched_yield();
     return receive(grant_mailbox(name));
   }
   if (meanwhile) meanwhile();
@@ -112,7 +122,27 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
 }
 
 void Node::lock_release(const std::string& name, const ckpt::Checkpoint& writes) {
-  if (opt_.rank != 0) return send_lock_frame(*peers_[0], FrameType::lock_release, name, writes);
+  if (opt_.rank != 0) {
+    // A small release goes out from the heartbeat thread, while the program runs on: its
+    // send (the loopback delivery, ~17 us) left the critical path. The connection keeps the
+    // order: every later frame to the master (the next request, the region's part) sends
+    // the waiting ones first (Peer::later).
+    if (writes.memory_bytes() > kReleaseLaterBytes)
+      return send_lock_frame(*peers_[0], FrameType::lock_release, name, writes);
+    PayloadWriter w;
+    w.str(name);
+    ckpt::SerializedParts body = ckpt::serialize_parts(writes, {.checksum = false});
+    w.bytes(body.prefix);
+    w.bytes(body.data);
+    w.bytes(body.suffix);
+    peers_[0]->later(FrameType::lock_release, std::move(w.buffer()));
+    {
+      std::lock_guard lk(mu_);
+      flush_soon_ = true;
+    }
+    heartbeat_cv_.notify_one();
+    return;
+  }
   int next = -1;
   {
     std::lock_guard lk(mu_);
@@ -150,6 +180,7 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
           std::lock_guard lk(mu_);
           mail_.put(name, Mail{p.rank, std::move(f.payload), offset});
         }
+        grants_arrived_.fetch_add(1, std::memory_order_release);
         cv_.notify_all();
         return;
       }

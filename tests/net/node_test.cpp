@@ -170,6 +170,52 @@ TEST(Node, EarlyArrivalsWaitInTheirQueueInOrder) {
   master.program_exited(0);
 }
 
+// A slave's small lock release leaves from the heartbeat thread while its program runs on
+// (net/node_locks.cpp). It must go out at once, not at the next heartbeat (here 30 s away),
+// and before the slave's next frame: its next request for the lock, then its part.
+TEST(Node, LockReleaseGoesOutAtOnceAndBeforeTheNextRequest) {
+  Secret s = Secret::generate();
+  NodeOptions mo = options(0, 2, 0, s);
+  mo.heartbeat = 30s;
+  mo.timeout = 60s;
+  Node master(mo);
+  std::promise<void> released;
+  auto slave = std::async(std::launch::async, [&] {
+    NodeOptions so = options(1, 2, master.port(), s);
+    so.heartbeat = 30s;
+    so.timeout = 60s;
+    Node node(so);
+    node.start();
+    ckpt::Checkpoint g = node.lock_acquire("L", 1);
+    EXPECT_EQ(g.timestamp, 1u);
+    ckpt::Checkpoint w1 = make_ck("L", 0x5000, 7, 1);
+    w1.timestamp = 1;  // the acquisition's stamp (Criticals::exit)
+    node.lock_release("L", w1);
+    // At once again: the release still waiting would come after this request.
+    ckpt::Checkpoint again = node.lock_acquire("L", 1);
+    EXPECT_EQ(again.timestamp, 2u);
+    EXPECT_TRUE(again.runs.empty());  // its own write: nothing from other holders
+    ckpt::Checkpoint w2 = make_ck("L", 0x5000, 8, 2);
+    w2.timestamp = 2;
+    node.lock_release("L", w2);
+    released.set_value();
+    ckpt::Checkpoint fin = node.receive("final");
+    node.program_exited(0);
+  });
+  master.start();
+  released.get_future().wait();
+  auto t0 = Clock::now();
+  ckpt::Checkpoint g = master.lock_acquire("L", 1);
+  EXPECT_LT(Clock::now() - t0, 20s);  // not the heartbeat's 30 s
+  EXPECT_EQ(g.timestamp, 3u);
+  EXPECT_EQ(word_at(g, 0x5000), 8u);
+  master.lock_release("L", ckpt::Checkpoint{});
+  master.broadcast(make_ck("final", 0x6000, 1));
+  slave.get();
+  master.program_exited(0);
+  EXPECT_FALSE(master.failure());
+}
+
 TEST(Node, LargeCheckpointArrivesIntact) {
   Secret s = Secret::generate();
   Node master(options(0, 2, 0, s));
