@@ -56,30 +56,37 @@ void write_at(int fd, const std::string& path, uint64_t address, std::span<const
 }  // namespace
 
 void write_checkpoint(pid_t pid, const ckpt::Checkpoint& c) {
+  if (c.runs.empty()) return;
   std::string path = "/proc/" + std::to_string(pid) + "/mem";
   util::ScopedFd mem(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!mem.valid()) throw UserError(errno_message("open " + path));
+  write_checkpoint(pid, mem.get(), c);
+}
+
+void write_checkpoint(pid_t pid, int mem_fd, const ckpt::Checkpoint& c) {
+  if (c.runs.empty()) return;
+  std::string path = "/proc/" + std::to_string(pid) + "/mem";
   std::vector<uint8_t> buf;
   for (const ckpt::Run& run : c.runs) {
     if (run.masked()) {
       // The span read, its changed words patched in, written back whole: two calls instead
       // of one per piece (the program is stopped, so the words in between stay as read).
       buf.resize(run.length);
-      read_at(mem.get(), path, run.address, buf);
+      read_at(mem_fd, path, run.address, buf);
       c.for_each_piece(run, [&](uint64_t address, std::span<const uint8_t> piece) {
         std::memcpy(buf.data() + (address - run.address), piece.data(), piece.size());
       });
-      write_at(mem.get(), path, run.address, buf);
+      write_at(mem_fd, path, run.address, buf);
       continue;
     }
     auto data = c.data(run);
     if (run.reduction.active()) {
       buf.resize(run.length);
-      read_at(mem.get(), path, run.address, buf);
+      read_at(mem_fd, path, run.address, buf);
       ckpt::reduce(run.reduction, buf, data);
       data = buf;
     }
-    write_at(mem.get(), path, run.address, data);
+    write_at(mem_fd, path, run.address, data);
   }
 }
 

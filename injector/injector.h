@@ -28,5 +28,8 @@ void check_inside(const ckpt::Checkpoint& c, const std::vector<Range>& allowed,
                   const std::string& what);
 
 void write_checkpoint(pid_t pid, const ckpt::Checkpoint& c);
+// The same through `mem_fd`, the process's /proc/PID/mem already open (the monitor keeps
+// one per image: an open per inject cost as much as a small write, issue 14).
+void write_checkpoint(pid_t pid, int mem_fd, const ckpt::Checkpoint& c);
 
 }  // namespace cape::injector

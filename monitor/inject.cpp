@@ -17,7 +17,7 @@ void write(const StoppedThread& st, const ckpt::Checkpoint& c, Window& window) {
   // (not under --sync=lazy, whose invalid pages the tracker must not vouch for).
   const bool take = !window.is_open() && !window.before_inject;
   IntervalSet taken = take ? window.tracker().before_inject(st, c) : IntervalSet();
-  injector::write_checkpoint(st.tracee.pid(), c);
+  injector::write_checkpoint(st.tracee.pid(), st.tracee.mem_fd(), c);
   if (!taken.empty()) window.tracker().after_inject(st, c, taken);
 }
 }  // namespace

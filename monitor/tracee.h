@@ -37,6 +37,8 @@ class Tracee {
   // Through /proc/PID/mem: works on write-protected pages (mprotect and uffd WP_ASYNC).
   void write_bytes(uint64_t remote, std::span<const uint8_t> data) const;
   std::string read_c_string(uint64_t remote, size_t max = 4096) const;
+  // /proc/PID/mem of this image, open for reading and writing (the injector writes through it).
+  int mem_fd() const { return mem_.get(); }
 
   static user_regs_struct get_regs(pid_t tid);
   static void set_regs(pid_t tid, const user_regs_struct& r);

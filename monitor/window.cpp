@@ -40,12 +40,22 @@ void Window::close(const StoppedThread& st) {
 
 namespace {
 // /proc/PID/statm's "size" (total pages) and "data" (data + stack pages); false when unread.
+// The file stays open (read again from offset 0, which makes the kernel format it anew for
+// the process's current memory, also after an execve): the open cost as much as the read.
 bool statm(pid_t pid, uint64_t& size, uint64_t& data) {
-  std::string path = "/proc/" + std::to_string(pid) + "/statm";
-  util::ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  static thread_local util::ScopedFd fd;
+  static thread_local pid_t fd_pid = 0;
+  if (fd_pid != pid || !fd.valid()) {
+    std::string path = "/proc/" + std::to_string(pid) + "/statm";
+    fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    fd_pid = pid;
+  }
   char buf[256];
-  ssize_t n = fd.valid() ? ::read(fd.get(), buf, sizeof buf - 1) : -1;
-  if (n <= 0) return false;
+  ssize_t n = fd.valid() ? ::pread(fd.get(), buf, sizeof buf - 1, 0) : -1;
+  if (n <= 0) {
+    fd.reset();  // that process is gone: a new one with its pid opens it again
+    return false;
+  }
   buf[n] = 0;
   unsigned long long v[6];
   if (std::sscanf(buf, "%llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) return false;
