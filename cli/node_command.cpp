@@ -275,8 +275,13 @@ class NetExchange : public monitor::Exchange {
     n_.set_region(where);
     if (status_fd_ >= 0) {
       std::string line = "region " + where + "\n";
+      // `cape run` gives a memfd that it reads only if this node is killed: the line is
+      // written over the last one, and no thread of the launcher wakes up at every call
+      // (issue 14: 5 wakeups per region). A pipe (ESPIPE) gets the line appended.
       // The launcher may be gone; the status line is a courtesy, never a failure.
-      if (::write(status_fd_, line.data(), line.size()) < 0) {
+      ssize_t n = ::pwrite(status_fd_, line.data(), line.size(), 0);
+      if (n < 0 && errno == ESPIPE) n = ::write(status_fd_, line.data(), line.size());
+      if (n < 0) {
         CAPE_LOG_AT(debug, "net") << errno_message("status fd");
       }
     }

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -162,39 +163,25 @@ int run_job(const RunArgs& a) {
   };
 
   // The master reports its region on a pipe, for the message if the master node dies.
-  int sp[2];
-  if (::pipe2(sp, O_CLOEXEC) != 0) throw UserError(errno_message("pipe2"));
-  util::ScopedFd status_rd(sp[0]), status_wr(sp[1]);
-  local.start_master(listen.get(), status_wr.get(), command);
+  // The master node writes where it is ("region ...\n") over the start of this memfd at
+  // every exchange call; it is read only if the master node is killed (a pipe woke a thread
+  // here at every call).
+  util::ScopedFd status(::memfd_create("cape-status", MFD_CLOEXEC));
+  if (!status.valid()) throw UserError(errno_message("memfd_create"));
+  local.start_master(listen.get(), status.get(), command);
   listen.reset();
-  status_wr.reset();
-  std::mutex region_mu;
-  std::string master_region;
-  std::thread status_reader([&] {
-    std::string buf;
+  auto master_region = [&] {
     char c[4096];
-    for (;;) {
-      ssize_t r = ::read(status_rd.get(), c, sizeof c);
-      if (r < 0 && errno == EINTR) continue;
-      if (r <= 0) break;  // the master node ended
-      buf.append(c, static_cast<size_t>(r));
-      size_t nl;
-      while ((nl = buf.find('\n')) != std::string::npos) {
-        std::string line = buf.substr(0, nl);
-        buf.erase(0, nl + 1);
-        if (line.rfind("region ", 0) == 0) {
-          std::lock_guard lk(region_mu);
-          master_region = line.substr(7);
-        }
-      }
-    }
-  });
+    ssize_t r = ::pread(status.get(), c, sizeof c, 0);
+    std::string line(c, r > 0 ? static_cast<size_t>(r) : 0);
+    line = line.substr(0, line.find('\n'));  // a longer line written before may follow
+    return line.rfind("region ", 0) == 0 ? line.substr(7) : std::string();
+  };
 
   try {
     for (int r = 1; r < a.n; ++r) slaves.start(r, placement[static_cast<size_t>(r - 1)], port, command);
   } catch (...) {
     local.stop_all();
-    status_reader.join();
     throw;
   }
 
@@ -241,15 +228,10 @@ int run_job(const RunArgs& a) {
   // a slave was seen to end first: slaves end when they lose the master, sometimes before
   // the master's death can be reaped).
   if (st.kind() == WaitStatus::signaled) {
-    // Its last region line may still be in the pipe: read to the end (EOF now: the dead
-    // master held the only write end).
-    status_reader.join();
-    std::lock_guard lk(region_mu);
+    std::string where = master_region();
     std::fprintf(stderr, "cape: node 0 (the master node, pid %d) was %s %s (job exit status %d)\n",
                  local.pid(0), st.describe().c_str(),
-                 master_region.empty() ? "outside any parallel region"
-                                       : ("in " + master_region).c_str(),
-                 st.shell_code());
+                 where.empty() ? "outside any parallel region" : ("in " + where).c_str(), st.shell_code());
   }
   // The slaves end on their own (exit reports, the master's EOF); then they are stopped.
   auto deadline = Clock::now() + grace;
@@ -263,7 +245,6 @@ int run_job(const RunArgs& a) {
   }
   local.stop_all();
   if (ssh) ssh->stop_all();  // closes the channels: remote nodes stop
-  if (status_reader.joinable()) status_reader.join();
   trace.merge();
   return st.shell_code();
 }

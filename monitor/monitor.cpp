@@ -253,7 +253,7 @@ long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs
       int op = static_cast<int>(calls[i].op & 0xff);
       if ((calls[i].op & CAPE_TRAP_MAGIC_MASK) != CAPE_TRAP_MAGIC ||
           (op != CAPE_OP_RECEIVE && op != CAPE_OP_STOP && op != CAPE_OP_SEND && op != CAPE_OP_WAIT_FOR &&
-           op != CAPE_OP_INJECT))
+           op != CAPE_OP_INJECT && op != CAPE_OP_CREATE))
         throw UserError("a runtime call with a bad deferred call (" + hex(calls[i].op) +
                         "; libcape and cape come from different versions?)");
       user_regs_struct d = regs;

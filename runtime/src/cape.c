@@ -181,7 +181,8 @@ __attribute__((noinline)) static long trap(const char* call, long op, long a1, l
   if (marked_frame && (char*)boundary < marked_frame) boundary = marked_frame;
   if (defer_next) {
     defer_next = 0;
-    if (op == CAPE_OP_STOP || op == CAPE_OP_SEND || op == CAPE_OP_WAIT_FOR || op == CAPE_OP_INJECT)
+    if (op == CAPE_OP_STOP || op == CAPE_OP_SEND || op == CAPE_OP_WAIT_FOR || op == CAPE_OP_INJECT ||
+        op == CAPE_OP_CREATE)
       if (defer(op, (const char*)a1, a2, boundary)) return 0;
   }
   if (!known_traced) {
@@ -209,8 +210,8 @@ __attribute__((noinline)) static long trap(const char* call, long op, long a1, l
 
 /* A call that answers nothing and whose effect the program cannot see before its next
  * runtime call: deferred to that call's trap, which carries it (protocol.h). receive() is
- * always one (the translated code follows it with its inject); stop(), send(), wait_for()
- * and inject() are one when the caller says so first (cape_defer_next: libcape_cc's
+ * always one (the translated code follows it with its inject); stop(), send(), wait_for(),
+ * inject() and create() are one when the caller says so first (cape_defer_next: libcape_cc's
  * exchanges, which make their next call at once). stop() is not one on its own: it puts
  * private variables back and, under the mprotect tracker, unprotects the pages a read(2)
  * may write. 0 when it cannot be deferred (the list full, or a name too long to copy): the

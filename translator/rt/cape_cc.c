@@ -483,6 +483,7 @@ void cape_cc_end(int last) {
     } else {
       cape_defer_next();
       cape_stop();                /* line 19 */
+      if (!last) cape_defer_next(); /* (at the exit, the program's atexit handlers would run first) */
       cape_send("after", 0);      /* line 20 */
       if (last) cape_cc_exit();   /* lines 21, 25 */
       cape_receive("after");      /* line 22 */
@@ -499,18 +500,27 @@ void cape_cc_barrier(void) {
   } else {
     cape_defer_next();
     cape_stop();
+    cape_defer_next();
     cape_send("after", 0);
     cape_receive("after");
     cape_inject("after");
   }
 }
 
-/* The slave cape_cc_deal() is at: TLS (never tracked), and 0 again once all are dealt. */
+/* Whether cape_cc_deal() has dealt the slaves' shares of the current loop: TLS (never
+ * tracked), 0 again once the master's own share is dealt. */
 static __thread int dealt;
 
+/* Every slave's share at once, one `before` for all of them (each slave reads its own
+ * desc[node]): one create and its sends on one trap (the create rides on the sends:
+ * cape_defer_next), where a create and a trap per slave were (issue 14: a master's 7
+ * traps per empty region of 3 nodes become 5). */
 int cape_cc_deal(cape_share_t *desc, cape_share_t *own, unsigned long long n, unsigned long long chunk) {
-  if (++dealt < cape_num_nodes()) {
-    cape_cc_share(&desc[dealt], n, chunk, cape_cc_thread_of_node(dealt));
+  int nodes = cape_num_nodes();
+  if (!dealt && nodes > 1) {
+    for (int s = 1; s < nodes; s++) cape_cc_share(&desc[s], n, chunk, cape_cc_thread_of_node(s));
+    dealt = 1;
+    cape_defer_next(); /* the caller's cape_create("before") */
     return 1;
   }
   dealt = 0;
@@ -519,16 +529,19 @@ int cape_cc_deal(cape_share_t *desc, cape_share_t *own, unsigned long long n, un
   return 0;
 }
 
-/* The send rides on the next create("before")'s trap when another slave's share follows
- * (the store's "before" is still this slave's until that create); the last slave's is sent
+/* `before` to every slave; all but the last send ride on the last one's trap, which goes
  * at once: the master computes its own share next. */
 void cape_cc_send_share(void) {
-  if (dealt + 1 < cape_num_nodes()) cape_defer_next();
-  cape_send("before", dealt);
+  int nodes = cape_num_nodes();
+  for (int s = 1; s < nodes; s++) {
+    if (s + 1 < nodes) cape_defer_next();
+    cape_send("before", s);
+  }
 }
 
-void cape_cc_receive_share(void) {
+void cape_cc_receive_share(int then_start) {
   cape_receive("before");  /* Fig. 3 line 14 */
+  if (then_start) cape_defer_next(); /* the caller's cape_start() is next: it carries both */
   cape_inject("before");   /* line 15 */
 }
 

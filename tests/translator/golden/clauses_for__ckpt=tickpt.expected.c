@@ -49,7 +49,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     } else {
       static __thread __typeof__(s) cape_rv_1_s;
       CAPE_CC_SAVE(cape_rv_1_s, s);
-      cape_cc_receive_share();              /* lines 14-15 */
+      cape_cc_receive_share(0);             /* lines 14-15 */
       CAPE_CC_RESTORE(s, cape_rv_1_s);
       cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
       cape_set_default_none();
@@ -93,7 +93,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   cape_b_1 = cape_k_1 = 0;
   cape_sh_1 = (cape_share_t){0, 0, 0, 0};
   if (cape_cc_distributed())
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(1); /* lines 7-12, 19-25; 1 = last_parallel(), decided when translating */
 }
 #line 13 "clauses_for.c"

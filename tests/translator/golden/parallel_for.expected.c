@@ -24,7 +24,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
         cape_cc_send_share();               /* line 5 */
       }
     } else {
-      cape_cc_receive_share();              /* lines 14-15 */
+      cape_cc_receive_share(1);             /* lines 14-15 */
       cape_start();                         /* line 16 */
       cape_cc_my_share(&cape_sh_1, cape_desc);
     }
@@ -42,7 +42,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   cape_b_1 = cape_k_1 = 0;
   cape_sh_1 = (cape_share_t){0, 0, 0, 0};
   if (cape_cc_distributed())
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(1); /* lines 7-12, 19-25; 1 = last_parallel(), decided when translating */
 }
 #line 8 "parallel_for.c"

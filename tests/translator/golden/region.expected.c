@@ -45,7 +45,7 @@ void f(int n) {
   }
   if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
     CAPE_CC_SAVE(cape_pt_5_n, n); CAPE_CC_RESTORE(n, cape_pv_5_n);
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(n, cape_pt_5_n);
     cape_start();
@@ -61,7 +61,7 @@ void f(int n) {
 #line 13 "region.c"
   if (cape_cc_distributed()) { /* barrier: the region's private variables stay out of the checkpoint */
     CAPE_CC_SAVE(cape_pt_5_n, n); CAPE_CC_RESTORE(n, cape_pv_5_n);
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(n, cape_pt_5_n);
     cape_start();
@@ -70,7 +70,7 @@ void f(int n) {
   }
   CAPE_CC_RESTORE(n, cape_pv_5_n);
   if (cape_cc_distributed())
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(0); /* lines 7-12, 19-25; 0 = last_parallel(), decided when translating */
 }
 #line 14 "region.c"

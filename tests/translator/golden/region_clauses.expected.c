@@ -52,7 +52,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     static __thread __typeof__(me) cape_lt_73_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_73_me, me); CAPE_CC_CLEAR(me);
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
@@ -96,7 +96,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     static __thread __typeof__(me) cape_lt_73_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_73_me, me); CAPE_CC_CLEAR(me);
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
@@ -126,7 +126,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     static __thread __typeof__(me) cape_lt_131_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_131_me, me); CAPE_CC_CLEAR(me);
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_131_me);
@@ -149,7 +149,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
     static __thread __typeof__(me) cape_lt_154_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_154_me, me); CAPE_CC_CLEAR(me);
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_154_me);
@@ -165,7 +165,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   }
   CAPE_CC_RESTORE(x, cape_pv_7_x);
   if (cape_cc_distributed())
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(1); /* lines 7-12, 19-25; 1 = last_parallel(), decided when translating */
 }
 #line 28 "region_clauses.c"

@@ -53,7 +53,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     static __thread __typeof__(me) cape_lt_73_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_73_me, me); CAPE_CC_CLEAR(me);
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
@@ -101,7 +101,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     static __thread __typeof__(me) cape_lt_73_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_73_me, me); CAPE_CC_CLEAR(me);
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_73_me);
@@ -135,7 +135,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     static __thread __typeof__(me) cape_lt_131_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_131_me, me); CAPE_CC_CLEAR(me);
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_131_me);
@@ -157,7 +157,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     static __thread __typeof__(me) cape_lt_154_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_154_me, me); CAPE_CC_CLEAR(me);
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_154_me);
@@ -181,7 +181,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     static __thread __typeof__(me) cape_lt_154_me;
     CAPE_CC_SAVE(cape_pt_7_x, x); CAPE_CC_RESTORE(x, cape_pv_7_x);
     CAPE_CC_SAVE(cape_lt_154_me, me); CAPE_CC_CLEAR(me);
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(x, cape_pt_7_x);
     CAPE_CC_RESTORE(me, cape_lt_154_me);
@@ -201,7 +201,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   }
   CAPE_CC_RESTORE(x, cape_pv_7_x);
   if (cape_cc_distributed())
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(1); /* lines 7-12, 19-25; 1 = last_parallel(), decided when translating */
 }
 #line 28 "region_clauses.c"

@@ -21,7 +21,7 @@ void run(void) {
     }
   }
   if (cape_cc_distributed())
-    cape_create("after");                 /* Fig. 3 lines 6, 18: this node's part */
+    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(0); /* lines 7-12, 19-25; 0 = last_parallel(), decided when translating */
 }
 #line 14 "sections.c"

@@ -57,6 +57,7 @@ void cape1_cc_copyin(void *addr, unsigned long size);
 #define cape_cc_fork(n, cond, flags, where) cape_cc_fork((n), (cond), (flags) | CAPE_CC_CAPE1, (where))
 #define cape_start() ((void)0)                    /* no window: complete checkpoints */
 #define cape_create(name) ((void)(name))          /* made by the exchange (cape1_cc.c) */
+#define cape_defer_next() ((void)0)               /* (the create it would defer is none) */
 #define cape_set_shared(a, s) ((void)(a), (void)(s))
 #define cape_set_private(a, s) ((void)(a), (void)(s))
 #define cape_set_firstprivate(a, s) ((void)(a), (void)(s))

@@ -173,17 +173,18 @@ void cape_cc_end(int last);
 /* A barrier, after this node's cape_create("after"): the same exchange, never the last
  * (the caller starts tracking again with cape_start()). */
 void cape_cc_barrier(void);
-/* `parallel for`, on the master after cape_start() (001 Fig. 3 line 3): writes the next
- * slave's share of the loop (n iterations, chunk as in cape_cc_share) into desc[slave] and
- * returns 1; the caller creates `before` and calls cape_cc_send_share(). After the last
- * slave it clears desc (so the master's `after` clears it on every node: memory outside
- * regions stays the same everywhere), writes the master's own share into *own and returns
- * 0. desc is the file's cape_desc[CAPE_CC_MAX_NODES]. */
+/* `parallel for`, on the master after cape_start() (001 Fig. 3 line 3): the first call
+ * writes every slave's share of the loop (n iterations, chunk as in cape_cc_share) into
+ * desc[slave] and returns 1; the caller creates `before` (one for all slaves) and calls
+ * cape_cc_send_share(). The next call clears desc (so the master's `after` clears it on
+ * every node: memory outside regions stays the same everywhere), writes the master's own
+ * share into *own and returns 0. desc is the file's cape_desc[CAPE_CC_MAX_NODES]. */
 int cape_cc_deal(cape_share_t *desc, cape_share_t *own, unsigned long long n, unsigned long long chunk);
-/* Sends `before` to the slave cape_cc_deal() dealt last (line 5). */
+/* Sends `before` to every slave (line 5). */
 void cape_cc_send_share(void);
-/* On a slave (lines 14-15): receives and injects the master's `before`. */
-void cape_cc_receive_share(void);
+/* On a slave (lines 14-15): receives and injects the master's `before`; with then_start,
+ * the caller's next runtime call is cape_start() and both ride on its trap. */
+void cape_cc_receive_share(int then_start);
 /* On a slave after its cape_start() (line 16): its share, from desc[this node]. */
 void cape_cc_my_share(cape_share_t *out, const cape_share_t *desc);
 
