@@ -184,5 +184,27 @@ TEST(UnderLoad, ASlaveWaitsForAMasterSlowToAnswerItsJoin) {
   EXPECT_TRUE(joined);
 }
 
+// The other side of the join: a slave slow to authenticate (a loaded machine) within the
+// master's bound used to be refused ("no valid authentication (timed out)"), which ends its
+// join for good (join_master throws UserError on a refusal). It is now dropped: it sees the
+// connection close, which join_master reports as HandshakeLost, and the node tries again.
+TEST(UnderLoad, ASlaveTooSlowForTheMastersBoundIsDroppedNotRefused) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  util::ScopedFd master_end(sv[0]), slave_end(sv[1]);
+  set_nonblocking(master_end.get());
+  set_nonblocking(slave_end.get());
+  std::optional<Joiner> j = accept_slave(master_end.get(), "test", Secret::generate(), 2, 300ms,
+                                         [](int) { return std::string(); });
+  EXPECT_FALSE(j);
+  master_end.reset();  // as the master's handshake thread does when it gives up
+  Frame f;
+  IoResult r = read_frame(slave_end.get(), f, kHandshakeMaxPayload, 1s);
+  ASSERT_TRUE(r.ok()) << r.describe();
+  EXPECT_EQ(f.type, FrameType::challenge);
+  r = read_frame(slave_end.get(), f, kHandshakeMaxPayload, 1s);
+  EXPECT_EQ(r.status, IoStatus::eof) << (r.ok() ? std::string("a ") + to_string(f.type) + " frame" : r.describe());
+}
+
 }  // namespace
 }  // namespace cape::net
