@@ -1,12 +1,15 @@
 #include "injector/injector.h"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <span>
+#include <utility>
 
 #include "ckpt/ops.h"
 #include "util/error.h"
@@ -55,6 +58,68 @@ void write_at(int fd, const std::string& path, uint64_t address, std::span<const
 
 }  // namespace
 
+namespace {
+
+// One batch of runs as the write sees it: where each goes and the bytes it gets.
+struct Piece {
+  uint64_t address;
+  std::span<const uint8_t> bytes;
+};
+
+// Writes `pieces` with process_vm_writev, IOV_MAX at a time; what it cannot write (a page the
+// program made read-only: EFAULT) goes through /proc/PID/mem from the first piece not
+// written whole (rewriting a piece is harmless: the program is stopped, the bytes are final).
+void write_pieces(pid_t pid, int mem, const std::string& path, const std::vector<Piece>& pieces) {
+  constexpr size_t kIov = 1024;
+  std::vector<iovec> local, remote;
+  for (size_t i = 0; i < pieces.size();) {
+    size_t j = std::min(pieces.size(), i + kIov);
+    local.clear();
+    remote.clear();
+    size_t want = 0;
+    for (size_t k = i; k < j; k++) {
+      local.push_back({const_cast<uint8_t*>(pieces[k].bytes.data()), pieces[k].bytes.size()});
+      remote.push_back({reinterpret_cast<void*>(pieces[k].address), pieces[k].bytes.size()});
+      want += pieces[k].bytes.size();
+    }
+    ssize_t got = ::process_vm_writev(pid, local.data(), local.size(), remote.data(), remote.size(), 0);
+    if (got != static_cast<ssize_t>(want)) {
+      size_t done = got > 0 ? static_cast<size_t>(got) : 0, k = i;
+      for (; k < j && done >= pieces[k].bytes.size(); k++) done -= pieces[k].bytes.size();
+      for (; k < j; k++) write_at(mem, path, pieces[k].address, pieces[k].bytes);
+    }
+    i = j;
+  }
+}
+
+// The same for reads into `pieces` (spans of `out`).
+void read_pieces(pid_t pid, int mem, const std::string& path, const std::vector<std::pair<uint64_t, std::span<uint8_t>>>& pieces) {
+  constexpr size_t kIov = 1024;
+  std::vector<iovec> local, remote;
+  for (size_t i = 0; i < pieces.size();) {
+    size_t j = std::min(pieces.size(), i + kIov);
+    local.clear();
+    remote.clear();
+    size_t want = 0;
+    for (size_t k = i; k < j; k++) {
+      local.push_back({pieces[k].second.data(), pieces[k].second.size()});
+      remote.push_back({reinterpret_cast<void*>(pieces[k].first), pieces[k].second.size()});
+      want += pieces[k].second.size();
+    }
+    ssize_t got = ::process_vm_readv(pid, local.data(), local.size(), remote.data(), remote.size(), 0);
+    if (got != static_cast<ssize_t>(want))
+      for (size_t k = i; k < j; k++) read_at(mem, path, pieces[k].first, pieces[k].second);
+    i = j;
+  }
+}
+
+}  // namespace
+
+// Runs in batches: the spans that need memory's bytes first (masked runs: their words in
+// between; reductions: the earlier value) are read with one process_vm_readv per 1024, patched
+// here, then every run of the batch is written with one process_vm_writev per 1024 (issue 14:
+// a Jacobi sweep's merged result, ~7,800 page-sized masked runs, took 15,600 calls on
+// /proc/PID/mem, 31-39 ms for 31 MB).
 void write_checkpoint(pid_t pid, const ckpt::Checkpoint& c) {
   if (c.runs.empty()) return;
   std::string path = "/proc/" + std::to_string(pid) + "/mem";
@@ -66,27 +131,59 @@ void write_checkpoint(pid_t pid, const ckpt::Checkpoint& c) {
 void write_checkpoint(pid_t pid, int mem_fd, const ckpt::Checkpoint& c) {
   if (c.runs.empty()) return;
   std::string path = "/proc/" + std::to_string(pid) + "/mem";
+  constexpr uint64_t kBatchBytes = 8 << 20;  // of read-modify-write spans per batch
   std::vector<uint8_t> buf;
-  for (const ckpt::Run& run : c.runs) {
-    if (run.masked()) {
-      // The span read, its changed words patched in, written back whole: two calls instead
-      // of one per piece (the program is stopped, so the words in between stay as read).
-      buf.resize(run.length);
-      read_at(mem_fd, path, run.address, buf);
-      c.for_each_piece(run, [&](uint64_t address, std::span<const uint8_t> piece) {
-        std::memcpy(buf.data() + (address - run.address), piece.data(), piece.size());
-      });
-      write_at(mem_fd, path, run.address, buf);
-      continue;
+  std::vector<std::pair<uint64_t, std::span<uint8_t>>> reads;
+  std::vector<Piece> writes;
+  for (size_t i = 0; i < c.runs.size();) {
+    // A batch: runs until kBatchBytes of them need reading first (at least one run).
+    size_t j = i;
+    uint64_t rmw = 0;
+    while (j < c.runs.size()) {
+      const ckpt::Run& r = c.runs[j];
+      uint64_t need = r.masked() || r.reduction.active() ? r.length : 0;
+      if (j > i && rmw + need > kBatchBytes) break;
+      rmw += need;
+      j++;
     }
-    auto data = c.data(run);
-    if (run.reduction.active()) {
-      buf.resize(run.length);
-      read_at(mem_fd, path, run.address, buf);
-      ckpt::reduce(run.reduction, buf, data);
-      data = buf;
+    if (buf.size() < rmw) buf.resize(rmw);
+    reads.clear();
+    writes.clear();
+    uint64_t off = 0;
+    for (size_t k = i; k < j; k++) {
+      const ckpt::Run& r = c.runs[k];
+      if (!r.masked() && !r.reduction.active()) continue;
+      reads.emplace_back(r.address, std::span<uint8_t>(buf.data() + off, r.length));
+      off += r.length;
     }
-    write_at(mem_fd, path, run.address, data);
+    read_pieces(pid, mem_fd, path, reads);
+    size_t next_read = 0;
+    for (size_t k = i; k < j; k++) {
+      const ckpt::Run& r = c.runs[k];
+      if (!r.masked() && !r.reduction.active()) {
+        writes.push_back({r.address, c.data(r)});
+        continue;
+      }
+      std::span<uint8_t> span = reads[next_read++].second;
+      if (r.masked()) {
+        // The span as read, its changed words patched in (the program is stopped, so the
+        // words in between stay as read). Words memory holds already are not written again:
+        // a node's own part of a merged result (a third of it on 3 nodes), whose write into
+        // write-protected pages is the inject's main cost.
+        bool same = true;
+        c.for_each_piece(r, [&](uint64_t address, std::span<const uint8_t> piece) {
+          uint8_t* at = span.data() + (address - r.address);
+          if (same && std::memcmp(at, piece.data(), piece.size()) != 0) same = false;
+          std::memcpy(at, piece.data(), piece.size());
+        });
+        if (same) continue;
+      } else {
+        ckpt::reduce(r.reduction, span, c.data(r));
+      }
+      writes.push_back({r.address, span});
+    }
+    write_pieces(pid, mem_fd, path, writes);
+    i = j;
   }
 }
 

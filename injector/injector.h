@@ -4,8 +4,9 @@
 //   injector::write_checkpoint(pid, ck);
 //
 // Plain runs replace the bytes; reduction runs (002_2c61c2cb27f62a9a.txt Sect. 4.3) are
-// combined with what memory holds (memory is the earlier value). Writes go through
-// /proc/PID/mem, which also writes pages the program has made read-only.
+// combined with what memory holds (memory is the earlier value). Writes go in batches through
+// process_vm_writev; what it cannot write (pages the program or the mprotect tracker made
+// read-only) through /proc/PID/mem, which writes those too.
 #pragma once
 
 #include <sys/types.h>
