@@ -39,13 +39,11 @@ for ((k = 1; k <= ${CRIT_REPEAT:-10}; k++)); do
   fi
 done
 echo "crit_collect under mprotect repeated ${CRIT_REPEAT:-10} times: done"
-# The two-level model (cape-cc --model=mt, 2 threads per node) under mprotect: every program
-# but ordered_print.c (refused under mt at compile time), then crit_list.c CRIT_REPEAT more
-# times. A thread's page unprotected meanwhile (the resume stub) lost its write in about one
+# The two-level model (cape-cc --model=mt, 2 threads per node) under mprotect: every program,
+# then crit_list.c CRIT_REPEAT more times. A thread's page unprotected meanwhile (the resume stub) lost its write in about one
 # run of ten of crit_list.c (docs/critical.md, "Threads of a node").
 for src in "$dir"/*.c; do
   p=$(basename "$src" .c)
-  [ "$p" = ordered_print ] && continue
   OMP_NUM_THREADS=6 "./$p.native" > "$p.mt.expected"
   "$cc" -O1 --model=mt "$src" -o "$p.mt" 2> cc.err || { cat cc.err >&2; status=1; continue; }
   if timeout 120 "$cape" run -n 3 --threads-per-node 2 --tracker mprotect --output-dir logs -- "./$p.mt" > out 2> err &&
