@@ -25,12 +25,31 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
     CAPE_LOG_AT(debug, "monitor") << "tracked " << ckpt::hex_address(s) << "-" << ckpt::hex_address(e);
   const uint64_t ts = region_timestamp(window.region());
   auto& base_pages = window.base_pages();
+  // The pages the tracker reports: also those of start()'s set still mapped but read-only in
+  // the maps just read. The mprotect tracker's own protection does that: with the node's
+  // other threads running (cape-cc --model=mt), a thread sent through the resume stub may
+  // unprotect its page and write it between the maps read above and collect() below; that
+  // page was read-only in the maps, and its write, reported by collect(), was dropped here
+  // while the tracker took the page as seen: lost (a heap list built under a lock came out
+  // wrong, docs/critical.md "Threads of a node").
+  IntervalSet reported = now;
+  if (window.tracker().kind() == TrackerKind::mprotect) {
+    std::vector<Area> start_areas;  // (not the stack: what the others may inject is its writable part)
+    for (const Area& a : window.at_start())
+      if (a.kind != Area::stack) start_areas.push_back(a);
+    if (sharing.model() == CkptModel::tickpt)
+      start_areas = restrict_areas(start_areas, sharing.tickpt_cover(start_areas));
+    std::vector<IntervalSet::Interval> mapped;
+    for (const Mapping& m : maps) mapped.emplace_back(m.start, m.end);
+    IntervalSet unmapped = IntervalSet::everything().minus(IntervalSet::of(std::move(mapped)));
+    reported = now.unite(spans_of(start_areas).minus(unmapped));
+  }
 
   // 1. Pages of start()'s set, from the tracker.
   ckpt::Checkpoint tracked;
   ckpt::Differ tracked_diff(tracked, ts);
   window.tracker().collect(st, [&](uint64_t page, std::span<const uint8_t> orig, std::span<const uint8_t> cur) {
-    auto [lo, hi] = now.clip(page, page + kPageSize);
+    auto [lo, hi] = reported.clip(page, page + kPageSize);
     if (lo == hi) return;
     // (Only a master with slaves merges against them: alone, no copy per page.)
     if (side.keep_base && orig.size() == kPageSize) base_pages.try_emplace(page, orig.begin(), orig.end());

@@ -125,12 +125,6 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
                       int64_t ticket) {
   if (!may_enter(st.tid))  // the supervisor parks such calls (may_serve_now)
     throw std::logic_error("critical section '" + name + "' entered while another thread of the node holds one");
-  // The two-level model under the mprotect tracker: a heap list built under a lock came out
-  // wrong (docs/critical.md, "Threads of a node"): refused, never a wrong result.
-  if (st.tid != st.tracee.pid() && window_.is_open() && window_.tracker().kind() == TrackerKind::mprotect)
-    throw UserError("critical sections, atomics and locks in the threads of a node (cape-cc --model=mt) under "
-                    "--tracker mprotect: not reliable yet (docs/critical.md, \"Threads of a node\"); run with "
-                    "--tracker uffd (the default) or full");
   for (const Held& h : held_)
     if (h.name == name) {
       if (!wait) return false;  // omp_test_lock of a lock this node holds: busy

@@ -375,7 +375,11 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
       if (window_.is_open()) throw UserError("restart() inside a parallel region's window");
       next_registers_ = cape1_.restart(st.tracee.pid(), st.tid, name(a1));
       return 0;
-    case CAPE_OP_ORDERED_ENTER: return criticals_.enter(st, name(a1), boundary, true, static_cast<int64_t>(a2)), 0;
+    case CAPE_OP_ORDERED_ENTER: {
+      bool wait = !(a2 & CAPE_ORDERED_TRY_BIT);  // else cape_ordered_try: 1 entered, 0 not its turn yet
+      bool in = criticals_.enter(st, name(a1), boundary, wait, static_cast<int64_t>(a2 & ~CAPE_ORDERED_TRY_BIT));
+      return wait ? 0 : in;
+    }
     case CAPE_OP_CRITICAL_TRY: return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary, false);
     default:
       throw UserError("unknown runtime call " + std::to_string(op) +

@@ -352,6 +352,10 @@ int cape_lock_test(void* l) { return (int)trap(__func__, CAPE_OP_CRITICAL_TRY, (
 void cape_ordered_enter(const char* name, unsigned long long iteration) {
   trap(__func__, CAPE_OP_ORDERED_ENTER, (long)name, (long)iteration, BOUNDARY);
 }
+/* The iteration's top bit (never set: iterations count from 0) says "do not wait". */
+int cape_ordered_try(const char* name, unsigned long long iteration) {
+  return (int)trap(__func__, CAPE_OP_ORDERED_ENTER, (long)name, (long)(iteration | CAPE_ORDERED_TRY_BIT), BOUNDARY);
+}
 void cape_ordered_exit(const char* name) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)name, 0, BOUNDARY); }
 void cape_critical_shared(void* addr, unsigned long size) {
   trap(__func__, CAPE_OP_CRITICAL_SHARED, (long)addr, (long)size, BOUNDARY);

@@ -115,6 +115,8 @@ enum cape_op {
   CAPE_OP_C1_SEND,
   CAPE_OP_COUNT
 };
+/* CAPE_OP_ORDERED_ENTER: this bit of the iteration (a2) asks without waiting. */
+#define CAPE_ORDERED_TRY_BIT (1ULL << 63)
 
 #define CAPE_RED_SIZE_BITS 48
 

@@ -624,6 +624,17 @@ void omp_unset_nest_lock(omp_nest_lock_t *l) {
   int *c = nest_count(l);
   if (*c > 0 && --*c == 0) cape_lock_unset(l);
 }
+/* `ordered` under --model=mt: the turn of iteration k is polled (cape_ordered_try) rather
+ * than waited for in the monitor, which would keep the node's thread whose turn comes
+ * first stopped at its own call (docs/critical.md, "Threads of a node"). */
+void cape_cc_ordered_turn(const char *name, unsigned long long k) {
+  long ns = 20000;
+  while (!cape_ordered_try(name, k)) {
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, 0);
+    if (ns < 1000000) ns *= 2;
+  }
+}
 int omp_test_nest_lock(omp_nest_lock_t *l) {
   if (!cur.distributed) return 1;
   int *c = nest_count(l);

@@ -106,6 +106,11 @@ int cape_lock_test(void *lock);
  * whichever node. `name` names the loop (the same on every node). */
 void cape_ordered_enter(const char *name, unsigned long long iteration);
 void cape_ordered_exit(const char *name);
+/* The same without waiting: 1 when iteration's turn has come (the block is entered, end it
+ * with cape_ordered_exit), 0 when an earlier iteration's block has not run yet. A node's
+ * threads (cape-cc --model=mt) poll with it: a monitor waiting for one thread's turn would
+ * keep the thread whose turn comes first stopped (docs/critical.md, "Threads of a node"). */
+int cape_ordered_try(const char *name, unsigned long long iteration);
 
 /* The checkpoint model the program was compiled for (cape-cc --ckpt=tickpt|dickpt). */
 enum cape_ckpt_model { CAPE_CKPT_DICKPT = 0, CAPE_CKPT_TICKPT = 1 };

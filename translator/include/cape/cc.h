@@ -80,6 +80,9 @@ unsigned long long cape_cc_order_of_section(int nsections);
 int cape_cc_mine(int j);
 /* 1 inside a region that runs on the nodes (not serialized): checkpoints are exchanged. */
 int cape_cc_distributed(void);
+/* `ordered` under --model=mt: waits (polling) for iteration k's turn, then holds it as
+ * cape_ordered_enter does; ended by cape_ordered_exit. */
+void cape_cc_ordered_turn(const char *name, unsigned long long k);
 /* A slave after the program's last parallel region (001 Fig. 3 line 25). */
 void cape_cc_exit(void) __attribute__((noreturn));
 

@@ -47,14 +47,7 @@ bool mt_supported(TranslationContext& cx, Construct* c) {
     return true;
   }
   if (ok.count(n)) return true;
-  if (n == "ordered") {
-    // The token goes to iterations in order, and the monitor waits for it with the node's
-    // other threads stopped at their runtime calls: two threads of one node with tickets
-    // k + 1 and k would wait for each other (docs/critical.md, "Threads of a node").
-    cx.d.error_at(name_tok(c->dir), "'omp ordered' is not supported with --model=mt yet (a node's threads would "
-                                    "wait for each other's turn); use --model=single");
-    return false;
-  }
+  if (n == "ordered") return true;  // the node's threads poll for their turn (ordered.cpp)
   cx.d.error_at(name_tok(c->dir), "'omp " + n + "' is not supported with --model=mt yet (the two-level model "
                                   "translates 'parallel', 'parallel for', 'parallel sections' and, inside "
                                   "regions, 'for', 'sections', 'single', 'master', 'barrier'); use --model=single");

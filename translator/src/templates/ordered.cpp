@@ -67,7 +67,9 @@ void ordered(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   Holes h{{"name", "\"ordered:" + std::to_string(loop->id) + "\""},
           {"k", gen_name("k", loop->id)}};
   cx.gen_begin(c, "the loop's iterations take the master's token in their order (docs/critical.md)");
-  cx.gen(h.fill("  if (cape_cc_distributed()) cape_ordered_enter($name, $k);\n"));
+  // Under --model=mt the node's threads poll for their turn (cape_cc_ordered_turn).
+  cx.gen(h.fill(cx.opt.mt ? "  if (cape_cc_distributed()) cape_cc_ordered_turn($name, $k);\n"
+                          : "  if (cape_cc_distributed()) cape_ordered_enter($name, $k);\n"));
   cx.emit_stmt(c->stmt, enc);
   cx.gen(h.fill("  if (cape_cc_distributed()) cape_ordered_exit($name);\n}\n"));
 }
