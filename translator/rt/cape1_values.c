@@ -21,9 +21,23 @@
 #define ORIG_BYTES (64 * 1024)
 #define SLOT_BYTES (4 << 20)
 
-/* Slots: static, so at the same address in every part; each part writes its own. */
-static unsigned char red_slots[SLOT_BYTES];
-static unsigned char tp_slots[SLOT_BYTES];
+/* Slots: made before main (cape1_values_init, from cape1_cc_init's constructors: the same
+ * address in every part, which all start from the master's image); each part writes its
+ * own. Not static arrays: every program links this file, and 8 MiB of .bss that only
+ * --model=cape1 uses made every region of a CAPE-2 program scan 2048 more page table
+ * entries per tracker scan (issue 14: a quarter of an empty region's CPU). */
+static unsigned char *red_slots;
+static unsigned char *tp_slots;
+
+void cape1_values_init(void) {
+  if (red_slots) return;
+  red_slots = calloc(2, SLOT_BYTES);
+  if (!red_slots) {
+    fprintf(stderr, "cape: --model=cape1: no memory for the parts' values\n");
+    abort();
+  }
+  tp_slots = red_slots + SLOT_BYTES;
+}
 
 /* This region's registrations: TLS (every part registers the same ones, in the same order,
  * so the slot offsets agree). */

@@ -6,6 +6,8 @@
 
 #define CAPE1_MAX_PARTS 64
 
+/* Before main (cape1_cc_init): the parts' slots. */
+void cape1_values_init(void);
 /* A region starts (the master, before its create(original)): no registrations. */
 void cape1_values_begin(void);
 /* Before this part's create(after) at a barrier (end 0) or at the region's end (end 1):

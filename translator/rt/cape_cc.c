@@ -10,6 +10,7 @@
 #include "cape/cape1_cc.h"
 #include "cape/cc.h"
 #include "cape/omp/omp.h"
+#include "cape1_values.h"
 
 #include <dlfcn.h>
 #include <sched.h>
@@ -133,7 +134,10 @@ static struct team saved[MAX_LEVELS];
  * (TLS), -2 where the level did not fork. */
 static int cape1_team;
 static int cape1_mode; /* cape1_cc_init(): the team outside regions is the parts */
-void cape1_cc_init(void) { cape1_mode = 1; }
+void cape1_cc_init(void) {
+  cape1_mode = 1;
+  cape1_values_init();
+}
 static __thread int cape1_forked[MAX_LEVELS];
 
 static int cape1_fork(int num_threads, int cond, const char *where) {
