@@ -13,7 +13,9 @@
 #include "monitor/monitor.h"
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
+#include <string_view>
 
 #include "ckpt/format.h"
 #include "ckpt/ops.h"
@@ -193,6 +195,21 @@ class Monitor final : public CallServer {
   std::optional<StateDigest> last_digest_;  // the previous region's begin, when the tracker follows changes
   IntervalSet last_zeroed_;
   CallTimes times_;
+  // The names of the calls deferred on the current trap, read with them (protocol.h):
+  // `at` is their address in the program, `bytes` what was read; empty between traps.
+  struct Names {
+    uint64_t at = 0;
+    std::string_view bytes;
+  } names_;
+  // A runtime call's C string: from names_ when it is one of them, else from the program.
+  std::string name_at(const StoppedThread& st, uint64_t p) const {
+    if (p >= names_.at && p - names_.at < names_.bytes.size()) {
+      std::string_view rest = names_.bytes.substr(p - names_.at);
+      size_t nul = rest.find('\0');
+      if (nul != std::string_view::npos) return std::string(rest.substr(0, nul));
+    }
+    return st.tracee.read_c_string(p);
+  }
   uint64_t drained_at_trap_ = 0;  // the trap (times_.traps) at which the program's output was last read
   std::unique_ptr<Trace> trace_;  // --trace: null when off (one test per call)
   Trace::Moved moved_;            // what the call being served moved, for the trace
@@ -247,8 +264,19 @@ long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs
     if ((regs.r8 & CAPE_TRAP_MAGIC_MASK) != CAPE_TRAP_MAGIC || n == 0 || n > CAPE_MAX_DEFERRED)
       throw UserError("a runtime call with bad deferred calls (r8 = " + hex(regs.r8) +
                       "; libcape and cape come from different versions?)");
-    cape_deferred calls[CAPE_MAX_DEFERRED];
-    st.tracee.read_bytes(regs.r9, {reinterpret_cast<uint8_t*>(calls), n * sizeof calls[0]});
+    // The calls and, right after them, their names (protocol.h: one read; a libcape that
+    // keeps the names elsewhere has them read one by one, as a trap's own call's).
+    cape_deferred_list list;
+    size_t got = st.tracee.read_bytes_fallible(regs.r9, {reinterpret_cast<uint8_t*>(&list), sizeof list});
+    if (got < n * sizeof list.calls[0]) st.tracee.read_bytes(regs.r9, {reinterpret_cast<uint8_t*>(&list), n * sizeof list.calls[0]});
+    const cape_deferred* calls = list.calls;
+    names_ = {regs.r9 + offsetof(cape_deferred_list, names),
+              std::string_view(list.names[0], got > offsetof(cape_deferred_list, names)
+                                                      ? got - offsetof(cape_deferred_list, names) : 0)};
+    struct Forget {
+      Names& n;
+      ~Forget() { n = {}; }  // the program runs again after this trap
+    } forget{names_};
     for (uint64_t i = 0; i < n; i++) {
       int op = static_cast<int>(calls[i].op & 0xff);
       if ((calls[i].op & CAPE_TRAP_MAGIC_MASK) != CAPE_TRAP_MAGIC ||
@@ -276,7 +304,7 @@ long Monitor::serve(const StoppedThread& st, const user_regs_struct& regs) {
     times_.between_us += gap;
     // (The name read only when the figures are reported: one read of the program per create.)
     if (op == CAPE_OP_CREATE && window_.is_open() && util::log_level("calls") >= util::LogLevel::info &&
-        st.tracee.read_c_string(regs.rdi) == "after")
+        name_at(st, regs.rdi) == "after")
       times_.compute_us += gap;
   }
   struct Timed {
@@ -322,7 +350,7 @@ void Monitor::before_handler(const StoppedThread& st) {
 }
 
 long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2, uint64_t boundary) {
-  auto name = [&](uint64_t p) { return st.tracee.read_c_string(p); };
+  auto name = [&](uint64_t p) { return name_at(st, p); };
   switch (op) {
     case CAPE_OP_HELLO: return 0;
     case CAPE_OP_MASTER: return rank_ == 0;

@@ -161,9 +161,10 @@ static __thread int known_traced;
 /* The deferred calls (protocol.h: r8, r9), in order; a deferred checkpoint name is copied
  * here, so that the caller's buffer may change before the next call. defer_next: the next
  * deferrable call is deferred (cape_defer_next). */
-static __thread struct cape_deferred deferred[CAPE_MAX_DEFERRED];
+static __thread struct cape_deferred_list deferred_list;
+#define deferred deferred_list.calls
+#define deferred_name deferred_list.names
 static __thread int ndeferred, defer_next;
-static __thread char deferred_name[CAPE_MAX_DEFERRED][256];
 static int defer(long op, const char* name, long a2, void* boundary);
 
 /* The two-level model (cape.h, cape_mark_frame): the boundary of the runtime calls this

@@ -27,6 +27,14 @@
 struct cape_deferred {
   unsigned long long op, a1, a2, boundary;
 };
+/* r9 points at the calls of this list; a deferred call's checkpoint name is copied into
+ * `names` (its a1 points there), so that the monitor reads the calls and their names with
+ * one process_vm_readv (issue 14). */
+#define CAPE_DEFERRED_NAME_BYTES 256
+struct cape_deferred_list {
+  struct cape_deferred calls[CAPE_MAX_DEFERRED];
+  char names[CAPE_MAX_DEFERRED][CAPE_DEFERRED_NAME_BYTES];
+};
 
 /* After the gadget (libcape's cape.c): the resume stub, entered with rax/rdi/rsi/rdx = one
  * syscall and rsp = the address of a frame {rax, rcx, r11, rdi, rsi, rdx, rip, cs, rflags,
