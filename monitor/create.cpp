@@ -81,7 +81,11 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
   fresh_diff.finish();
 
   // 3. Data sharing (002 Sect. 4.3). (Moved, not copied, where nothing is cut or added.)
-  ckpt::Checkpoint kept = clip_to(joined(std::move(tracked), std::move(fresh)), sharing.travels(areas_now, side.rank == 0));
+  IntervalSet travels = sharing.travels(areas_now, side.rank == 0);
+  if (!side.with_stack)
+    for (const Area& a : areas_now)
+      if (a.kind == Area::stack) travels = travels.minus(IntervalSet::of({{a.start, a.end}}));
+  ckpt::Checkpoint kept = clip_to(joined(std::move(tracked), std::move(fresh)), travels);
   ckpt::Checkpoint out = joined(std::move(kept), sharing.saved_values(st.tracee, ts, side.rank));
   out.kind = ckpt::Kind::delta;
   out.timestamp = ts;

@@ -31,6 +31,13 @@ struct CreateSide {
   // A critical section's nested capture (critical.h): the maps the window's last create()
   // read serve again while the program's size has not changed (Window::maps_for_create).
   bool reuse_maps = false;
+  // Whether the stack above the call's frame boundary travels. Not in the master's `before`
+  // (001 Fig. 3 line 4): between start() and that create the master wrote no program
+  // variable on its stack, only the compiler's spill slots, and the slave that injects it is
+  // at another point of the same function (its branch of the template), whose live spill
+  // slots it would overwrite (gcc -O2: a pointer to a lastprivate variable, half of it
+  // overwritten by the master's int, made the slave read at a wild address).
+  bool with_stack = true;
 };
 
 // `boundary`: the runtime call's frame boundary (the stack below it is not captured).

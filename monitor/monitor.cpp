@@ -543,7 +543,9 @@ void Monitor::stamp_and_keep(ckpt::Checkpoint& c, const std::string& name) {
 long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   if (!window_.is_open()) throw UserError("create(\"" + name + "\") outside start() ... stop()");
   ckpt::Checkpoint out = criticals_.with_pending(
-      monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1}, boundary), boundary);
+      monitor::create(st, window_, space_, sharing_,
+                      {.rank = rank_, .keep_base = rank_ == 0 && size_ > 1, .with_stack = name != "before"}, boundary),
+      boundary);
   stamp_and_keep(out, name);
   CAPE_LOG_AT(debug, "monitor") << "create(\"" << name << "\"): " << out.runs.size() << " runs, "
                                 << out.memory_bytes() << " bytes, " << window_.tracker().pages_visited
