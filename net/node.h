@@ -224,9 +224,6 @@ class Node {
   bool flush_soon_ = false;  // a frame waits in a Peer::later() queue to go out now; guarded by mu_
   // A slave's lock release of at most this many bytes is sent by the heartbeat thread.
   static constexpr uint64_t kReleaseLaterBytes = 64 << 10;
-  // Slave: lock grants received so far, and how long lock_acquire waits for its own awake.
-  std::atomic<uint64_t> grants_arrived_{0};
-  static constexpr std::chrono::microseconds kGrantSpin{300};
   Mailboxes mail_;  // guarded by mu_
   std::map<uint64_t, std::vector<std::pair<int, std::vector<uint8_t>>>> states_;  // guarded by mu_
   LockService locks_;  // master; guarded by mu_

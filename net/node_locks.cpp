@@ -2,8 +2,6 @@
 // slaves' requests and releases on their connections' reader threads, and its own
 // program's in-process; a slave asks with a frame and waits for its grant in the mailboxes,
 // under the name "lock:NAME" (checkpoint names of translated code never hold a ':').
-#include <sched.h>
-
 #include <array>
 #include <chrono>
 #include <stdexcept>
@@ -78,7 +76,6 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
     w.u8(wait ? 0 : 1);
     w.u64(static_cast<uint64_t>(ticket));
     Peer& m = *peers_[0];
-    const uint64_t grants_before = grants_arrived_.load(std::memory_order_acquire);
     IoResult r = m.send(FrameType::lock_request, {std::array<iovec, 1>{iov_of(w.buffer().data(), w.buffer().size())}},
                         opt_.timeout);
     if (!r.ok()) {
@@ -91,12 +88,6 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
       throw_failure();
     }
     if (meanwhile) meanwhile();
-    // An uncontended grant comes within some 50 us: waiting for it awake (yielding the CPU
-    // to whatever else may run there) spares the reader's wake-up of this thread, which
-    // costs as much again when its vCPU has gone idle (KERNEL-FACTS.md). Then it sleeps.
-    auto until = std::chrono::steady_clock::now() + kGrantSpin;
-    while (grants_arrived_.load(std::memory_order_acquire) == grants_before && std::chrono::steady_clock::now() < until)
-      sched_yield();
     return receive(grant_mailbox(name));
   }
   if (meanwhile) meanwhile();
@@ -180,7 +171,6 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
           std::lock_guard lk(mu_);
           mail_.put(name, Mail{p.rank, std::move(f.payload), offset});
         }
-        grants_arrived_.fetch_add(1, std::memory_order_release);
         cv_.notify_all();
         return;
       }
