@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <array>
 #include <set>
 
 #include "ckpt/format.h"
@@ -292,6 +293,19 @@ void Node::start_peer(Peer& p) {
 }
 
 // ---- sending -------------------------------------------------------------------------
+
+void Node::ask_master(FrameType type, const std::vector<uint8_t>& payload, const std::string& what) {
+  Peer& m = *peers_[0];
+  IoResult r = m.send(type, {std::array<iovec, 1>{iov_of(payload.data(), payload.size())}}, opt_.timeout);
+  if (r.ok()) return;
+  std::string msg;
+  {
+    std::lock_guard lk(mu_);
+    msg = "asking " + m.who() + " for " + what + ": " + r.describe();
+  }
+  fail(msg, true);
+  throw_failure();
+}
 
 void Node::send(const ckpt::Checkpoint& ck, int node) {
   if (node < 0 || node >= opt_.size)

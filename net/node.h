@@ -189,6 +189,9 @@ class Node {
   void fail(const std::string& message, bool report, int exit_code = 1);
   void fail_as_is(const std::string& full_message, bool report, int exit_code);
   [[noreturn]] void throw_failure();
+  // Slave: sends a request frame (a lock, pages) to the master; a send that fails fails the job
+  // with "asking <master> for <what>: <why>" and throws.
+  void ask_master(FrameType type, const std::vector<uint8_t>& payload, const std::string& what);
   void wait_while_failing(std::unique_lock<std::mutex>& lk) const;  // node_failure.cpp
   // "in <the peer's region>", or this node's, or "outside any parallel region", for
   // messages; mu_ held (node_reader.cpp).

@@ -2,7 +2,6 @@
 // slaves' requests and releases on their connections' reader threads, and its own
 // program's in-process; a slave asks with a frame and waits for its grant in the mailboxes,
 // under the name "lock:NAME" (checkpoint names of translated code never hold a ':').
-#include <array>
 #include <chrono>
 #include <stdexcept>
 
@@ -75,18 +74,7 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
     w.u64(region);
     w.u8(wait ? 0 : 1);
     w.u64(static_cast<uint64_t>(ticket));
-    Peer& m = *peers_[0];
-    IoResult r = m.send(FrameType::lock_request, {std::array<iovec, 1>{iov_of(w.buffer().data(), w.buffer().size())}},
-                        opt_.timeout);
-    if (!r.ok()) {
-      std::string msg;
-      {
-        std::lock_guard lk(mu_);
-        msg = "asking " + m.who() + " for lock '" + name + "': " + r.describe();
-      }
-      fail(msg, true);
-      throw_failure();
-    }
+    ask_master(FrameType::lock_request, w.buffer(), "lock '" + name + "'");
     if (meanwhile) meanwhile();
     return receive(grant_mailbox(name));
   }

@@ -44,18 +44,7 @@ void Node::fetch_pages(uint64_t first, uint64_t count, uint8_t* out) {
   PayloadWriter w;
   w.u64(first);
   w.u64(count);
-  Peer& m = *peers_[0];
-  IoResult r = m.send(FrameType::page_request, {std::array<iovec, 1>{iov_of(w.buffer().data(), w.buffer().size())}},
-                      opt_.timeout);
-  if (!r.ok()) {
-    std::string msg;
-    {
-      std::lock_guard lk(mu_);
-      msg = "asking " + m.who() + " for " + std::to_string(count) + " page(s): " + r.describe();
-    }
-    fail(msg, true);
-    throw_failure();
-  }
+  ask_master(FrameType::page_request, w.buffer(), std::to_string(count) + " page(s)");
   std::unique_lock lk(mu_);
   while (!page_reply_) {
     if (failure_) throw UserError(*failure_, failure_exit_code_);
