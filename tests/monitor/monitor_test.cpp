@@ -428,6 +428,45 @@ TEST(MonitorTrackers, ChangesBetweenWindows) {
     }
 }
 
+// A 64 MiB .bss with 16 pages touched before the first window (tests/programs/big_bss.c):
+// the window's checkpoint holds exactly its writes, in touched and never-touched pages,
+// under every tracker; the `uffd` tracker's first start() reads only the populated pages
+// (a byte count from its debug line, not a time: it read the whole .bss before).
+TEST(MonitorTrackers, BigBssFirstWindow) {
+  TempDir tmp;
+  for (std::string t : {"full", "mprotect", "uffd"}) {
+    SCOPED_TRACE(t);
+    std::string keep = tmp.path() + "/" + t;
+    Result r = run({CAPE_BIN, "monitor", "--tracker", t, "--log", "monitor:debug", "--keep-checkpoints", keep, "--",
+                    prog("big_bss")},
+                   tmp.path());
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    std::vector<Expect> ex = parse_expects(r.out);
+    ASSERT_EQ(ex.size(), 4u) << r.out;
+    auto c = cape::ckpt::read_file(keep + "/0.1.w1.dickpt");
+    check_expected_present(c, ex, "w1");
+    // Nothing else of the .bss (the stack and libc's data may hold other words).
+    const uint64_t lo = ex[0].addr & ~uint64_t{4095}, hi = lo + (64 << 20);
+    for (const auto& run : c.runs) {
+      if (run.end() <= lo || run.address >= hi) continue;
+      for (uint64_t a = std::max(run.address, lo); a < std::min(run.end(), hi); a++) {
+        if (!c.at(a)) continue;
+        bool ok = false;
+        for (const Expect& e : ex) ok = ok || (a >= (e.addr & ~uint64_t{7}) && a < e.addr + 8);
+        EXPECT_TRUE(ok) << "unexpected byte at 0x" << std::hex << a;
+        if (!ok) break;
+      }
+    }
+    if (t != "uffd") continue;
+    auto at = r.err.find("uffd start(): ");
+    ASSERT_NE(at, std::string::npos) << r.err;
+    auto read_at = r.err.find("so far ", at);
+    ASSERT_NE(read_at, std::string::npos) << r.err;
+    uint64_t read = std::stoull(r.err.substr(read_at + 7));
+    EXPECT_LT(read, uint64_t{8} << 20) << "the first start() read " << read << " bytes of a 64 MiB .bss with 16 pages used";
+  }
+}
+
 TEST(MonitorRuntime, WithoutAMonitorTheFirstCallSaysHowToRun) {
   TempDir tmp;
   Result r = run({prog("patterns"), "produce"}, tmp.path());
