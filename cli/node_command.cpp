@@ -226,10 +226,12 @@ class NetExchange : public monitor::Exchange {
                                 const std::function<void()>& meanwhile) override {
     return n_.lock_acquire(name, region, wait, ticket, meanwhile);
   }
-  void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes) override {
-    n_.publish_pages(first, count, bytes);
+  void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, uint64_t version) override {
+    n_.publish_pages(first, count, bytes, version);
   }
-  void fetch_pages(uint64_t first, uint64_t count, uint8_t* out) override { n_.fetch_pages(first, count, out); }
+  void fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, uint64_t version) override {
+    n_.fetch_pages(first, count, out, owner, version);
+  }
   std::vector<uint64_t> fetched_pages(int rank) override { return n_.fetched_pages(rank); }
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes) override {
     n_.lock_release(name, writes);
@@ -499,6 +501,10 @@ int run_node(const NodeArgs& a) {
       why += " (message in " + a.output_dir + "/node." + std::to_string(rank) + ".log)";
     node.node_failed(status ? status : 1, why);
   }
+  // --sync=lazy: the master's program and the other slaves may still fetch the pages this
+  // slave alone wrote (docs/monitor.md, "Lazy synchronisation"): it serves them until the
+  // master leaves.
+  if (rank != 0 && a.sync == "lazy" && !node.failure()) node.serve_pages_until_the_master_leaves();
   // The job failed: every node exits with the failing program's status (128+signal, like
   // a shell; 1 for a lost node), so cape run, mpirun and srun all report it.
   if (auto code = node.failure_exit_code()) return *code;

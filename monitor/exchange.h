@@ -81,16 +81,17 @@ class Exchange {
     (void)writes;
     throw std::logic_error("lock '" + name + "': this exchange has no lock service");
   }
-  // --sync=lazy (monitor/lazy.h; docs/monitor.md, "Lazy synchronisation"). Master: keeps
-  // `count` pages from `first` (count * 4096 bytes) for the slaves to fetch. Slave: fetches
-  // `count` pages from `first` from the master into `out`; blocks. (The defaults: an Exchange
+  // --sync=lazy (monitor/lazy.h; docs/monitor.md, "Lazy synchronisation"). Keeps `count`
+  // pages from `first` (count * 4096 bytes) as `version`, for the other nodes to fetch
+  // (the last two versions of each). fetch_pages: fetches `count` pages from `first` from node
+  // `owner` (its newest version <= `version`) into `out`; blocks. (The defaults: an Exchange
   // without a page service.)
-  virtual void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes) {
-    (void)first, (void)count, (void)bytes;
+  virtual void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, uint64_t version) {
+    (void)first, (void)count, (void)bytes, (void)version;
     throw std::logic_error("this exchange has no page service (--sync=lazy)");
   }
-  virtual void fetch_pages(uint64_t first, uint64_t count, uint8_t* out) {
-    (void)first, (void)count, (void)out;
+  virtual void fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, uint64_t version) {
+    (void)first, (void)count, (void)out, (void)owner, (void)version;
     throw std::logic_error("this exchange has no page service (--sync=lazy)");
   }
   // Master: the pages slave `rank` fetched since the last call.

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <set>
 
+#include "ckpt/ops.h"
 #include "monitor/remote_syscall.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -28,11 +29,55 @@ constexpr uint64_t kMaxAhead = 64;  // pages per fetch, at most
 // this magic, the number n of this slave's [start, end) pairs, them, then the pairs of every
 // page the merge published (for the determinism check).
 constexpr uint64_t kListMagic = 0x595a414c45504143;  // "CAPELAZY"
-
+// A slave's part carries the pages it kept the same way: this magic, its version, then
+// [start, end) pairs.
+constexpr uint64_t kPartMagic = 0x5045454b45504143;  // "CAPEKEEP"
 
 // Runs forced into every checkpoint whatever changed: a reduction's partial result (the
 // merged value differs from every node's), a lastprivate value (timestamp above the region's).
 bool forced(const ckpt::Run& r) { return r.reduction.active() || (r.timestamp & ((uint64_t{1} << 20) - 1)) != 0; }
+
+// Where a page may be fetched later: anonymous memory (.bss, the heaps, anonymous maps),
+// which userfaultfd's missing mode serves. The stack (each node's frames differ below the
+// shared words) and file-backed .data travel eagerly.
+IntervalSet lazy_areas(const std::vector<Area>& areas) {
+  std::vector<IntervalSet::Interval> ok;
+  for (const Area& a : areas)
+    if (a.kind == Area::bss || a.kind == Area::heap || a.kind == Area::anon)
+      ok.emplace_back(page_up(a.start), page_down(a.end));
+  return IntervalSet::of(std::move(ok));
+}
+
+bool may_be_lazy(uint64_t p, const IntervalSet& lazy_ok, const IntervalSet& keep_eager) {
+  return lazy_ok.contains(p) && lazy_ok.contains(p + kPage - 1) && !keep_eager.overlaps(p, p + kPage);
+}
+
+// Sorted pages as [start, end) pairs.
+std::vector<IntervalSet::Interval> ranges_of(const std::vector<uint64_t>& pages) {
+  std::vector<IntervalSet::Interval> r;
+  for (uint64_t p : pages)
+    if (!r.empty() && r.back().second == p)
+      r.back().second = p + kPage;
+    else
+      r.emplace_back(p, p + kPage);
+  return r;
+}
+
+// `src`'s runs cut to the pages `keep` says travel.
+template <class Keep>
+void append_pages(ckpt::Checkpoint& out, const ckpt::Checkpoint& src, Keep&& keep) {
+  for (const ckpt::Run& r : src.runs)
+    for (uint64_t p = page_down(r.address); p < r.end();) {
+      if (!keep(p)) {
+        p += kPage;
+        continue;
+      }
+      uint64_t q = p + kPage;
+      while (q < r.end() && keep(q)) q += kPage;
+      out.append_from(src, r, std::max(p, r.address), std::min(q, r.end()));
+      p = q;
+    }
+}
 }  // namespace
 
 LazySync::~LazySync() { reset(); }
@@ -48,6 +93,58 @@ void LazySync::reset() {
   lists_.clear();
 }
 
+// ---- slave: its part ----
+
+ckpt::Checkpoint LazySync::outgoing(const StoppedThread& st, const ckpt::Checkpoint& part,
+                                    const std::vector<Area>& areas, const IntervalSet& keep_eager) {
+  const uint64_t version = ++epoch_;
+  IntervalSet lazy_ok = lazy_areas(areas);
+  // Memory mapped in this region travels: the master maps it at its inject.
+  std::vector<IntervalSet::Interval> appeared;
+  for (const ckpt::MapChange& m : part.mappings)
+    if (m.what != ckpt::MapChange::What::unmapped) appeared.emplace_back(m.start, m.end);
+  IntervalSet fresh = IntervalSet::of(std::move(appeared));
+  std::set<uint64_t> eager, pages;
+  for (const ckpt::Run& r : part.runs)
+    for (uint64_t p = page_down(r.address); p < r.end(); p += kPage) {
+      pages.insert(p);
+      if (forced(r) || !may_be_lazy(p, lazy_ok, keep_eager) || fresh.overlaps(p, p + kPage)) eager.insert(p);
+    }
+  std::vector<uint64_t> candidates;
+  for (uint64_t p : pages)
+    if (!eager.count(p)) candidates.push_back(p);
+  // The first and last page of each range travel: where the neighbouring node's share of a
+  // loop begins, the page is usually written by both (a row of a grid is not a page), and
+  // the master would have to fetch it back to merge it (resolve()).
+  std::vector<IntervalSet::Interval> kept;
+  for (auto [a, b] : ranges_of(candidates)) {
+    if (b - a <= 2 * kPage) {
+      for (uint64_t p = a; p < b; p += kPage) eager.insert(p);
+      continue;
+    }
+    eager.insert(a);
+    eager.insert(b - kPage);
+    kept.emplace_back(a + kPage, b - kPage);
+  }
+  // Their bytes as the region left them, published as this exchange's version.
+  std::vector<uint8_t> bytes;
+  for (auto [a, b] : kept)
+    for (uint64_t p = a; p < b;) {
+      uint64_t n = std::min<uint64_t>((b - p) / kPage, 1024);
+      bytes.resize(n * kPage);
+      st.tracee.read_bytes(p, bytes);
+      ex_.publish_pages(p, n, bytes.data(), version);
+      stats_.pages_kept += n;
+      p += n * kPage;
+    }
+  std::vector<uint64_t> list{kPartMagic, version};
+  for (auto [a, b] : kept) list.push_back(a), list.push_back(b);
+  ckpt::Checkpoint out = part.header();
+  if (!kept.empty()) out.append(0, {reinterpret_cast<const uint8_t*>(list.data()), list.size() * 8}, 0);
+  append_pages(out, part, [&](uint64_t p) { return eager.count(p) != 0; });
+  return out;
+}
+
 // ---- master ----
 
 void LazySync::note_part(int from, const ckpt::Checkpoint& part) {
@@ -58,51 +155,105 @@ void LazySync::note_part(int from, const ckpt::Checkpoint& part) {
     }
 }
 
+void LazySync::take_part(int from, ckpt::Checkpoint& part) {
+  if (!part.runs.empty() && part.runs.front().address == 0) {
+    std::span<const uint8_t> d = part.data(part.runs.front());
+    if (d.size() < 16 || d.size() % 16 != 0 || ckpt::load64(d.data()) != kPartMagic)
+      throw UserError("--sync=lazy: node " + std::to_string(from) +
+                      "'s part has a malformed page list (the nodes run different cape versions?)");
+    auto& [version, ranges] = kept_[from];
+    version = ckpt::load64(d.data() + 8);
+    for (size_t o = 16; o < d.size(); o += 16) {
+      uint64_t s = ckpt::load64(d.data() + o), e = ckpt::load64(d.data() + o + 8);
+      if (s % kPage || e % kPage || e <= s)
+        throw UserError("--sync=lazy: node " + std::to_string(from) + "'s part lists a page range that is not one");
+      ranges.emplace_back(s, e);
+      for (uint64_t p = s; p < e; p += kPage) {
+        auto [it, fresh] = owner_.emplace(p, from);
+        if (!fresh && it->second != from) it->second = -1;
+      }
+    }
+    part.runs.erase(part.runs.begin());
+  }
+  note_part(from, part);
+}
+
+std::vector<std::pair<int, ckpt::Checkpoint>> LazySync::resolve(
+    const std::string& name, uint64_t timestamp,
+    const std::function<void(uint64_t address, std::span<uint8_t> out)>& read_base) {
+  std::vector<std::pair<int, ckpt::Checkpoint>> parts;
+  std::vector<Invalidation> mine;
+  std::vector<IntervalSet::Interval> all;
+  for (auto& [s, vk] : kept_) {
+    auto& [version, ranges] = vk;
+    std::vector<uint64_t> alone, shared;
+    for (auto [a, b] : ranges)
+      for (uint64_t p = a; p < b; p += kPage) (owner_[p] == s ? alone : shared).push_back(p);
+    std::vector<IntervalSet::Interval> owned = ranges_of(alone);
+    for (auto [a, b] : owned) mine.push_back({a, b, {s, version}}), all.emplace_back(a, b);
+    owned_[s] = {version, std::move(owned)};
+    if (shared.empty()) continue;
+    // Another node wrote these pages too: s's words are its page against the base.
+    ckpt::Checkpoint diff;
+    diff.timestamp = timestamp;
+    {
+      ckpt::Differ d(diff, timestamp);
+      std::vector<uint8_t> buf, base(kPage);
+      for (auto [a, b] : ranges_of(shared))
+        for (uint64_t p = a; p < b;) {
+          uint64_t n = std::min<uint64_t>((b - p) / kPage, kMaxAhead);
+          buf.resize(n * kPage);
+          {
+            std::lock_guard lk(mu_);  // one request at a time (the handler's too)
+            ex_.fetch_pages(p, n, buf.data(), s, version);
+          }
+          for (uint64_t i = 0; i < n; i++) {
+            read_base(p + i * kPage, base);  // (may fault an invalid page in: mu_ not held)
+            d.add(p + i * kPage, base, {buf.data() + i * kPage, kPage});
+          }
+          stats_.pages_resolved += n;
+          p += n * kPage;
+        }
+    }
+    parts.emplace_back(s, std::move(diff));
+  }
+  ever_lazy_ = ever_lazy_.unite(IntervalSet::of(std::move(all)));
+  if (!mine.empty()) lists_[name] = std::move(mine);
+  return parts;
+}
+
 void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged, const std::vector<Area>& areas,
                          const IntervalSet& keep_eager) {
-  // Where a page may be fetched later: anonymous memory (.bss, the heaps, anonymous maps),
-  // which userfaultfd's missing mode serves. The stack (each node's frames differ below the
-  // shared words) and file-backed .data travel eagerly.
-  std::vector<IntervalSet::Interval> ok;
-  for (const Area& a : areas)
-    if (a.kind == Area::bss || a.kind == Area::heap || a.kind == Area::anon)
-      ok.emplace_back(page_up(a.start), page_down(a.end));
-  IntervalSet lazy_ok = IntervalSet::of(std::move(ok));
+  IntervalSet lazy_ok = lazy_areas(areas);
   std::set<uint64_t> eager, pages;
   for (const ckpt::Run& r : merged.runs)
     for (uint64_t p = page_down(r.address); p < r.end(); p += kPage) {
       pages.insert(p);
-      if (forced(r) || !lazy_ok.overlaps(p, p + kPage) || !lazy_ok.contains(p + kPage - 1) ||
-          keep_eager.overlaps(p, p + kPage))
-        eager.insert(p);
+      if (forced(r) || !may_be_lazy(p, lazy_ok, keep_eager)) eager.insert(p);
     }
   // The pages that may be fetched, as the master holds them now (after its inject).
   std::vector<uint64_t> lazy;
   for (uint64_t p : pages)
     if (!eager.count(p)) lazy.push_back(p);
-  std::vector<uint64_t> published;  // [start, end) pairs
-  for (uint64_t p : lazy)
-    if (!published.empty() && published.back() == p)
-      published.back() = p + kPage;
-    else
-      published.push_back(p), published.push_back(p + kPage);
-  {
-    std::vector<IntervalSet::Interval> v;
-    for (size_t i = 0; i < published.size(); i += 2) v.emplace_back(published[i], published[i + 1]);
-    ever_lazy_ = ever_lazy_.unite(IntervalSet::of(std::move(v)));
-  }
+  std::vector<IntervalSet::Interval> published = ranges_of(lazy);
   std::vector<uint8_t> bytes;
-  for (size_t i = 0; i < lazy.size();) {
-    size_t j = i + 1;
-    while (j < lazy.size() && lazy[j] == lazy[j - 1] + kPage && j - i < 1024) j++;
-    bytes.resize((j - i) * kPage);
-    st.tracee.read_bytes(lazy[i], bytes);
-    ex_.publish_pages(lazy[i], j - i, bytes.data());
-    stats_.pages_published += j - i;
-    i = j;
-  }
+  for (auto [a, b] : published)
+    for (uint64_t p = a; p < b;) {
+      uint64_t n = std::min<uint64_t>((b - p) / kPage, 1024);
+      bytes.resize(n * kPage);
+      st.tracee.read_bytes(p, bytes);
+      ex_.publish_pages(p, n, bytes.data(), epoch_);
+      stats_.pages_published += n;
+      p += n * kPage;
+    }
+  // Every page some node may not hold now (for the determinism check: the same on all).
+  std::vector<IntervalSet::Interval> everywhere = published;
+  for (auto& [s, vo] : owned_)
+    for (auto iv : vo.second) everywhere.push_back(iv);
+  IntervalSet all = IntervalSet::of(everywhere);
+  ever_lazy_ = ever_lazy_.unite(all);
   // Each slave: the eager pages' runs (with those it fetched before: what it reads, it reads
-  // again), and the pages someone else wrote.
+  // again), and where the pages someone else wrote are.
   for (int s = 1; s < size_; s++) {
     std::unordered_set<uint64_t>& hot = hot_[s];
     for (uint64_t p : ex_.fetched_pages(s)) hot.insert(p);
@@ -112,32 +263,30 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
       auto w = owner_.find(p);
       return w == owner_.end() || w->second != s;  // s's own writes are there already
     };
-    std::vector<uint64_t> list{kListMagic, 0};
+    std::vector<Invalidation> inv;
+    auto add = [&](uint64_t a, uint64_t b, Source from) {
+      if (!inv.empty() && inv.back().end == a && inv.back().from == from)
+        inv.back().end = b;
+      else
+        inv.push_back({a, b, from});
+    };
     for (uint64_t p : lazy) {
       auto it = owner_.find(p);
       if (it != owner_.end() && it->second == s) continue;  // only s wrote it: valid there
       if (hot.count(p)) continue;                            // travels below
-      if (list.size() > 2 && list.back() == p)
-        list.back() = p + kPage;
-      else
-        list.push_back(p), list.push_back(p + kPage);
+      add(p, p + kPage, {0, epoch_});
     }
-    list[1] = (list.size() - 2) / 2;
-    list.insert(list.end(), published.begin(), published.end());
+    for (auto& [o, vo] : owned_)
+      if (o != s)
+        for (auto [a, b] : vo.second) add(a, b, {o, vo.first});
+    std::sort(inv.begin(), inv.end(), [](const Invalidation& x, const Invalidation& y) { return x.start < y.start; });
+    std::vector<uint64_t> list{kListMagic, inv.size()};
+    for (const Invalidation& i : inv)
+      list.insert(list.end(), {i.start, i.end, static_cast<uint64_t>(i.from.owner), i.from.version});
+    for (auto [a, b] : all) list.push_back(a), list.push_back(b);
     ckpt::Checkpoint out = merged.header();
     out.append(0, {reinterpret_cast<const uint8_t*>(list.data()), list.size() * 8}, 0);
-    for (const ckpt::Run& r : merged.runs) {
-      for (uint64_t p = page_down(r.address); p < r.end();) {
-        if (!travels(p)) {
-          p += kPage;
-          continue;
-        }
-        uint64_t q = p + kPage;
-        while (q < r.end() && travels(q)) q += kPage;
-        out.append_from(merged, r, std::max(p, r.address), std::min(q, r.end()));
-        p = q;
-      }
-    }
+    append_pages(out, merged, travels);
     stats_.eager_bytes += out.memory_bytes();
     ex_.send(out, s);
   }
@@ -151,20 +300,43 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
 void LazySync::received(const std::string& name, ckpt::Checkpoint& ck) {
   if (ck.runs.empty() || ck.runs.front().address != 0) return;
   std::span<const uint8_t> d = ck.data(ck.runs.front());
-  if (d.size() < 16 || d.size() % 16 != 0 || ckpt::load64(d.data()) != kListMagic ||
-      ckpt::load64(d.data() + 8) > (d.size() - 16) / 16)
-    throw UserError("--sync=lazy: checkpoint '" + name + "' has a malformed page list (the nodes run different cape versions?)");
+  const auto bad = [&] {
+    return UserError("--sync=lazy: checkpoint '" + name + "' has a malformed page list (the nodes run different cape versions?)");
+  };
+  if (d.size() < 16 || d.size() % 16 != 0 || ckpt::load64(d.data()) != kListMagic) throw bad();
   uint64_t mine = ckpt::load64(d.data() + 8);
-  std::vector<IntervalSet::Interval> list, published;
-  for (size_t o = 16, i = 0; o < d.size(); o += 16, i++) {
+  if (mine > (d.size() - 16) / 32) throw bad();
+  std::vector<Invalidation> list;
+  std::vector<IntervalSet::Interval> published;
+  size_t o = 16;
+  for (uint64_t i = 0; i < mine; i++, o += 32) {
     uint64_t s = ckpt::load64(d.data() + o), e = ckpt::load64(d.data() + o + 8);
-    if (s % kPage || e % kPage || e <= s)
-      throw UserError("--sync=lazy: checkpoint '" + name + "' lists a page range that is not one");
-    (i < mine ? list : published).emplace_back(s, e);
+    uint64_t owner = ckpt::load64(d.data() + o + 16), version = ckpt::load64(d.data() + o + 24);
+    if (s % kPage || e % kPage || e <= s || owner >= static_cast<uint64_t>(size_) ||
+        owner == static_cast<uint64_t>(rank_))
+      throw bad();
+    list.push_back({s, e, {static_cast<int>(owner), version}});
+  }
+  for (; o < d.size(); o += 16) {
+    uint64_t s = ckpt::load64(d.data() + o), e = ckpt::load64(d.data() + o + 8);
+    if (s % kPage || e % kPage || e <= s) throw bad();
+    published.emplace_back(s, e);
   }
   ck.runs.erase(ck.runs.begin());
   lists_[name] = std::move(list);
   ever_lazy_ = ever_lazy_.unite(IntervalSet::of(std::move(published)));
+}
+
+LazySync::Source LazySync::source_of(uint64_t page) const {
+  auto it = source_.find(page);
+  return it == source_.end() ? Source{} : it->second;
+}
+
+uint64_t LazySync::same_source(uint64_t page, uint64_t end, uint64_t max) const {
+  Source from = source_of(page);
+  uint64_t n = 1;
+  while (n < max && page + n * kPage < end && source_of(page + n * kPage) == from) n++;
+  return n;
 }
 
 void LazySync::before_inject(const ckpt::Checkpoint& ck) {
@@ -176,7 +348,11 @@ void LazySync::before_inject(const ckpt::Checkpoint& ck) {
       auto it = invalid_.first_ending_after(lo);
       if (it == invalid_.end() || it->first >= hi) break;
       uint64_t s = std::max(lo, it->first), e = std::min(hi, it->second);
-      for (uint64_t p = s; p < e; p += kMaxAhead * kPage) fill(p, std::min(kMaxAhead, (e - p) / kPage));
+      for (uint64_t p = s; p < e;) {
+        uint64_t n = same_source(p, e, kMaxAhead);
+        fill(p, n);
+        p += n * kPage;
+      }
       lo = e;
     }
   }
@@ -203,7 +379,7 @@ void LazySync::register_missing(uint64_t start, uint64_t end) {
 void LazySync::after_inject(const StoppedThread& st, const std::string& name, DirtyTracker& tracker) {
   auto it = lists_.find(name);
   if (it == lists_.end()) return;
-  std::vector<IntervalSet::Interval> list = std::move(it->second);
+  std::vector<Invalidation> list = std::move(it->second);
   lists_.erase(it);
   if (list.empty()) return;
   if (!uffd_.valid()) {
@@ -219,10 +395,23 @@ void LazySync::after_inject(const StoppedThread& st, const std::string& name, Di
     handler_ = std::thread([this] { handler_loop(); });
   }
   std::lock_guard lk(mu_);
-  for (auto [s, e] : list) register_missing(s, e);
+  std::vector<IntervalSet::Interval> ranges;
+  for (const Invalidation& i : list) {
+    ranges.emplace_back(i.start, i.end);
+    for (uint64_t p = i.start; p < i.end; p += kPage)
+      if (i.from == Source{})
+        source_.erase(p);
+      else
+        source_[p] = i.from;
+  }
+  {
+    IntervalSet joined = IntervalSet::of(std::move(ranges));
+    ranges.assign(joined.begin(), joined.end());
+  }
+  for (auto [s, e] : ranges) register_missing(s, e);
   {
     AutoRemoteSyscalls remote(st.tracee.pid(), st.tid, st.gadget);
-    for (auto [s, e] : list) {
+    for (auto [s, e] : ranges) {
       long r = remote.syscall(SYS_madvise, static_cast<long>(s), static_cast<long>(e - s), MADV_DONTNEED);
       if (r < 0) {
         errno = static_cast<int>(-r);
@@ -234,7 +423,7 @@ void LazySync::after_inject(const StoppedThread& st, const std::string& name, Di
     }
     remote.restore();
   }
-  invalid_ = invalid_.unite(IntervalSet::of(std::move(list)));
+  invalid_ = invalid_.unite(IntervalSet::of(std::move(ranges)));
 }
 
 void LazySync::after_start() {
@@ -255,7 +444,9 @@ void LazySync::at_call(DirtyTracker& tracker) {
 
 void LazySync::fill(uint64_t first, uint64_t count) {
   buf_.resize(count * kPage);
-  ex_.fetch_pages(first, count, buf_.data());
+  Source from = source_of(first);
+  ex_.fetch_pages(first, count, buf_.data(), from.owner, from.version);
+  for (uint64_t i = 0; i < count; i++) source_.erase(first + i * kPage);
   std::vector<uint64_t> skipped;
   stats_.fetches++;
   for (uint64_t done = 0; done < count * kPage;) {
@@ -297,7 +488,7 @@ void LazySync::serve_fault(uint64_t page) {
   if (it != invalid_.end() && it->first <= page) {
     // A sequential reader gets twice as many pages each time; a jump starts again at one.
     ahead_ = page == next_expected_ ? std::min(ahead_ * 2, kMaxAhead) : 1;
-    fill(page, std::min(ahead_, (it->second - page) / kPage));
+    fill(page, same_source(page, it->second, ahead_));
     return;
   }
   // Not invalid: memory never touched in a registered range (zeros), or fetched meanwhile.

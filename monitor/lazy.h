@@ -5,15 +5,26 @@
 // the mechanism (invalidate, fetch on first access) is a page-based DSM's, built on the
 // checkpoints CAPE has anyway.
 //
-// Master (eager itself: it merges and injects every change, as always):
-//   wait_for   note_part(rank, part) for its own part and each slave's: who wrote each page;
-//   broadcast  publishes the merged pages (its memory right after inject) to its node's page
-//              service (net/node_pages.cpp), then sends each slave s the merged checkpoint cut
-//              to the pages that must travel eagerly (the stack, the executable's .data, pages
-//              holding a reduction, lastprivate or threadprivate value, and the pages s has
-//              fetched before: its working set), with the list of the other pages that
-//              someone other than s changed.
-// Slave:
+// Every node keeps the words it wrote (docs/monitor.md, "Lazy synchronisation", "Who serves
+// a page"). Per region ("after" exchange):
+//   slave send  outgoing(): the pages it alone may have written in anonymous memory stay on
+//              it: their bytes are published (as this exchange's version) in its node's page
+//              service and only their list travels, with the runs of the rest (the stack,
+//              .data, reductions, lastprivate and threadprivate values, and the first and
+//              last page of each range it wrote, where a neighbour's writes usually share a
+//              page);
+//   master     take_part() takes each list off its part and notes who wrote what; resolve()
+//              then fetches the pages that a slave kept but another node wrote too, and
+//              turns them into runs (the fetched page against the region's base) that are
+//              merged like parts; the pages a slave alone wrote stay its own, invalidated on
+//              the master at its inject and on the other slaves;
+//   broadcast  publishes the pages the merge changed (the master's memory after inject),
+//              then sends each slave s the merged checkpoint cut to the pages that must
+//              travel eagerly (the stack, .data, reductions, lastprivate and threadprivate
+//              values, and the pages s fetched from the master before: its working set),
+//              with the list of the other changed pages and where each is (the master, or
+//              the slave that wrote it, and its version).
+// Every node:
 //   receive    takes the list off the checkpoint (a run at address 0, never memory);
 //   inject     first fetches the invalid pages the checkpoint writes (/proc/PID/mem cannot
 //              write a missing page), writes it, then invalidates the listed pages: registers
@@ -22,14 +33,17 @@
 //   a fault    a handler thread gets the missing-page event of the first access, by the
 //              program or by the kernel for it (read(2) into the buffer: the kernel waits for
 //              the page, no EFAULT) or by the monitor (process_vm_readv), fetches the page and
-//              its successors when the program reads on sequentially (1, 2, 4 .. 64 pages)
-//              from the master, installs them write-protected (UFFDIO_COPY), and wakes it;
+//              its successors with the same owner when the program reads on sequentially
+//              (1, 2, 4 .. 64 pages) from the node that holds it (a slave's request for
+//              another slave's pages goes through the master), installs them
+//              write-protected (UFFDIO_COPY), and wakes it;
 //   each call  the tracker's copy of a fetched page becomes the fetched bytes (the page's
 //              original for the next create(): the program's own writes are what differs).
-// Pages a slave wrote and no other node did stay valid there.
 #pragma once
 
 #include <atomic>
+#include <functional>
+#include <span>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -49,7 +63,8 @@ namespace cape::monitor {
 
 struct LazyStats {
   uint64_t pages_invalidated = 0, pages_fetched = 0, fetches = 0, zero_pages = 0;
-  uint64_t pages_published = 0, eager_bytes = 0;  // master
+  uint64_t pages_published = 0, eager_bytes = 0;  // published: every node; eager_bytes: master's broadcasts
+  uint64_t pages_kept = 0, pages_resolved = 0;      // kept: a slave's parts; resolved: master, fetched to merge
 };
 
 class LazySync {
@@ -62,16 +77,34 @@ class LazySync {
   // A new image: nothing is invalid, the handler stops (its descriptor belonged to the old one).
   void reset();
 
+  // Slave: what travels to the master of its part `part` of an "after" exchange (the rest
+  // is published here). `areas`: the tracked set now; `keep_eager`: threadprivate ranges.
+  ckpt::Checkpoint outgoing(const StoppedThread& st, const ckpt::Checkpoint& part, const std::vector<Area>& areas,
+                            const IntervalSet& keep_eager);
+
   // Master. A new merge begins (forget the last one's writers); `from` wrote `part`.
-  void begin_merge() { owner_.clear(); }
+  void begin_merge() {
+    owner_.clear();
+    kept_.clear();
+    owned_.clear();
+    ++epoch_;
+  }
   void note_part(int from, const ckpt::Checkpoint& part);
+  // Slave `from`'s part: takes its list of kept pages off (before it is merged) and notes it.
+  void take_part(int from, ckpt::Checkpoint& part);
+  // Every part arrived: the pages a slave kept that another node wrote too, as runs (the
+  // kept page fetched from it against `read_base`, the region's base) to merge like parts,
+  // by slave; the pages a slave alone wrote become its own, invalidated here at inject(name).
+  std::vector<std::pair<int, ckpt::Checkpoint>> resolve(
+      const std::string& name, uint64_t timestamp,
+      const std::function<void(uint64_t address, std::span<uint8_t> out)>& read_base);
   // Instead of broadcasting `merged` (already injected here): publish, then one checkpoint per
   // slave. `areas`: the tracked set now; `keep_eager`: ranges whose pages always travel
   // (threadprivate variables: each node keeps its own copy, the master's page would overwrite it).
   void broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged, const std::vector<Area>& areas,
                  const IntervalSet& keep_eager);
 
-  // Slave. A checkpoint `name` arrived: takes its page list off it, for inject(name).
+  // A checkpoint `name` arrived (a slave's): takes its page list off it, for inject(name).
   void received(const std::string& name, ckpt::Checkpoint& ck);
   // Before any injection: fetches the invalid pages `ck` writes.
   void before_inject(const ckpt::Checkpoint& ck);
@@ -94,7 +127,20 @@ class LazySync {
  private:
   void handler_loop();
   void serve_fault(uint64_t page);
-  // Fetches `count` pages from `first` (all invalid) and installs them; mu_ held.
+  // Where an invalid page is: its owner and the version to ask for.
+  struct Source {
+    int owner = 0;
+    uint64_t version = ~uint64_t{0};
+    bool operator==(const Source&) const = default;
+  };
+  struct Invalidation {
+    uint64_t start, end;
+    Source from;
+  };
+  Source source_of(uint64_t page) const;  // mu_ held
+  // Pages from `page` (invalid, at most `max`) that the same node holds; mu_ held.
+  uint64_t same_source(uint64_t page, uint64_t end, uint64_t max) const;
+  // Fetches `count` pages from `first` (all invalid, one source) and installs them; mu_ held.
   void fill(uint64_t first, uint64_t count);
   void register_missing(uint64_t start, uint64_t end);
   void open_own_uffd(const StoppedThread& st);
@@ -104,12 +150,17 @@ class LazySync {
   LazyStats stats_;
   // Master: the one rank that wrote each page in this merge, or -1 for several.
   std::unordered_map<uint64_t, int> owner_;
+  uint64_t epoch_ = 0;  // "after" exchanges so far: the version of what this node publishes
+  // Master: by slave, the pages it kept in this merge (its list), with its version.
+  std::map<int, std::pair<uint64_t, std::vector<IntervalSet::Interval>>> kept_;
+  // Master: by slave, the pages it alone wrote in this merge (kept there), with its version.
+  std::map<int, std::pair<uint64_t, std::vector<IntervalSet::Interval>>> owned_;
   // Master: by slave, the pages it ever fetched: its working set, which then travels eagerly
   // to it (a stencil's halo, a vector every slave reads): no fetch, only the changed words.
   std::map<int, std::unordered_set<uint64_t>> hot_;
   IntervalSet ever_lazy_;
-  // Slave.
-  std::map<std::string, std::vector<IntervalSet::Interval>> lists_;  // by checkpoint name
+  std::map<std::string, std::vector<Invalidation>> lists_;  // by checkpoint name: what to invalidate
+  std::unordered_map<uint64_t, Source> source_;  // invalid pages not on the master; guarded by mu_
   std::mutex mu_;                 // the invalid set, fetching, the refreshes
   IntervalSet invalid_;           // pages not fetched since they were invalidated
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> refreshed_;  // fetched, for the tracker

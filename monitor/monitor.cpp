@@ -123,7 +123,8 @@ class Monitor final : public CallServer {
       CAPE_LOG_AT(info, "traffic") << "rank " << rank_ << ": --sync=lazy: " << l.pages_invalidated
                                    << " pages invalidated, " << l.pages_fetched << " fetched in " << l.fetches
                                    << " requests, " << l.zero_pages << " zero pages; " << l.pages_published
-                                   << " pages published, " << l.eager_bytes << " bytes sent eagerly";
+                                   << " pages published, " << l.pages_kept << " pages kept, " << l.pages_resolved
+                                   << " fetched to merge, " << l.eager_bytes << " bytes sent eagerly";
       lazy_->reset();  // the handler stops before the tracker (its descriptor's owner) goes
     }
   }
@@ -167,10 +168,12 @@ class Monitor final : public CallServer {
   long reduction(uint64_t addr, uint64_t packed);
   long create(const StoppedThread& st, const std::string& name, uint64_t boundary);
   long inject(const StoppedThread& st, const std::string& name, uint64_t boundary);
-  long send(const std::string& name, int node);
+  long send(const StoppedThread& st, const std::string& name, int node);
   long receive(const std::string& name);
   long broadcast(const StoppedThread& st, const std::string& name);
   long wait_for(const StoppedThread& st, const std::string& name);
+  // Merges `part` (from node `from`) into the master's checkpoint `name` (004 3.2).
+  void merge_part(const StoppedThread& st, const std::string& name, ckpt::Checkpoint&& part, int from);
   long merge(const StoppedThread& st, uint64_t into_name, uint64_t from_name);
   // The trace's name for a runtime call worth a slice (trace.h), or none.
   static std::optional<TraceOp> traced(int op);
@@ -373,7 +376,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_STOP: return stop(st);
     case CAPE_OP_CREATE: return create(st, name(a1), boundary);
     case CAPE_OP_INJECT: return inject(st, name(a1), boundary);
-    case CAPE_OP_SEND: return send(name(a1), static_cast<int>(static_cast<int64_t>(a2)));
+    case CAPE_OP_SEND: return send(st, name(a1), static_cast<int>(static_cast<int64_t>(a2)));
     case CAPE_OP_RECEIVE: return receive(name(a1));
     case CAPE_OP_BROADCAST: return broadcast(st, name(a1));
     case CAPE_OP_WAIT_FOR: return wait_for(st, name(a1));
@@ -563,7 +566,7 @@ long Monitor::inject(const StoppedThread& st, const std::string& name, uint64_t 
   return 0;
 }
 
-long Monitor::send(const std::string& name, int node) {
+long Monitor::send(const StoppedThread& st, const std::string& name, int node) {
   if (!ex_)
     throw UserError("send(\"" + name + "\", " + std::to_string(node) +
                     "): this program runs alone under `cape monitor`; use `cape run -n N`");
@@ -571,6 +574,14 @@ long Monitor::send(const std::string& name, int node) {
     throw UserError("send(\"" + name + "\", " + std::to_string(node) + "): no such other node (" +
                     std::to_string(size_) + " nodes)");
   const ckpt::Checkpoint& c = store_.lookup(name, "send");
+  if (lazy_ && rank_ != 0 && node == 0 && name == "after") {
+    // --sync=lazy: the pages it alone may have written stay here (lazy.h).
+    ckpt::Checkpoint out = lazy_->outgoing(st, c, space_.tracked(0), sharing_.threadprivate_ranges());
+    out.name = c.name;
+    if (trace_) moved_ = {name, out.memory_bytes(), out.runs.size(), node};
+    ex_->send(out, node);
+    return 0;
+  }
   if (trace_) moved_ = {name, c.memory_bytes(), c.runs.size(), node};
   ex_->send(c, node);
   return 0;
@@ -608,7 +619,7 @@ long Monitor::wait_for(const StoppedThread& st, const std::string& name) {
   }
   if (ex_ && size_ > 1) {
     ex_->wait_for(name, [&](ckpt::Checkpoint&& part, int from) {
-      if (lazy_) lazy_->note_part(from, part);
+      if (lazy_) lazy_->take_part(from, part);
       auto arrived = std::chrono::steady_clock::now();
       uint64_t part_bytes = trace_ ? part.memory_bytes() : 0, part_runs = part.runs.size();
       moved_.bytes += part_bytes;
@@ -622,27 +633,37 @@ long Monitor::wait_for(const StoppedThread& st, const std::string& name) {
           if (m.trace_) m.trace_->part(from, bytes, runs, t0, std::chrono::steady_clock::now());
         }
       } part_done{*this, from, part_bytes, part_runs, arrived};
-      ckpt::Checkpoint* have = store_.find(name);
-      if (!have) {
-        part.name = name;
-        store_.put(name, std::move(part));
-        return;
-      }
-      ckpt::MergeOptions mo;
-      // Three-way merge against the master's DATA-0: runs carry the unchanged bytes
-      // between changed words, so two nodes writing neighbouring elements overlap; the
-      // side that still holds the base value yields (no lost update, no false race).
-      mo.read_base = [&](uint64_t address, std::span<uint8_t> out) { window_.read_base(st.tracee, address, out); };
-      ckpt::MergeResult m = ckpt::merge(*have, part, mo);
-      races_.add(possible_races(m.conflicts, sharing_, space_), from, window_.region(), places_, space_);
-      *have = std::move(m.merged);
+      merge_part(st, name, std::move(part), from);
     });
+    if (lazy_) {
+      // --sync=lazy: the pages a slave kept that another node wrote too (lazy.h).
+      auto base = [&](uint64_t address, std::span<uint8_t> out) { window_.read_base(st.tracee, address, out); };
+      for (auto& [from, part] : lazy_->resolve(name, region_timestamp(window_.region()), base))
+        merge_part(st, name, std::move(part), from);
+    }
     races_.say(region_label(), opt_.check_races);
   }
   if (ex_ && size_ > 1) check_states();  // before the merged parts are injected anywhere
   if (!store_.find(name)) store_.put(name, ckpt::Checkpoint{});
   stamp_and_keep(*store_.find(name), name);
   return 0;
+}
+
+void Monitor::merge_part(const StoppedThread& st, const std::string& name, ckpt::Checkpoint&& part, int from) {
+  ckpt::Checkpoint* have = store_.find(name);
+  if (!have) {
+    part.name = name;
+    store_.put(name, std::move(part));
+    return;
+  }
+  ckpt::MergeOptions mo;
+  // Three-way merge against the master's DATA-0: runs carry the unchanged bytes
+  // between changed words, so two nodes writing neighbouring elements overlap; the
+  // side that still holds the base value yields (no lost update, no false race).
+  mo.read_base = [&](uint64_t address, std::span<uint8_t> out) { window_.read_base(st.tracee, address, out); };
+  ckpt::MergeResult m = ckpt::merge(*have, part, mo);
+  races_.add(possible_races(m.conflicts, sharing_, space_), from, window_.region(), places_, space_);
+  *have = std::move(m.merged);
 }
 
 long Monitor::merge(const StoppedThread& st, uint64_t into_name, uint64_t from_name) {

@@ -80,8 +80,12 @@ enum class FrameType : uint8_t {
   lock_grant = 16,    // master -> slave: "lock:" + name, then a DICKPT (as a checkpoint frame)
   lock_release = 17,  // slave -> master: lock name, then a DICKPT of the writes made holding it
   // --sync=lazy (net/node_pages.cpp, docs/net.md "Lazy synchronisation"):
-  page_request = 18,  // slave -> master: first page address u64, page count u64
-  page_data = 19,     // master -> slave: first page address u64, page count u64, the pages' bytes
+  // A request: first page address u64, page count u64, who u64, version u64 (slave -> master:
+  // who = the node that owns them, 0 the master; master -> slave: who = the node they are for).
+  // An answer: first, count, who u64 (slave -> master: for whom; master -> slave: who served
+  // them), the pages' bytes. The master passes a slave's request for another's pages on.
+  page_request = 18,
+  page_data = 19,
 };
 const char* to_string(FrameType t);
 

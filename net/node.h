@@ -23,6 +23,7 @@
 //   n.program_exited(status);   // tells the peers; the master waits for slaves to finish
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -145,16 +146,21 @@ class Node {
                                 const std::function<void()>& meanwhile = {});
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes);
 
-  // --sync=lazy (net/node_pages.cpp; docs/net.md, "Lazy synchronisation"). Master: keeps
-  // `count` pages from `first` (their bytes as they are after a region's merge), which
-  // slaves may then ask for; the reader threads answer, also after the master's program has
-  // ended. Slave: asks the master for `count` pages from `first` and blocks until `out`
-  // (count * 4096 bytes) holds them; a failed job throws, as the other calls do. One
-  // request at a time per slave (the monitor's lazy module serialises them).
-  void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes);
-  void fetch_pages(uint64_t first, uint64_t count, uint8_t* out);
-  // Master: the pages slave `rank` asked for since the last call (their addresses).
+  // --sync=lazy (net/node_pages.cpp; docs/net.md, "Lazy synchronisation"). Every node keeps
+  // `count` pages from `first` as `version` (their bytes as this node's memory held them
+  // after a region), which other nodes may then ask for; the reader threads answer, also
+  // after the program has ended. The last two versions of a page are kept. fetch_pages asks
+  // node `owner` for `count` pages from `first` (the newest version <= `version`) and blocks
+  // until `out` (count * 4096 bytes) holds them; a slave asks through the master, which
+  // passes the request on to a slave owner; a failed job throws, as the other calls do. One
+  // request at a time per node (the monitor's lazy module serialises them).
+  void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, uint64_t version);
+  void fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, uint64_t version);
+  // Master: the pages slave `rank` asked the master for since the last call (their addresses).
   std::vector<uint64_t> fetched_pages(int rank);
+  // Slave, once its program has ended: serves its pages until the master's connection closes
+  // (the master's program and the other slaves may still need them) or the job fails.
+  void serve_pages_until_the_master_leaves();
 
   // The failure message once the job has failed.
   std::optional<std::string> failure() const;
@@ -210,6 +216,7 @@ class Node {
   void grant_to(int rank, const std::string& name);  // mu_ not held; the service says rank holds it
   // The page frames (node_pages.cpp): the master's answer to a request, a slave's reply.
   void on_page_frame(Peer& p, Frame& f);
+  void send_page_frame(Peer& to, FrameType type, const std::vector<uint8_t>& payload);
 
   NodeOptions opt_;
   JobSession session_;                       // master: what its challenges carry
@@ -230,11 +237,16 @@ class Node {
   Mailboxes mail_;  // guarded by mu_
   std::map<uint64_t, std::vector<std::pair<int, std::vector<uint8_t>>>> states_;  // guarded by mu_
   LockService locks_;  // master; guarded by mu_
-  // --sync=lazy. Master: the pages it publishes, by address (4096 bytes each).
+  // --sync=lazy: the pages this node publishes, by address (4096 bytes each, the last two
+  // versions).
+  struct PageCopies {
+    std::array<uint64_t, 2> version{};
+    std::array<std::unique_ptr<uint8_t[]>, 2> bytes;  // [0] the newest
+  };
   std::mutex pages_mu_;
-  std::unordered_map<uint64_t, std::unique_ptr<uint8_t[]>> pages_;  // guarded by pages_mu_
-  std::map<int, std::vector<uint64_t>> fetched_;                     // by rank; guarded by pages_mu_
-  // Slave: the answer to its request, once it came (guarded by mu_).
+  std::unordered_map<uint64_t, PageCopies> pages_;  // guarded by pages_mu_
+  std::map<int, std::vector<uint64_t>> fetched_;     // master: by rank; guarded by pages_mu_
+  // The answer to this node's page request, once it came (guarded by mu_).
   std::optional<std::vector<uint8_t>> page_reply_;
   std::optional<std::string> failure_;
   bool failing_ = false;  // fail_as_is() under way or done: later failures are dropped

@@ -1,10 +1,14 @@
 // The page service of --sync=lazy (docs/net.md, "Lazy synchronisation"; the monitor's side is
-// monitor/lazy.h). The master keeps the pages a region's merge changed, as its own memory held
-// them right after it injected the merged checkpoint (004_9e6a480351e099dd.txt's future work:
-// the slaves' update delayed until they need it); a slave asks for pages when its program
-// first touches one of them, and its connection's reader on the master answers at once, also
-// while the master's monitor is busy or its program has ended. The slave's request waits for
-// its answer beside the other calls (one request at a time per slave).
+// monitor/lazy.h). Every node keeps copies of the pages it owns after a region (those it
+// alone wrote, as its memory held them at the region's end: 004_9e6a480351e099dd.txt's
+// future work, the update delayed until a node needs it); a node asks the owner of a page
+// for it when its program first touches it. Requests travel on the star: a slave asks the
+// master, which answers from its own copies or passes the request on to the owning slave and
+// its answer back (slave to slave through the master's reader threads). Every reader answers
+// at once, also while the node's monitor is busy or after its program has ended (a lazy
+// slave stays until the master leaves: serve_pages_until_the_master_leaves). A page's last
+// two versions are kept: a region's merge may still ask for the one before the region
+// (the base of a page two nodes wrote) after the owner published the new one.
 #include <array>
 #include <cstring>
 #include <utility>
@@ -21,12 +25,17 @@ constexpr uint64_t kPage = 4096;
 constexpr uint64_t kMaxPagesPerRequest = 4096;
 }  // namespace
 
-void Node::publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes) {
+void Node::publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, uint64_t version) {
   std::lock_guard lk(pages_mu_);
   for (uint64_t i = 0; i < count; i++) {
-    std::unique_ptr<uint8_t[]>& slot = pages_[first + i * kPage];
-    if (!slot) slot.reset(new uint8_t[kPage]);
-    std::memcpy(slot.get(), bytes + i * kPage, kPage);
+    PageCopies& c = pages_[first + i * kPage];
+    if (!c.bytes[0] || c.version[0] != version) {  // the newest becomes the one before
+      std::swap(c.bytes[0], c.bytes[1]);
+      c.version[1] = c.version[0];
+      if (!c.bytes[0]) c.bytes[0].reset(new uint8_t[kPage]);
+      c.version[0] = version;
+    }
+    std::memcpy(c.bytes[0].get(), bytes + i * kPage, kPage);
   }
 }
 
@@ -35,8 +44,9 @@ std::vector<uint64_t> Node::fetched_pages(int rank) {
   return std::exchange(fetched_[rank], {});
 }
 
-void Node::fetch_pages(uint64_t first, uint64_t count, uint8_t* out) {
-  if (opt_.rank == 0) throw std::logic_error("fetch_pages on the master");
+void Node::fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, uint64_t version) {
+  if (owner == opt_.rank || owner < 0 || owner >= opt_.size)
+    throw std::logic_error("fetch_pages from node " + std::to_string(owner) + " on node " + std::to_string(opt_.rank));
   {
     std::lock_guard lk(mu_);
     page_reply_.reset();
@@ -44,17 +54,35 @@ void Node::fetch_pages(uint64_t first, uint64_t count, uint8_t* out) {
   PayloadWriter w;
   w.u64(first);
   w.u64(count);
-  ask_master(FrameType::page_request, w.buffer(), std::to_string(count) + " page(s)");
+  w.u64(opt_.rank == 0 ? 0 : static_cast<uint64_t>(owner));  // the master: "for me"; a slave: "from whom"
+  w.u64(version);
+  std::string what = std::to_string(count) + " page(s) from node " + std::to_string(owner);
+  if (opt_.rank != 0) {
+    ask_master(FrameType::page_request, w.buffer(), what);
+  } else {
+    Peer& p = *peers_[owner];
+    IoResult r = p.send(FrameType::page_request, {std::array<iovec, 1>{iov_of(w.buffer().data(), w.buffer().size())}},
+                        opt_.timeout);
+    if (!r.ok()) {
+      std::string msg;
+      {
+        std::lock_guard lk(mu_);
+        msg = "asking " + p.who() + " for " + what + ": " + r.describe();
+      }
+      fail(msg, true);
+      throw_failure();
+    }
+  }
   std::unique_lock lk(mu_);
   while (!page_reply_) {
     if (failure_) throw UserError(*failure_, failure_exit_code_);
-    if (stopping_) throw UserError("waiting for pages from the master: the node is shutting down");
+    if (stopping_) throw UserError("waiting for pages from node " + std::to_string(owner) + ": the node is shutting down");
     cv_.wait(lk);
   }
   if (page_reply_->size() != count * kPage) {
     lk.unlock();
-    fail("the master answered a page request with " + std::to_string(page_reply_->size()) + " bytes, not " +
-             std::to_string(count * kPage),
+    fail("node " + std::to_string(owner) + " answered a page request with " + std::to_string(page_reply_->size()) +
+             " bytes, not " + std::to_string(count * kPage),
          true);
     throw_failure();
   }
@@ -62,11 +90,29 @@ void Node::fetch_pages(uint64_t first, uint64_t count, uint8_t* out) {
   page_reply_.reset();
 }
 
+void Node::serve_pages_until_the_master_leaves() {
+  if (opt_.rank == 0) return;
+  std::unique_lock lk(mu_);
+  cv_.wait(lk, [&] { return failure_ || stopping_ || !peers_[0] || peers_[0]->closed; });
+}
+
+// Sends `payload` to `to`; a failed send fails the job.
+void Node::send_page_frame(Peer& to, FrameType type, const std::vector<uint8_t>& payload) {
+  IoResult r = to.send(type, {std::array<iovec, 1>{iov_of(payload.data(), payload.size())}}, opt_.timeout);
+  if (r.ok()) return;
+  std::string msg;
+  {
+    std::lock_guard lk(mu_);
+    msg = "sending " + std::string(to_string(type)) + " to " + to.who() + ": " + r.describe() + " " + region_of(to);
+  }
+  fail(msg, true);
+}
+
 void Node::on_page_frame(Peer& p, Frame& f) {
   PayloadReader in(f.payload);
-  uint64_t first = in.u64(), count = in.u64();
-  bool from_master = p.rank == 0;
-  bool wrong_way = (f.type == FrameType::page_data) != from_master;
+  uint64_t first = in.u64(), count = in.u64(), who = in.u64();
+  uint64_t version = f.type == FrameType::page_request ? in.u64() : 0;
+  const bool master = opt_.rank == 0;
   std::span<const uint8_t> rest = f.type == FrameType::page_data ? in.rest() : std::span<const uint8_t>{};
   auto malformed = [&](const std::string& why) {
     std::string msg;
@@ -76,10 +122,19 @@ void Node::on_page_frame(Peer& p, Frame& f) {
     }
     fail(msg, true);
   };
-  if (in.failed() || wrong_way || first % kPage || count == 0 || count > kMaxPagesPerRequest)
-    return malformed("bad header or direction");
+  if (in.failed() || first % kPage || count == 0 || count > kMaxPagesPerRequest ||
+      who >= static_cast<uint64_t>(opt_.size) || (!master && who == static_cast<uint64_t>(opt_.rank)))
+    return malformed("bad header");
   if (f.type == FrameType::page_data) {
     if (rest.size() != count * kPage) return malformed("wrong length");
+    if (master && who != 0) {  // a slave's answer to another slave's request: passed on
+      if (who == static_cast<uint64_t>(p.rank)) return malformed("an answer to itself");
+      std::vector<uint8_t> fwd(f.payload.begin(), f.payload.end());
+      std::memcpy(fwd.data() + 16, &p.rank, 4);
+      std::memset(fwd.data() + 20, 0, 4);
+      send_page_frame(*peers_[who], FrameType::page_data, fwd);
+      return;
+    }
     {
       std::lock_guard lk(mu_);
       page_reply_.emplace(rest.begin(), rest.end());
@@ -87,47 +142,57 @@ void Node::on_page_frame(Peer& p, Frame& f) {
     cv_.notify_all();
     return;
   }
-  // The master: the pages as published. A page nobody published was never announced to a
-  // slave as changed: asking for it is a bug, said rather than answered with stale bytes.
-  std::vector<uint8_t> reply(16 + count * kPage);
+  // A request. The master passes one for a slave's pages on to that slave, "for" the asker.
+  if (master && who != 0) {
+    if (who == static_cast<uint64_t>(p.rank)) return malformed("a request for its own pages");
+    PayloadWriter w;
+    w.u64(first);
+    w.u64(count);
+    w.u64(static_cast<uint64_t>(p.rank));
+    w.u64(version);
+    send_page_frame(*peers_[who], FrameType::page_request, w.buffer());
+    return;
+  }
+  // Ours to answer (a slave answers only the master: `who` says for whom).
+  if (!master && p.rank != 0) return malformed("not from the master");
+  std::vector<uint8_t> reply(24 + count * kPage);
+  uint64_t for_whom = master ? static_cast<uint64_t>(opt_.rank) : who;
   std::memcpy(reply.data(), &first, 8);
   std::memcpy(reply.data() + 8, &count, 8);
+  std::memcpy(reply.data() + 16, &for_whom, 8);
   uint64_t missing = 0;
   {
     std::lock_guard lk(pages_mu_);
-    std::vector<uint64_t>& asked = fetched_[p.rank];
+    std::vector<uint64_t>* asked = master ? &fetched_[p.rank] : nullptr;
     for (uint64_t i = 0; i < count; i++) {
-      asked.push_back(first + i * kPage);
-      auto it = pages_.find(first + i * kPage);
-      if (it == pages_.end()) {
-        missing = first + i * kPage;
+      uint64_t page = first + i * kPage;
+      if (asked) asked->push_back(page);
+      auto it = pages_.find(page);
+      const uint8_t* bytes = nullptr;
+      if (it != pages_.end())
+        for (int k = 0; k < 2 && !bytes; k++)
+          if (it->second.bytes[k] && it->second.version[k] <= version) bytes = it->second.bytes[k].get();
+      if (!bytes) {
+        missing = page;
         break;
       }
-      std::memcpy(reply.data() + 16 + i * kPage, it->second.get(), kPage);
+      std::memcpy(reply.data() + 24 + i * kPage, bytes, kPage);
     }
   }
   if (missing) {
     std::string msg;
     {
       std::lock_guard lk(mu_);
-      msg = p.who() + " asked for page " + ckpt::hex_address(missing) +
-            ", which no region's merge changed (--sync=lazy: a cape bug; run with --sync=eager)";
+      msg = p.who() + " asked node " + std::to_string(opt_.rank) + " for page " + ckpt::hex_address(missing) +
+            " (version " + std::to_string(version) + "), which it does not hold" +
+            " (--sync=lazy: a cape bug; run with --sync=eager)";
     }
     fail(msg, true);
     return;
   }
-  IoResult r = p.send(FrameType::page_data, {std::array<iovec, 1>{iov_of(reply.data(), reply.size())}}, opt_.timeout);
-  if (r.ok()) {
-    CAPE_LOG_AT(debug, "net") << "sent " << count << " page(s) from " << ckpt::hex_address(first) << " to node "
-                              << p.rank;
-    return;
-  }
-  std::string msg;
-  {
-    std::lock_guard lk(mu_);
-    msg = "sending pages to " + p.who() + ": " + r.describe() + " " + region_of(p);
-  }
-  fail(msg, true);
+  send_page_frame(p, FrameType::page_data, reply);
+  CAPE_LOG_AT(debug, "net") << "sent " << count << " page(s) from " << ckpt::hex_address(first) << " for node "
+                            << for_whom;
 }
 
 }  // namespace cape::net

@@ -11,7 +11,7 @@
 #   scripts/bench-e2e.sh [BUILD_DIR]       (default build-bench; `make bench` runs it)
 #   BENCH_E2E=quick|full   sizes (quick: reduced, default; full: the issue's sizes)
 #   BENCH_RUNS=N           runs of each (default 3 quick, 5 full)
-#   BENCH_ONLY="empty jacobi"   some programs only (empty jacobi matvec gradient mamult)
+#   BENCH_ONLY="empty jacobi"   some programs only (empty jacobi heat3d matvec gradient mamult)
 #   BENCH_TRACKERS="uffd mprotect"
 #   BENCH_SYNC="eager lazy"  lazy adds a column per tracker with --sync lazy (docs/monitor.md,
 #                          "Lazy synchronisation"), and uffd-lazy's bytes per region
@@ -28,7 +28,7 @@ case $mode in quick) runs=${BENCH_RUNS:-3} ;; full) runs=${BENCH_RUNS:-5} ;;
 trackers=${BENCH_TRACKERS:-uffd mprotect}
 syncs=${BENCH_SYNC:-eager lazy}
 nodes=${BENCH_NODES:-3}
-only=${BENCH_ONLY:-empty jacobi matvec gradient mamult}
+only=${BENCH_ONLY:-empty jacobi heat3d matvec gradient mamult}
 cape=$build/cli/cape
 cape_cc=$build/translator/cape-cc
 baseline=${BENCH_BASELINE:-}
@@ -55,6 +55,7 @@ trap 'rm -rf "$work"' EXIT
 table="
 empty|bench/e2e/empty.c|bench/e2e/empty_mpi.c|200|1000
 jacobi|bench/e2e/jacobi.c|bench/e2e/jacobi_mpi.c|500 20|2000 100
+heat3d|bench/e2e/heat3d.c|bench/e2e/heat3d_mpi.c|64 20|160 100
 matvec|bench/e2e/matvec.c|bench/e2e/matvec_mpi.c|1024 10|4096 10
 gradient|bench/e2e/gradient.c|bench/e2e/gradient_mpi.c|100000 50|100000 200
 mamult|paper-repro/mamult.c|bench/e2e/mamult_mpi.c|600|1600
@@ -91,6 +92,14 @@ while IFS='|' read -r name src mpisrc qargs fargs; do
     echo "$name: build failed:"; cat "$d/cc.err"; status=1; continue
   fi
   OMP_NUM_THREADS=$nodes "$d/native" "${argv[@]}" </dev/null >"$d/native.out" 2>/dev/null
+  # The stencils: the kernel alone on one thread, for the share of run time that is not
+  # the node's part of the computation (below).
+  case $name in jacobi | heat3d)
+    for ((i = 1; i <= runs; i++)); do
+      OMP_NUM_THREADS=1 "$d/native" "${argv[@]}" </dev/null >/dev/null 2>"$d/seq.err"
+      seconds_of "$d/seq.err" >>"$d/seq.s"
+    done ;;
+  esac
   ok=ok
   for ((i = 1; i <= runs; i++)); do
     "${mpirun[@]}" "$d/mpi" "${argv[@]}" </dev/null >"$d/mpi.out" 2>"$d/mpi.err"
@@ -132,6 +141,19 @@ while IFS='|' read -r name src mpisrc qargs fargs; do
     for v in "${variants[@]}"; do
       read -r t _ _ <<<"$v"
       printf ',  cape %s %.1f us' "$t" "$(awk -v s="$(median <"$d/cape.$t.s")" -v r="$regions" 'BEGIN { print s / r * 1e6 }')"
+    done
+    echo
+  fi
+  if [ -s "$d/seq.s" ]; then
+    # Checkpoint/communication share of run time (issue 14): 1 - (T_1 / P) / T, T_1 the
+    # kernel on one thread natively, P = min(nodes, CPUs) the parallelism the machine gives,
+    # T the kernel's time in the job. MPI's share is its halo exchange plus its imbalance.
+    seq=$(median <"$d/seq.s"); par=$(( nodes < $(nproc) ? nodes : $(nproc) ))
+    share() { awk -v s="$seq" -v p="$par" -v t="$1" 'BEGIN { v = t > 0 ? 1 - s / p / t : 0; if (v < 0) v = 0; printf "%.0f%%", v * 100 }'; }
+    printf '  %s share of run time not computing (1 - T_1thread/%d/T; T_1thread %.4f s):  MPI %s' "$name" "$par" "$seq" "$(share "$mpi")"
+    for v in "${variants[@]}"; do
+      read -r t _ _ <<<"$v"
+      printf ',  cape %s %s' "$t" "$(share "$(median <"$d/cape.$t.s")")"
     done
     echo
   fi
