@@ -238,6 +238,8 @@ void UffdTracker::fill(const StoppedThread& t, const IntervalSet& read, const In
     for (auto it = first_seg(s); it != segs_.end() && it->second.start < e; ++it) {
       Seg& g = it->second;
       uint64_t lo = std::max(s, g.start), hi = std::min(e, g.end);
+      if (lo < hi && hi - lo >= (2u << 20) && g.off + (lo - g.start) >= g.touched)
+        g.buf.huge(g.off + (lo - g.start), g.off + (hi - g.start));  // fresh and read whole
       for (uint64_t a = lo; a < hi; a += kPiece) runs.push_back({&g, a, std::min(kPiece, hi - a)});
     }
   std::vector<std::pair<size_t, size_t>> pieces;  // [first run, last run)
