@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <new>
@@ -21,7 +22,6 @@ PageBuffer::PageBuffer(size_t bytes) : size_(bytes) {
   if (bytes == 0) return;
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
-  if (bytes >= (2u << 20)) ::madvise(p, bytes, MADV_HUGEPAGE);  // best effort
   p_ = static_cast<uint8_t*>(p);
 }
 void PageBuffer::grow(size_t bytes) {
@@ -31,23 +31,42 @@ void PageBuffer::grow(size_t bytes) {
     return;
   }
   // Moves the page tables, not the bytes; the new part costs nothing until it is written.
+  // mremap wants one mapping: huge() split it, so the parts are given the same flags again
+  // first (the kernel merges them; huge pages already there stay).
+  if (split_) ::madvise(p_, size_, MADV_NOHUGEPAGE);
+  split_ = false;
   void* p = ::mremap(p_, size_, bytes, MREMAP_MAYMOVE);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  if (bytes >= (2u << 20)) ::madvise(p, bytes, MADV_HUGEPAGE);
+  if (p == MAP_FAILED) {  // still more than one mapping: a new buffer and a copy
+    PageBuffer b(bytes);
+    std::memcpy(b.p_, p_, size_);
+    *this = std::move(b);
+    return;
+  }
   p_ = static_cast<uint8_t*>(p);
   size_ = bytes;
+}
+
+void PageBuffer::huge(size_t from, size_t to) {
+  constexpr uint64_t kHuge = 2u << 20;
+  to = std::min(to, size_);
+  uint64_t a = (reinterpret_cast<uint64_t>(p_) + from + kHuge - 1) & ~(kHuge - 1);
+  uint64_t b = (reinterpret_cast<uint64_t>(p_) + to) & ~(kHuge - 1);
+  if (!p_ || a >= b) return;
+  ::madvise(reinterpret_cast<void*>(a), b - a, MADV_HUGEPAGE);
+  split_ = split_ || a != reinterpret_cast<uint64_t>(p_) || b != reinterpret_cast<uint64_t>(p_) + size_;
 }
 
 PageBuffer::~PageBuffer() {
   if (p_) ::munmap(p_, size_);
 }
 PageBuffer::PageBuffer(PageBuffer&& o) noexcept
-    : p_(std::exchange(o.p_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+    : p_(std::exchange(o.p_, nullptr)), size_(std::exchange(o.size_, 0)), split_(std::exchange(o.split_, false)) {}
 PageBuffer& PageBuffer::operator=(PageBuffer&& o) noexcept {
   if (this != &o) {
     if (p_) ::munmap(p_, size_);
     p_ = std::exchange(o.p_, nullptr);
     size_ = std::exchange(o.size_, 0);
+    split_ = std::exchange(o.split_, false);
   }
   return *this;
 }

@@ -32,8 +32,10 @@
 
 namespace cape::monitor {
 
-// Memory for page copies: mmap'd, never zeroed by us, transparent huge pages (fewer faults
-// when first touched); trackers keep them across windows so copies go to warm memory.
+// Memory for page copies: mmap'd, never zeroed by us; trackers keep them across windows so
+// copies go to warm memory. Small pages unless huge() is asked for a part that will be
+// filled whole: a huge page's first touch zeroes 2 MiB, and under load the zeroing was
+// most of a sparse first copy (issue 14: a .bss read 10.8 MB of 96 MB, 0.5-0.8 s a node).
 class PageBuffer {
  public:
   PageBuffer() = default;
@@ -45,10 +47,14 @@ class PageBuffer {
   size_t size() const { return size_; }
   // At least `bytes` (mremap: the contents stay, the new part is not touched; data() may move).
   void grow(size_t bytes);
+  // Transparent huge pages for the 2 MiB blocks inside [from, to) (offsets; best effort):
+  // fewer faults for a part about to be written whole.
+  void huge(size_t from, size_t to);
 
  private:
   uint8_t* p_ = nullptr;
   size_t size_ = 0;
+  bool split_ = false;  // huge() made it more than one mapping
 };
 
 enum class TrackerKind { mprotect, uffd, full, inproc };

@@ -104,8 +104,10 @@ namespace {
 constexpr size_t kListPairs = 2048;                       // runs per copy call
 constexpr size_t kListBytes = (kListPairs + 1) * 16;      // {src, len} pairs, zero-length end
 constexpr size_t kCopyBytes = 1 << 20;                    // pages per copy call: 256
-// Up to this much written, create() reads the pages itself rather than have the program copy them.
-constexpr uint64_t kReadDirectlyBytes = 64 * kPageSize;
+// Up to this much written, create() reads the pages itself rather than have the program copy them:
+// one batch of the program's copies has nothing to overlap with, so it is a remote call's two
+// ptrace stops for nothing (gradient's slave part, 66 pages, went through it at 64).
+constexpr uint64_t kReadDirectlyBytes = kCopyBytes;
 constexpr size_t kListArea = (kListBytes + 4095) & ~size_t{4095};
 constexpr size_t kHalfBytes = kListArea + kCopyBytes;
 }  // namespace
@@ -238,6 +240,8 @@ void UffdTracker::fill(const StoppedThread& t, const IntervalSet& read, const In
     for (auto it = first_seg(s); it != segs_.end() && it->second.start < e; ++it) {
       Seg& g = it->second;
       uint64_t lo = std::max(s, g.start), hi = std::min(e, g.end);
+      if (lo < hi && hi - lo >= (2u << 20) && g.off + (lo - g.start) >= g.touched)
+        g.buf.huge(g.off + (lo - g.start), g.off + (hi - g.start));  // fresh and read whole
       for (uint64_t a = lo; a < hi; a += kPiece) runs.push_back({&g, a, std::min(kPiece, hi - a)});
     }
   std::vector<std::pair<size_t, size_t>> pieces;  // [first run, last run)

@@ -3,7 +3,8 @@
  * shape, static arrays sized for the largest problem and a small one used. The `uffd`
  * tracker's first start() must read only the populated pages (it read the whole .bss: 96 MB
  * into fresh buffers for mamult, 270 ms a node). The window writes words in touched and in
- * never-touched pages; its checkpoint "w1" must hold exactly those. */
+ * never-touched pages; its checkpoint "w1" must hold exactly those; "w2" the same for 512 pages
+ * (create() has the program copy that many). */
 #include <cape/cape.h>
 #include <stdint.h>
 
@@ -22,6 +23,11 @@ int main(void) {
   W("w1", "bss", &big[3 * PG + 40], unsigned long, 0x3333);                /* never touched */
   W("w1", "bss", &big[(size_t)BIG - PG + 8], unsigned long, 0x4444);       /* never touched */
   cape_create("w1");
+  cape_stop();
+  /* w2: a word in each of 512 pages (more than create() reads itself: the program copies them). */
+  cape_start();
+  for (int i = 0; i < 512; i++) W("w2", "bss", &big[(size_t)(1024 + i) * PG + 8 * (i % 500)], unsigned long, 0x5000 + i);
+  cape_create("w2");
   cape_stop();
   print_expects();
   return 0;
