@@ -125,6 +125,7 @@ class LazySync {
   const IntervalSet& ever_lazy() const { return ever_lazy_; }
 
  private:
+  uint64_t publish(const StoppedThread& st, uint64_t a, uint64_t b, uint64_t version);
   void handler_loop();
   void serve_fault(uint64_t page);
   // Where an invalid page is: its owner and the version to ask for.
@@ -141,7 +142,8 @@ class LazySync {
   // Pages from `page` (invalid, at most `max`) that the same node holds; mu_ held.
   uint64_t same_source(uint64_t page, uint64_t end, uint64_t max) const;
   // Fetches `count` pages from `first` (all invalid, one source) and installs them; mu_ held.
-  void fill(uint64_t first, uint64_t count);
+  // `read`: for an access (a fault), not for an inject (the master notes what it reads).
+  void fill(uint64_t first, uint64_t count, bool read);
   void register_missing(uint64_t start, uint64_t end);
   void open_own_uffd(const StoppedThread& st);
 
@@ -158,6 +160,12 @@ class LazySync {
   // Master: by slave, the pages it ever fetched: its working set, which then travels eagerly
   // to it (a stencil's halo, a vector every slave reads): no fetch, only the changed words.
   std::map<int, std::unordered_set<uint64_t>> hot_;
+  // Master: the pages it fetched from slaves (its own working set); guarded by mu_.
+  std::unordered_set<uint64_t> hot_here_;
+  // Slave: pages other nodes read (their working sets, from the master's last list): the
+  // slave sends its writes there with its part instead of keeping them, so they reach the
+  // readers as merged words, without a fetch (a stencil's halo rows).
+  IntervalSet wanted_;
   IntervalSet ever_lazy_;
   std::map<std::string, std::vector<Invalidation>> lists_;  // by checkpoint name: what to invalidate
   std::unordered_map<uint64_t, Source> source_;  // invalid pages not on the master; guarded by mu_

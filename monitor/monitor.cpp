@@ -435,6 +435,7 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
     // Only what may have changed since the previous region's begin is read again, when the
     // tracker can say (uffd; determinism.h).
     std::optional<DirtyTracker::Changes> ch = window_.tracker().take_changes(st, areas);
+    auto t_changes = std::chrono::steady_clock::now();
     // --sync=lazy: pages a merge published may not be here yet on a slave; every node counts
     // them as zeros (docs/monitor.md, "Lazy synchronisation").
     const IntervalSet zeroed =
@@ -455,7 +456,8 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
     }
     uint64_t bytes = 0;
     for (const Area& a : areas) bytes += a.size();
-    CAPE_LOG_AT(debug, "monitor") << "region_begin(" << site << "): digest of " << bytes / 1024 << " KiB in "
+    CAPE_LOG_AT(debug, "monitor") << "region_begin(" << site << "): changes "
+                                  << std::chrono::duration<double, std::milli>(t_changes - t0).count() << " ms, digest of " << bytes / 1024 << " KiB in "
                                   << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()
                                   << " ms";
     d.begin = begins_;
@@ -490,8 +492,16 @@ long Monitor::start(const StoppedThread& st, uint64_t boundary) {
   // TICKPT: DATA-0 is a copy of the shared data only (002 Sect. 4.3).
   if (sharing_.model() == CkptModel::tickpt) areas = restrict_areas(areas, sharing_.tickpt_cover(areas));
   if (lazy_) window_.tracker().set_not_here(lazy_->invalid());
+  auto t0 = std::chrono::steady_clock::now();
   window_.open(st, std::move(areas), std::move(map_state));
-  if (lazy_) lazy_->after_start();
+  auto t1 = std::chrono::steady_clock::now();
+  if (lazy_) {
+    lazy_->after_start();
+    CAPE_LOG_AT(debug, "monitor") << "start(): open " << std::chrono::duration<double, std::milli>(t1 - t0).count()
+                                  << " ms, missing mode again "
+                                  << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count()
+                                  << " ms";
+  }
   // Names the region in the job's failure messages (docs/net.md).
   if (ex_) ex_->set_region(region_label());
   CAPE_LOG_AT(debug, "monitor") << "start(): " << window_.at_start().size() << " areas, tracker "
@@ -561,8 +571,16 @@ long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t 
 long Monitor::inject(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   const ckpt::Checkpoint& c = store_.lookup(name, "inject");
   if (trace_) moved_ = {name, c.memory_bytes(), c.runs.size()};
+  auto t0 = std::chrono::steady_clock::now();
   monitor::inject(st, c, name, window_, space_, sharing_, boundary);
-  if (lazy_) lazy_->after_inject(st, name, window_.tracker());
+  auto t1 = std::chrono::steady_clock::now();
+  if (lazy_) {
+    lazy_->after_inject(st, name, window_.tracker());
+    CAPE_LOG_AT(debug, "monitor") << "inject('" << name << "'): " << c.runs.size() << " runs, "
+                                  << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms; invalidation "
+                                  << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count()
+                                  << " ms";
+  }
   return 0;
 }
 
