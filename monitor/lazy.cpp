@@ -243,6 +243,31 @@ std::vector<std::pair<int, ckpt::Checkpoint>> LazySync::resolve(
   return parts;
 }
 
+ckpt::Checkpoint LazySync::without_own(const ckpt::Checkpoint& merged) const {
+  ckpt::Checkpoint out = merged.header();
+  for (const ckpt::Run& r : merged.runs) {
+    if (forced(r)) {
+      out.append_from(merged, r);
+      continue;
+    }
+    auto mine = [&](uint64_t p) {
+      auto it = owner_.find(p);
+      return it != owner_.end() && it->second == 0;
+    };
+    for (uint64_t p = page_down(r.address); p < r.end();) {
+      if (mine(p)) {
+        p += kPage;
+        continue;
+      }
+      uint64_t q = p + kPage;
+      while (q < r.end() && !mine(q)) q += kPage;
+      out.append_from(merged, r, std::max(p, r.address), std::min(q, r.end()));
+      p = q;
+    }
+  }
+  return out;
+}
+
 void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged, const std::vector<Area>& areas,
                          const IntervalSet& keep_eager) {
   IntervalSet lazy_ok = lazy_areas(areas);

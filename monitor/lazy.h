@@ -98,6 +98,9 @@ class LazySync {
   std::vector<std::pair<int, ckpt::Checkpoint>> resolve(
       const std::string& name, uint64_t timestamp,
       const std::function<void(uint64_t address, std::span<uint8_t> out)>& read_base);
+  // The master's inject of the merged `merged`: without the pages only the master wrote (its
+  // memory holds them; comparing them cost a pass over its share), forced runs kept.
+  ckpt::Checkpoint without_own(const ckpt::Checkpoint& merged) const;
   // Instead of broadcasting `merged` (already injected here): publish, then one checkpoint per
   // slave. `areas`: the tracked set now; `keep_eager`: ranges whose pages always travel
   // (threadprivate variables: each node keeps its own copy, the master's page would overwrite it).

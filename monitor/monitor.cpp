@@ -572,7 +572,10 @@ long Monitor::inject(const StoppedThread& st, const std::string& name, uint64_t 
   const ckpt::Checkpoint& c = store_.lookup(name, "inject");
   if (trace_) moved_ = {name, c.memory_bytes(), c.runs.size()};
   auto t0 = std::chrono::steady_clock::now();
-  monitor::inject(st, c, name, window_, space_, sharing_, boundary);
+  if (lazy_ && rank_ == 0 && name == "after")
+    monitor::inject(st, lazy_->without_own(c), name, window_, space_, sharing_, boundary);
+  else
+    monitor::inject(st, c, name, window_, space_, sharing_, boundary);
   auto t1 = std::chrono::steady_clock::now();
   if (lazy_) {
     lazy_->after_inject(st, name, window_.tracker());
