@@ -117,8 +117,18 @@ uint64_t LazySync::publish(const StoppedThread& st, uint64_t a, uint64_t b, uint
 
 // ---- slave: its part ----
 
+IntervalSet LazySync::undiffed(const std::vector<Area>& areas, const IntervalSet& not_these) const {
+  std::vector<IntervalSet::Interval> ok;
+  for (auto [a, b] : lazy_areas(areas)) {
+    auto it = kept_before_.first_ending_after(a);
+    for (; it != kept_before_.end() && it->first < b; ++it) ok.emplace_back(std::max(a, it->first), std::min(b, it->second));
+  }
+  return IntervalSet::of(std::move(ok)).minus(not_these).minus(wanted_);
+}
+
 ckpt::Checkpoint LazySync::outgoing(const StoppedThread& st, const ckpt::Checkpoint& part,
-                                    const std::vector<Area>& areas, const IntervalSet& keep_eager) {
+                                    const std::vector<Area>& areas, const IntervalSet& keep_eager,
+                                    std::vector<uint64_t> undiffed) {
   const uint64_t version = ++epoch_;
   IntervalSet lazy_ok = lazy_areas(areas);
   // Memory mapped in this region travels: the master maps it at its inject.
@@ -132,6 +142,12 @@ ckpt::Checkpoint LazySync::outgoing(const StoppedThread& st, const ckpt::Checkpo
       pages.insert(p);
       if (forced(r) || !may_be_lazy(p, lazy_ok, keep_eager) || fresh.overlaps(p, p + kPage)) eager.insert(p);
     }
+  // Pages create() did not diff have no runs: they are kept whatever the rules below say
+  // (undiffed() left out what must travel; a page another node wrote too is merged by
+  // resolve()).
+  std::sort(undiffed.begin(), undiffed.end());
+  std::set<uint64_t> whole(undiffed.begin(), undiffed.end());
+  for (uint64_t p : undiffed) eager.erase(p), pages.insert(p);
   std::vector<uint64_t> candidates;
   for (uint64_t p : pages)
     if (!eager.count(p)) candidates.push_back(p);
@@ -143,19 +159,16 @@ ckpt::Checkpoint LazySync::outgoing(const StoppedThread& st, const ckpt::Checkpo
   // edge computed without them would move inwards as they join, region after region.)
   std::vector<uint64_t> keep;
   for (auto [a, b] : ranges_of(candidates)) {
-    if (b - a <= 2 * kPage) {
-      for (uint64_t p = a; p < b; p += kPage) eager.insert(p);
-      continue;
-    }
-    eager.insert(a);
-    eager.insert(b - kPage);
-    for (uint64_t p = a + kPage; p < b - kPage; p += kPage)
-      if (wanted_.overlaps(p, p + kPage))
+    for (uint64_t p = a; p < b; p += kPage) {
+      bool edge = b - a <= 2 * kPage || p == a || p == b - kPage;
+      if (!whole.count(p) && (edge || wanted_.overlaps(p, p + kPage)))
         eager.insert(p);
       else
         keep.push_back(p);
+    }
   }
   std::vector<IntervalSet::Interval> kept = ranges_of(keep);
+  kept_before_ = kept_before_.unite(IntervalSet::of(kept));
   // Their bytes as the region left them, published as this exchange's version.
   for (auto [a, b] : kept) stats_.pages_kept += publish(st, a, b, version);
   std::vector<uint64_t> list{kPartMagic, version};

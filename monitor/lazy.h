@@ -79,8 +79,12 @@ class LazySync {
 
   // Slave: what travels to the master of its part `part` of an "after" exchange (the rest
   // is published here). `areas`: the tracked set now; `keep_eager`: threadprivate ranges.
+  // `undiffed`: pages create() did not diff (undiffed()), kept whole.
   ckpt::Checkpoint outgoing(const StoppedThread& st, const ckpt::Checkpoint& part, const std::vector<Area>& areas,
-                            const IntervalSet& keep_eager);
+                            const IntervalSet& keep_eager, std::vector<uint64_t> undiffed = {});
+  // Slave, before its `after` create(): the pages it may keep without diffing them (it kept
+  // them before, nobody reads them, no variable of the data-sharing table meets them: `not_these`).
+  IntervalSet undiffed(const std::vector<Area>& areas, const IntervalSet& not_these) const;
 
   // Master. A new merge begins (forget the last one's writers); `from` wrote `part`.
   void begin_merge() {
@@ -169,6 +173,7 @@ class LazySync {
   // slave sends its writes there with its part instead of keeping them, so they reach the
   // readers as merged words, without a fetch (a stencil's halo rows).
   IntervalSet wanted_;
+  IntervalSet kept_before_;  // slave: every page it kept in a part
   IntervalSet ever_lazy_;
   std::map<std::string, std::vector<Invalidation>> lists_;  // by checkpoint name: what to invalidate
   std::unordered_map<uint64_t, Source> source_;  // invalid pages not on the master; guarded by mu_

@@ -220,6 +220,7 @@ class Monitor final : public CallServer {
   Cape1Files cape1_;                               // 003 Fig. 2's calls on checkpoint files
   std::optional<user_regs_struct> next_registers_;  // restart(file)'s, for the supervisor
   std::unique_ptr<LazySync> lazy_;  // --sync=lazy on a node of a job (lazy.h); null otherwise
+  std::vector<uint64_t> undiffed_pages_;  // --sync=lazy: pages the slave's last `after` create() kept whole
 
  public:
   void finish_trace() {
@@ -555,10 +556,19 @@ void Monitor::stamp_and_keep(ckpt::Checkpoint& c, const std::string& name) {
 
 long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   if (!window_.is_open()) throw UserError("create(\"" + name + "\") outside start() ... stop()");
-  ckpt::Checkpoint out = criticals_.with_pending(
-      monitor::create(st, window_, space_, sharing_,
-                      {.rank = rank_, .keep_base = rank_ == 0 && size_ > 1, .with_stack = name != "before"}, boundary),
-      boundary);
+  CreateSide side{.rank = rank_, .keep_base = rank_ == 0 && size_ > 1, .with_stack = name != "before"};
+  // --sync=lazy, a slave's `after`: the pages it keeps again need no diff (lazy.h).
+  IntervalSet undiffed;
+  if (lazy_ && rank_ != 0 && name == "after" && !criticals_.holding()) {
+    std::vector<IntervalSet::Interval> vars;
+    for (const Var& v : sharing_.vars()) vars.emplace_back(page_down(v.addr), page_up(v.addr + v.size));
+    undiffed = lazy_->undiffed(space_.tracked(0),
+                               IntervalSet::of(std::move(vars)).unite(sharing_.threadprivate_ranges()));
+    side.undiffed = &undiffed;
+    side.undiffed_out = &undiffed_pages_;
+    undiffed_pages_.clear();
+  }
+  ckpt::Checkpoint out = criticals_.with_pending(monitor::create(st, window_, space_, sharing_, side, boundary), boundary);
   stamp_and_keep(out, name);
   CAPE_LOG_AT(debug, "monitor") << "create(\"" << name << "\"): " << out.runs.size() << " runs, "
                                 << out.memory_bytes() << " bytes, " << window_.tracker().pages_visited
@@ -597,7 +607,9 @@ long Monitor::send(const StoppedThread& st, const std::string& name, int node) {
   const ckpt::Checkpoint& c = store_.lookup(name, "send");
   if (lazy_ && rank_ != 0 && node == 0 && name == "after") {
     // --sync=lazy: the pages it alone may have written stay here (lazy.h).
-    ckpt::Checkpoint out = lazy_->outgoing(st, c, space_.tracked(0), sharing_.threadprivate_ranges());
+    ckpt::Checkpoint out =
+        lazy_->outgoing(st, c, space_.tracked(0), sharing_.threadprivate_ranges(), std::move(undiffed_pages_));
+    undiffed_pages_.clear();
     out.name = c.name;
     if (trace_) moved_ = {name, out.memory_bytes(), out.runs.size(), node};
     ex_->send(out, node);
