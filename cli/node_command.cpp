@@ -229,6 +229,9 @@ class NetExchange : public monitor::Exchange {
   void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, uint64_t version) override {
     n_.publish_pages(first, count, bytes, version);
   }
+  std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version) override {
+    return n_.publish_slots(first, count, version);
+  }
   void fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, uint64_t version) override {
     n_.fetch_pages(first, count, out, owner, version);
   }

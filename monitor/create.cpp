@@ -45,12 +45,25 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
     reported = now.unite(spans_of(start_areas).minus(unmapped));
   }
 
+  IntervalSet travels = sharing.travels(areas_now, side.rank == 0);
+  if (!side.with_stack)
+    for (const Area& a : areas_now)
+      if (a.kind == Area::stack) travels = travels.minus(IntervalSet::of({{a.start, a.end}}));
+
   // 1. Pages of start()'s set, from the tracker.
   ckpt::Checkpoint tracked;
   ckpt::Differ tracked_diff(tracked, ts);
   window.tracker().collect(st, [&](uint64_t page, std::span<const uint8_t> orig, std::span<const uint8_t> cur) {
     auto [lo, hi] = reported.clip(page, page + kPageSize);
     if (lo == hi) return;
+    if (side.undiffed && lo == page && hi == page + kPageSize && side.undiffed->contains(page) &&
+        side.undiffed->contains(page + kPageSize - 1)) {
+      auto [tlo, thi] = travels.clip(page, page + kPageSize);
+      if (tlo == page && thi == page + kPageSize) {
+        side.undiffed_out->push_back(page);
+        return;
+      }
+    }
     // (Only a master with slaves merges against them: alone, no copy per page.)
     if (side.keep_base && orig.size() == kPageSize) base_pages.try_emplace(page, orig.begin(), orig.end());
     tracked_diff.add(lo, orig.subspan(lo - page, hi - lo), cur.subspan(lo - page, hi - lo));
@@ -81,10 +94,6 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
   fresh_diff.finish();
 
   // 3. Data sharing (002 Sect. 4.3). (Moved, not copied, where nothing is cut or added.)
-  IntervalSet travels = sharing.travels(areas_now, side.rank == 0);
-  if (!side.with_stack)
-    for (const Area& a : areas_now)
-      if (a.kind == Area::stack) travels = travels.minus(IntervalSet::of({{a.start, a.end}}));
   ckpt::Checkpoint kept = clip_to(joined(std::move(tracked), std::move(fresh)), travels);
   ckpt::Checkpoint out = joined(std::move(kept), sharing.saved_values(st.tracee, ts, side.rank));
   out.kind = ckpt::Kind::delta;

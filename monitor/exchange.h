@@ -90,6 +90,12 @@ class Exchange {
     (void)first, (void)count, (void)bytes, (void)version;
     throw std::logic_error("this exchange has no page service (--sync=lazy)");
   }
+  // The same, the caller writing the bytes into the returned 4096-byte slots (one per page)
+  // before it tells any node of `version`.
+  virtual std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version) {
+    (void)first, (void)count, (void)version;
+    throw std::logic_error("this exchange has no page service (--sync=lazy)");
+  }
   virtual void fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, uint64_t version) {
     (void)first, (void)count, (void)out, (void)owner, (void)version;
     throw std::logic_error("this exchange has no page service (--sync=lazy)");

@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -93,10 +94,41 @@ void LazySync::reset() {
   lists_.clear();
 }
 
+// Reads the program's pages [a, b) straight into the page service's copies of `version`
+// (one process_vm_readv per 1024 pages, no buffer in between); returns the page count.
+uint64_t LazySync::publish(const StoppedThread& st, uint64_t a, uint64_t b, uint64_t version) {
+  for (uint64_t p = a; p < b;) {
+    uint64_t n = std::min<uint64_t>((b - p) / kPage, 1024);
+    std::vector<uint8_t*> slots = ex_.publish_slots(p, n, version);
+    std::vector<iovec> local(n);
+    for (uint64_t i = 0; i < n; i++) local[i] = {slots[i], kPage};
+    iovec remote{reinterpret_cast<void*>(p), n * kPage};
+    ssize_t got = ::process_vm_readv(st.tracee.pid(), local.data(), n, &remote, 1, 0);
+    if (got != static_cast<ssize_t>(n * kPage)) {
+      // A short read (a page missing here is a bug: this node wrote it): the slow way, which says why.
+      std::vector<uint8_t> bytes(n * kPage);
+      st.tracee.read_bytes(p, bytes);
+      for (uint64_t i = 0; i < n; i++) std::memcpy(slots[i], bytes.data() + i * kPage, kPage);
+    }
+    p += n * kPage;
+  }
+  return (b - a) / kPage;
+}
+
 // ---- slave: its part ----
 
+IntervalSet LazySync::undiffed(const std::vector<Area>& areas, const IntervalSet& not_these) const {
+  std::vector<IntervalSet::Interval> ok;
+  for (auto [a, b] : lazy_areas(areas)) {
+    auto it = kept_before_.first_ending_after(a);
+    for (; it != kept_before_.end() && it->first < b; ++it) ok.emplace_back(std::max(a, it->first), std::min(b, it->second));
+  }
+  return IntervalSet::of(std::move(ok)).minus(not_these).minus(wanted_);
+}
+
 ckpt::Checkpoint LazySync::outgoing(const StoppedThread& st, const ckpt::Checkpoint& part,
-                                    const std::vector<Area>& areas, const IntervalSet& keep_eager) {
+                                    const std::vector<Area>& areas, const IntervalSet& keep_eager,
+                                    std::vector<uint64_t> undiffed) {
   const uint64_t version = ++epoch_;
   IntervalSet lazy_ok = lazy_areas(areas);
   // Memory mapped in this region travels: the master maps it at its inject.
@@ -110,33 +142,35 @@ ckpt::Checkpoint LazySync::outgoing(const StoppedThread& st, const ckpt::Checkpo
       pages.insert(p);
       if (forced(r) || !may_be_lazy(p, lazy_ok, keep_eager) || fresh.overlaps(p, p + kPage)) eager.insert(p);
     }
+  // Pages create() did not diff have no runs: they are kept whatever the rules below say
+  // (undiffed() left out what must travel; a page another node wrote too is merged by
+  // resolve()).
+  std::sort(undiffed.begin(), undiffed.end());
+  std::set<uint64_t> whole(undiffed.begin(), undiffed.end());
+  for (uint64_t p : undiffed) eager.erase(p), pages.insert(p);
   std::vector<uint64_t> candidates;
   for (uint64_t p : pages)
     if (!eager.count(p)) candidates.push_back(p);
   // The first and last page of each range travel: where the neighbouring node's share of a
   // loop begins, the page is usually written by both (a row of a grid is not a page), and
   // the master would have to fetch it back to merge it (resolve()).
-  std::vector<IntervalSet::Interval> kept;
+  // The pages other nodes read (wanted_: a stencil's halo rows) travel too: their readers
+  // get the words with the merged result instead of fetching them. (After the edges: an
+  // edge computed without them would move inwards as they join, region after region.)
+  std::vector<uint64_t> keep;
   for (auto [a, b] : ranges_of(candidates)) {
-    if (b - a <= 2 * kPage) {
-      for (uint64_t p = a; p < b; p += kPage) eager.insert(p);
-      continue;
+    for (uint64_t p = a; p < b; p += kPage) {
+      bool edge = b - a <= 2 * kPage || p == a || p == b - kPage;
+      if (!whole.count(p) && (edge || wanted_.overlaps(p, p + kPage)))
+        eager.insert(p);
+      else
+        keep.push_back(p);
     }
-    eager.insert(a);
-    eager.insert(b - kPage);
-    kept.emplace_back(a + kPage, b - kPage);
   }
+  std::vector<IntervalSet::Interval> kept = ranges_of(keep);
+  kept_before_ = kept_before_.unite(IntervalSet::of(kept));
   // Their bytes as the region left them, published as this exchange's version.
-  std::vector<uint8_t> bytes;
-  for (auto [a, b] : kept)
-    for (uint64_t p = a; p < b;) {
-      uint64_t n = std::min<uint64_t>((b - p) / kPage, 1024);
-      bytes.resize(n * kPage);
-      st.tracee.read_bytes(p, bytes);
-      ex_.publish_pages(p, n, bytes.data(), version);
-      stats_.pages_kept += n;
-      p += n * kPage;
-    }
+  for (auto [a, b] : kept) stats_.pages_kept += publish(st, a, b, version);
   std::vector<uint64_t> list{kPartMagic, version};
   for (auto [a, b] : kept) list.push_back(a), list.push_back(b);
   ckpt::Checkpoint out = part.header();
@@ -222,6 +256,31 @@ std::vector<std::pair<int, ckpt::Checkpoint>> LazySync::resolve(
   return parts;
 }
 
+ckpt::Checkpoint LazySync::without_own(const ckpt::Checkpoint& merged) const {
+  ckpt::Checkpoint out = merged.header();
+  for (const ckpt::Run& r : merged.runs) {
+    if (forced(r)) {
+      out.append_from(merged, r);
+      continue;
+    }
+    auto mine = [&](uint64_t p) {
+      auto it = owner_.find(p);
+      return it != owner_.end() && it->second == 0;
+    };
+    for (uint64_t p = page_down(r.address); p < r.end();) {
+      if (mine(p)) {
+        p += kPage;
+        continue;
+      }
+      uint64_t q = p + kPage;
+      while (q < r.end() && !mine(q)) q += kPage;
+      out.append_from(merged, r, std::max(p, r.address), std::min(q, r.end()));
+      p = q;
+    }
+  }
+  return out;
+}
+
 void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged, const std::vector<Area>& areas,
                          const IntervalSet& keep_eager) {
   IntervalSet lazy_ok = lazy_areas(areas);
@@ -236,27 +295,29 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
   for (uint64_t p : pages)
     if (!eager.count(p)) lazy.push_back(p);
   std::vector<IntervalSet::Interval> published = ranges_of(lazy);
-  std::vector<uint8_t> bytes;
-  for (auto [a, b] : published)
-    for (uint64_t p = a; p < b;) {
-      uint64_t n = std::min<uint64_t>((b - p) / kPage, 1024);
-      bytes.resize(n * kPage);
-      st.tracee.read_bytes(p, bytes);
-      ex_.publish_pages(p, n, bytes.data(), epoch_);
-      stats_.pages_published += n;
-      p += n * kPage;
-    }
+  for (auto [a, b] : published) stats_.pages_published += publish(st, a, b, epoch_);
   // Every page some node may not hold now (for the determinism check: the same on all).
   std::vector<IntervalSet::Interval> everywhere = published;
   for (auto& [s, vo] : owned_)
     for (auto iv : vo.second) everywhere.push_back(iv);
   IntervalSet all = IntervalSet::of(everywhere);
   ever_lazy_ = ever_lazy_.unite(all);
+  // What some node reads: slaves send their writes there eagerly (wanted_).
+  for (int s = 1; s < size_; s++)
+    for (uint64_t p : ex_.fetched_pages(s)) hot_[s].insert(p);
+  std::vector<uint64_t> read_pages;
+  {
+    std::lock_guard lk(mu_);
+    read_pages.assign(hot_here_.begin(), hot_here_.end());
+  }
+  for (auto& [s, hot] : hot_) read_pages.insert(read_pages.end(), hot.begin(), hot.end());
+  std::sort(read_pages.begin(), read_pages.end());
+  read_pages.erase(std::unique(read_pages.begin(), read_pages.end()), read_pages.end());
+  std::vector<IntervalSet::Interval> wanted = ranges_of(read_pages);
   // Each slave: the eager pages' runs (with those it fetched before: what it reads, it reads
   // again), and where the pages someone else wrote are.
   for (int s = 1; s < size_; s++) {
     std::unordered_set<uint64_t>& hot = hot_[s];
-    for (uint64_t p : ex_.fetched_pages(s)) hot.insert(p);
     auto travels = [&](uint64_t p) {
       if (eager.count(p)) return true;
       if (!hot.count(p)) return false;
@@ -280,10 +341,12 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
       if (o != s)
         for (auto [a, b] : vo.second) add(a, b, {o, vo.first});
     std::sort(inv.begin(), inv.end(), [](const Invalidation& x, const Invalidation& y) { return x.start < y.start; });
-    std::vector<uint64_t> list{kListMagic, inv.size()};
+    std::vector<uint64_t> list{kListMagic, inv.size(), all.size()};
     for (const Invalidation& i : inv)
       list.insert(list.end(), {i.start, i.end, static_cast<uint64_t>(i.from.owner), i.from.version});
     for (auto [a, b] : all) list.push_back(a), list.push_back(b);
+    for (auto [a, b] : wanted) list.push_back(a), list.push_back(b);
+    list.push_back(0);  // (an even count of words)
     ckpt::Checkpoint out = merged.header();
     out.append(0, {reinterpret_cast<const uint8_t*>(list.data()), list.size() * 8}, 0);
     append_pages(out, merged, travels);
@@ -303,12 +366,12 @@ void LazySync::received(const std::string& name, ckpt::Checkpoint& ck) {
   const auto bad = [&] {
     return UserError("--sync=lazy: checkpoint '" + name + "' has a malformed page list (the nodes run different cape versions?)");
   };
-  if (d.size() < 16 || d.size() % 16 != 0 || ckpt::load64(d.data()) != kListMagic) throw bad();
-  uint64_t mine = ckpt::load64(d.data() + 8);
-  if (mine > (d.size() - 16) / 32) throw bad();
+  if (d.size() < 32 || d.size() % 16 != 0 || ckpt::load64(d.data()) != kListMagic) throw bad();
+  uint64_t mine = ckpt::load64(d.data() + 8), all = ckpt::load64(d.data() + 16);
+  if (mine > (d.size() - 32) / 32 || all > (d.size() - 32 - mine * 32) / 16) throw bad();
   std::vector<Invalidation> list;
-  std::vector<IntervalSet::Interval> published;
-  size_t o = 16;
+  std::vector<IntervalSet::Interval> published, wanted;
+  size_t o = 24;
   for (uint64_t i = 0; i < mine; i++, o += 32) {
     uint64_t s = ckpt::load64(d.data() + o), e = ckpt::load64(d.data() + o + 8);
     uint64_t owner = ckpt::load64(d.data() + o + 16), version = ckpt::load64(d.data() + o + 24);
@@ -317,13 +380,14 @@ void LazySync::received(const std::string& name, ckpt::Checkpoint& ck) {
       throw bad();
     list.push_back({s, e, {static_cast<int>(owner), version}});
   }
-  for (; o < d.size(); o += 16) {
+  for (uint64_t i = 0; o + 16 <= d.size(); o += 16, i++) {
     uint64_t s = ckpt::load64(d.data() + o), e = ckpt::load64(d.data() + o + 8);
     if (s % kPage || e % kPage || e <= s) throw bad();
-    published.emplace_back(s, e);
+    (i < all ? published : wanted).emplace_back(s, e);
   }
   ck.runs.erase(ck.runs.begin());
   lists_[name] = std::move(list);
+  wanted_ = IntervalSet::of(std::move(wanted));
   ever_lazy_ = ever_lazy_.unite(IntervalSet::of(std::move(published)));
 }
 
@@ -350,7 +414,7 @@ void LazySync::before_inject(const ckpt::Checkpoint& ck) {
       uint64_t s = std::max(lo, it->first), e = std::min(hi, it->second);
       for (uint64_t p = s; p < e;) {
         uint64_t n = same_source(p, e, kMaxAhead);
-        fill(p, n);
+        fill(p, n, false);
         p += n * kPage;
       }
       lo = e;
@@ -442,10 +506,12 @@ void LazySync::at_call(DirtyTracker& tracker) {
     for (size_t o = 0; o < bytes.size(); o += kPage) tracker.refresh_original(first + o, {bytes.data() + o, kPage});
 }
 
-void LazySync::fill(uint64_t first, uint64_t count) {
+void LazySync::fill(uint64_t first, uint64_t count, bool read) {
   buf_.resize(count * kPage);
   Source from = source_of(first);
   ex_.fetch_pages(first, count, buf_.data(), from.owner, from.version);
+  if (rank_ == 0 && read)
+    for (uint64_t i = 0; i < count; i++) hot_here_.insert(first + i * kPage);
   for (uint64_t i = 0; i < count; i++) source_.erase(first + i * kPage);
   std::vector<uint64_t> skipped;
   stats_.fetches++;
@@ -488,7 +554,7 @@ void LazySync::serve_fault(uint64_t page) {
   if (it != invalid_.end() && it->first <= page) {
     // A sequential reader gets twice as many pages each time; a jump starts again at one.
     ahead_ = page == next_expected_ ? std::min(ahead_ * 2, kMaxAhead) : 1;
-    fill(page, same_source(page, it->second, ahead_));
+    fill(page, same_source(page, it->second, ahead_), true);
     return;
   }
   // Not invalid: memory never touched in a registered range (zeros), or fetched meanwhile.

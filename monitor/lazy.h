@@ -79,8 +79,12 @@ class LazySync {
 
   // Slave: what travels to the master of its part `part` of an "after" exchange (the rest
   // is published here). `areas`: the tracked set now; `keep_eager`: threadprivate ranges.
+  // `undiffed`: pages create() did not diff (undiffed()), kept whole.
   ckpt::Checkpoint outgoing(const StoppedThread& st, const ckpt::Checkpoint& part, const std::vector<Area>& areas,
-                            const IntervalSet& keep_eager);
+                            const IntervalSet& keep_eager, std::vector<uint64_t> undiffed = {});
+  // Slave, before its `after` create(): the pages it may keep without diffing them (it kept
+  // them before, nobody reads them, no variable of the data-sharing table meets them: `not_these`).
+  IntervalSet undiffed(const std::vector<Area>& areas, const IntervalSet& not_these) const;
 
   // Master. A new merge begins (forget the last one's writers); `from` wrote `part`.
   void begin_merge() {
@@ -98,6 +102,9 @@ class LazySync {
   std::vector<std::pair<int, ckpt::Checkpoint>> resolve(
       const std::string& name, uint64_t timestamp,
       const std::function<void(uint64_t address, std::span<uint8_t> out)>& read_base);
+  // The master's inject of the merged `merged`: without the pages only the master wrote (its
+  // memory holds them; comparing them cost a pass over its share), forced runs kept.
+  ckpt::Checkpoint without_own(const ckpt::Checkpoint& merged) const;
   // Instead of broadcasting `merged` (already injected here): publish, then one checkpoint per
   // slave. `areas`: the tracked set now; `keep_eager`: ranges whose pages always travel
   // (threadprivate variables: each node keeps its own copy, the master's page would overwrite it).
@@ -125,6 +132,7 @@ class LazySync {
   const IntervalSet& ever_lazy() const { return ever_lazy_; }
 
  private:
+  uint64_t publish(const StoppedThread& st, uint64_t a, uint64_t b, uint64_t version);
   void handler_loop();
   void serve_fault(uint64_t page);
   // Where an invalid page is: its owner and the version to ask for.
@@ -141,7 +149,8 @@ class LazySync {
   // Pages from `page` (invalid, at most `max`) that the same node holds; mu_ held.
   uint64_t same_source(uint64_t page, uint64_t end, uint64_t max) const;
   // Fetches `count` pages from `first` (all invalid, one source) and installs them; mu_ held.
-  void fill(uint64_t first, uint64_t count);
+  // `read`: for an access (a fault), not for an inject (the master notes what it reads).
+  void fill(uint64_t first, uint64_t count, bool read);
   void register_missing(uint64_t start, uint64_t end);
   void open_own_uffd(const StoppedThread& st);
 
@@ -158,6 +167,13 @@ class LazySync {
   // Master: by slave, the pages it ever fetched: its working set, which then travels eagerly
   // to it (a stencil's halo, a vector every slave reads): no fetch, only the changed words.
   std::map<int, std::unordered_set<uint64_t>> hot_;
+  // Master: the pages it fetched from slaves (its own working set); guarded by mu_.
+  std::unordered_set<uint64_t> hot_here_;
+  // Slave: pages other nodes read (their working sets, from the master's last list): the
+  // slave sends its writes there with its part instead of keeping them, so they reach the
+  // readers as merged words, without a fetch (a stencil's halo rows).
+  IntervalSet wanted_;
+  IntervalSet kept_before_;  // slave: every page it kept in a part
   IntervalSet ever_lazy_;
   std::map<std::string, std::vector<Invalidation>> lists_;  // by checkpoint name: what to invalidate
   std::unordered_map<uint64_t, Source> source_;  // invalid pages not on the master; guarded by mu_

@@ -220,6 +220,7 @@ class Monitor final : public CallServer {
   Cape1Files cape1_;                               // 003 Fig. 2's calls on checkpoint files
   std::optional<user_regs_struct> next_registers_;  // restart(file)'s, for the supervisor
   std::unique_ptr<LazySync> lazy_;  // --sync=lazy on a node of a job (lazy.h); null otherwise
+  std::vector<uint64_t> undiffed_pages_;  // --sync=lazy: pages the slave's last `after` create() kept whole
 
  public:
   void finish_trace() {
@@ -435,6 +436,7 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
     // Only what may have changed since the previous region's begin is read again, when the
     // tracker can say (uffd; determinism.h).
     std::optional<DirtyTracker::Changes> ch = window_.tracker().take_changes(st, areas);
+    auto t_changes = std::chrono::steady_clock::now();
     // --sync=lazy: pages a merge published may not be here yet on a slave; every node counts
     // them as zeros (docs/monitor.md, "Lazy synchronisation").
     const IntervalSet zeroed =
@@ -455,7 +457,8 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
     }
     uint64_t bytes = 0;
     for (const Area& a : areas) bytes += a.size();
-    CAPE_LOG_AT(debug, "monitor") << "region_begin(" << site << "): digest of " << bytes / 1024 << " KiB in "
+    CAPE_LOG_AT(debug, "monitor") << "region_begin(" << site << "): changes "
+                                  << std::chrono::duration<double, std::milli>(t_changes - t0).count() << " ms, digest of " << bytes / 1024 << " KiB in "
                                   << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()
                                   << " ms";
     d.begin = begins_;
@@ -490,8 +493,16 @@ long Monitor::start(const StoppedThread& st, uint64_t boundary) {
   // TICKPT: DATA-0 is a copy of the shared data only (002 Sect. 4.3).
   if (sharing_.model() == CkptModel::tickpt) areas = restrict_areas(areas, sharing_.tickpt_cover(areas));
   if (lazy_) window_.tracker().set_not_here(lazy_->invalid());
+  auto t0 = std::chrono::steady_clock::now();
   window_.open(st, std::move(areas), std::move(map_state));
-  if (lazy_) lazy_->after_start();
+  auto t1 = std::chrono::steady_clock::now();
+  if (lazy_) {
+    lazy_->after_start();
+    CAPE_LOG_AT(debug, "monitor") << "start(): open " << std::chrono::duration<double, std::milli>(t1 - t0).count()
+                                  << " ms, missing mode again "
+                                  << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count()
+                                  << " ms";
+  }
   // Names the region in the job's failure messages (docs/net.md).
   if (ex_) ex_->set_region(region_label());
   CAPE_LOG_AT(debug, "monitor") << "start(): " << window_.at_start().size() << " areas, tracker "
@@ -545,10 +556,19 @@ void Monitor::stamp_and_keep(ckpt::Checkpoint& c, const std::string& name) {
 
 long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   if (!window_.is_open()) throw UserError("create(\"" + name + "\") outside start() ... stop()");
-  ckpt::Checkpoint out = criticals_.with_pending(
-      monitor::create(st, window_, space_, sharing_,
-                      {.rank = rank_, .keep_base = rank_ == 0 && size_ > 1, .with_stack = name != "before"}, boundary),
-      boundary);
+  CreateSide side{.rank = rank_, .keep_base = rank_ == 0 && size_ > 1, .with_stack = name != "before"};
+  // --sync=lazy, a slave's `after`: the pages it keeps again need no diff (lazy.h).
+  IntervalSet undiffed;
+  if (lazy_ && rank_ != 0 && name == "after" && !criticals_.holding()) {
+    std::vector<IntervalSet::Interval> vars;
+    for (const Var& v : sharing_.vars()) vars.emplace_back(page_down(v.addr), page_up(v.addr + v.size));
+    undiffed = lazy_->undiffed(space_.tracked(0),
+                               IntervalSet::of(std::move(vars)).unite(sharing_.threadprivate_ranges()));
+    side.undiffed = &undiffed;
+    side.undiffed_out = &undiffed_pages_;
+    undiffed_pages_.clear();
+  }
+  ckpt::Checkpoint out = criticals_.with_pending(monitor::create(st, window_, space_, sharing_, side, boundary), boundary);
   stamp_and_keep(out, name);
   CAPE_LOG_AT(debug, "monitor") << "create(\"" << name << "\"): " << out.runs.size() << " runs, "
                                 << out.memory_bytes() << " bytes, " << window_.tracker().pages_visited
@@ -561,8 +581,19 @@ long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t 
 long Monitor::inject(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   const ckpt::Checkpoint& c = store_.lookup(name, "inject");
   if (trace_) moved_ = {name, c.memory_bytes(), c.runs.size()};
-  monitor::inject(st, c, name, window_, space_, sharing_, boundary);
-  if (lazy_) lazy_->after_inject(st, name, window_.tracker());
+  auto t0 = std::chrono::steady_clock::now();
+  if (lazy_ && rank_ == 0 && name == "after")
+    monitor::inject(st, lazy_->without_own(c), name, window_, space_, sharing_, boundary);
+  else
+    monitor::inject(st, c, name, window_, space_, sharing_, boundary);
+  auto t1 = std::chrono::steady_clock::now();
+  if (lazy_) {
+    lazy_->after_inject(st, name, window_.tracker());
+    CAPE_LOG_AT(debug, "monitor") << "inject('" << name << "'): " << c.runs.size() << " runs, "
+                                  << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms; invalidation "
+                                  << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count()
+                                  << " ms";
+  }
   return 0;
 }
 
@@ -576,7 +607,9 @@ long Monitor::send(const StoppedThread& st, const std::string& name, int node) {
   const ckpt::Checkpoint& c = store_.lookup(name, "send");
   if (lazy_ && rank_ != 0 && node == 0 && name == "after") {
     // --sync=lazy: the pages it alone may have written stay here (lazy.h).
-    ckpt::Checkpoint out = lazy_->outgoing(st, c, space_.tracked(0), sharing_.threadprivate_ranges());
+    ckpt::Checkpoint out =
+        lazy_->outgoing(st, c, space_.tracked(0), sharing_.threadprivate_ranges(), std::move(undiffed_pages_));
+    undiffed_pages_.clear();
     out.name = c.name;
     if (trace_) moved_ = {name, out.memory_bytes(), out.runs.size(), node};
     ex_->send(out, node);

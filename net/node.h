@@ -155,8 +155,13 @@ class Node {
   // passes the request on to a slave owner; a failed job throws, as the other calls do. One
   // request at a time per node (the monitor's lazy module serialises them).
   void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, uint64_t version);
+  // The same, the caller writing the bytes: where each page's copy of `version` goes (valid
+  // for the node's life; nobody asks for `version` before the caller has told another node
+  // of it, so the caller fills them without the lock).
+  std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version);
   void fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, uint64_t version);
-  // Master: the pages slave `rank` asked the master for since the last call (their addresses).
+  // Master: the pages slave `rank` asked for since the last call (their addresses; from the
+  // master or, through it, from another slave).
   std::vector<uint64_t> fetched_pages(int rank);
   // Slave, once its program has ended: serves its pages until the master's connection closes
   // (the master's program and the other slaves may still need them) or the job fails.

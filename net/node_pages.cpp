@@ -25,7 +25,8 @@ constexpr uint64_t kPage = 4096;
 constexpr uint64_t kMaxPagesPerRequest = 4096;
 }  // namespace
 
-void Node::publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, uint64_t version) {
+std::vector<uint8_t*> Node::publish_slots(uint64_t first, uint64_t count, uint64_t version) {
+  std::vector<uint8_t*> out(count);
   std::lock_guard lk(pages_mu_);
   for (uint64_t i = 0; i < count; i++) {
     PageCopies& c = pages_[first + i * kPage];
@@ -35,8 +36,14 @@ void Node::publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, u
       if (!c.bytes[0]) c.bytes[0].reset(new uint8_t[kPage]);
       c.version[0] = version;
     }
-    std::memcpy(c.bytes[0].get(), bytes + i * kPage, kPage);
+    out[i] = c.bytes[0].get();
   }
+  return out;
+}
+
+void Node::publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, uint64_t version) {
+  std::vector<uint8_t*> slots = publish_slots(first, count, version);
+  for (uint64_t i = 0; i < count; i++) std::memcpy(slots[i], bytes + i * kPage, kPage);
 }
 
 std::vector<uint64_t> Node::fetched_pages(int rank) {
@@ -145,6 +152,11 @@ void Node::on_page_frame(Peer& p, Frame& f) {
   // A request. The master passes one for a slave's pages on to that slave, "for" the asker.
   if (master && who != 0) {
     if (who == static_cast<uint64_t>(p.rank)) return malformed("a request for its own pages");
+    {
+      std::lock_guard lk(pages_mu_);  // what the asker reads (fetched_pages)
+      std::vector<uint64_t>& asked = fetched_[p.rank];
+      for (uint64_t i = 0; i < count; i++) asked.push_back(first + i * kPage);
+    }
     PayloadWriter w;
     w.u64(first);
     w.u64(count);

@@ -61,7 +61,7 @@ gradient|bench/e2e/gradient.c|bench/e2e/gradient_mpi.c|100000 50|100000 200
 mamult|paper-repro/mamult.c|bench/e2e/mamult_mpi.c|600|1600
 "
 
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) printf "%.10g\n", v[(NR + 1) / 2]; else printf "%.10g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # The kernel's seconds from a program's stderr (mamult.c prints "mamult: compute S s").
 seconds_of() { sed -n -e 's/^bench: seconds \([0-9.]*\).*/\1/p' -e 's/^mamult: compute \([0-9.]*\) s$/\1/p' "$1" | head -1; }
 field_of() { sed -n "s/^bench: .* $2 \\([0-9]*\\).*/\\1/p" "$1" | head -1; }
