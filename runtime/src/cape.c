@@ -202,11 +202,18 @@ __attribute__((noinline)) static long trap(const char* call, long op, long a1, l
   register long rcx __asm__("rcx") = (long)cape_syscall_gadget;
   register long r8 __asm__("r8") = d_n;
   register long r9 __asm__("r9") = d_at;
+  register long r10 __asm__("r10") = (long)CAPE_AFFINITY_ASK;
   __asm__ volatile("int3"
-                   : "+r"(rax)
+                   : "+r"(rax), "+r"(r10)
                    : "r"(rdi), "r"(rsi), "r"(rdx), "r"(rcx), "r"(r8), "r"(r9)
                    : "memory");
-  return rax;
+  long answer = rax;
+  if (r10 != (long)CAPE_AFFINITY_ASK && r10 != 0) {
+    /* The program computes next: free to run on any of these CPUs (protocol.h). */
+    unsigned long cpus = (unsigned long)r10;
+    raw3(SYS_sched_setaffinity, 0, sizeof cpus, (long)&cpus);
+  }
+  return answer;
 }
 
 /* A call that answers nothing and whose effect the program cannot see before its next

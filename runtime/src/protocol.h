@@ -21,6 +21,14 @@
 #define CAPE_TRAP_MAGIC 0x43415045ca000000ULL /* "CAPE" | 0xca in the upper bytes */
 #define CAPE_TRAP_MAGIC_MASK 0xffffffffff000000ULL
 
+/* r10 (issue 14, CPU placement): libcape sets it to CAPE_AFFINITY_ASK before the int3. A
+ * monitor that keeps its program on its own CPU during runtime calls (each call's ptrace
+ * stops then never wake another vCPU) and lets it float while it computes answers there the
+ * mask of CPUs 0-63 the calling thread takes back (sched_setaffinity) when the call returns;
+ * left as it was (or 0): nothing to do. A monitor writes r10 only when it reads the ask
+ * (an older libcape keeps its own values there). */
+#define CAPE_AFFINITY_ASK (CAPE_TRAP_MAGIC | 0xafULL)
+
 /* A deferred call as the monitor reads it: op = CAPE_TRAP_MAGIC | operation, its two
  * arguments and its own frame boundary (as rdx would have been). */
 #define CAPE_MAX_DEFERRED 4
