@@ -82,6 +82,26 @@ __asm__(
     "  ud2\n"
     "  .org cape_syscall_gadget + 80, 0xcc\n" /* CAPE_COPY_TAG_OFFSET */
     "  .asciz \"" CAPE_COPY_TAG "\"\n"
+    /* CAPE_SYSLIST_GADGET_OFFSET: the syscalls listed at r12 as {nr, a1, a2, a3, result},
+     * nr = -1 ending the list, each result stored in its entry; then int3. */
+    "  .org cape_syscall_gadget + 96, 0xcc\n"
+    "3:\n"
+    "  movq (%r12), %rax\n"
+    "  cmpq $-1, %rax\n"
+    "  je 4f\n"
+    "  movq 8(%r12), %rdi\n"
+    "  movq 16(%r12), %rsi\n"
+    "  movq 24(%r12), %rdx\n"
+    "  syscall\n"
+    "  movq %rax, 32(%r12)\n"
+    "  addq $40, %r12\n"
+    "  jmp 3b\n"
+    "  .org cape_syscall_gadget + 136, 0xcc\n" /* CAPE_SYSLIST_TRAP_OFFSET */
+    "4:\n"
+    "  int3\n"
+    "  ud2\n"
+    "  .org cape_syscall_gadget + 144, 0xcc\n" /* CAPE_SYSLIST_TAG_OFFSET */
+    "  .asciz \"" CAPE_SYSLIST_TAG "\"\n"
     ".size cape_syscall_gadget, .-cape_syscall_gadget\n");
 extern const char cape_syscall_gadget[];
 

@@ -59,6 +59,15 @@ struct cape_deferred_list {
 #define CAPE_COPY_TRAP_OFFSET 72
 #define CAPE_COPY_TAG_OFFSET 80
 #define CAPE_COPY_TAG "cape-copy-1"
+/* The syscall list gadget: r12 = a list of {nr, a1, a2, a3, result} (five words each) ending
+ * with nr = -1; each syscall is made in turn and its result stored in its entry, then int3
+ * (at CAPE_SYSLIST_TRAP_OFFSET). The list lives in the monitor's scratch mapping: the
+ * mprotect tracker changes the protection of many ranges with one ptrace stop instead of one
+ * stop per call (issue 14). Tagged like the others. */
+#define CAPE_SYSLIST_GADGET_OFFSET 96
+#define CAPE_SYSLIST_TRAP_OFFSET 136
+#define CAPE_SYSLIST_TAG_OFFSET 144
+#define CAPE_SYSLIST_TAG "cape-syslist-1"
 
 enum cape_op {
   CAPE_OP_HELLO = 1, /* unused by the program; reserved for probing */
