@@ -1,6 +1,5 @@
 #include "monitor/determinism.h"
 
-#include <fcntl.h>
 
 #include <algorithm>
 #include <cstring>
@@ -10,7 +9,6 @@
 #include "ckpt/hash.h"
 #include "monitor/pagemap.h"
 #include "util/error.h"
-#include "util/scoped_fd.h"
 
 namespace cape::monitor {
 
@@ -73,8 +71,6 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
   static const std::vector<uint8_t> zeros(kReadPiece, 0);
   // Only pages that hold data are read: most of a big .bss or heap is often never touched
   // (zeros on every node), and reading it would cost as much as copying it.
-  util::ScopedFd pagemap;  // opened when first needed
-  bool pagemap_opened = false;
   std::vector<std::pair<uint64_t, uint64_t>> populated;
   size_t prev_at = 0;
   for (const Area& a : joined) {
@@ -99,11 +95,8 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
       d.parts.push_back(std::move(p));
       continue;
     }
-    if (!pagemap_opened) {
-      pagemap_opened = true;
-      pagemap.reset(::open(("/proc/" + std::to_string(t.pid()) + "/pagemap").c_str(), O_RDONLY | O_CLOEXEC));
-    }
-    if (!pagemap.valid() || !populated_ranges(pagemap.get(), page_down(a.start), a.end, populated))
+    int pagemap = t.pagemap_fd();  // the image's, kept open
+    if (pagemap < 0 || !populated_ranges(pagemap, page_down(a.start), a.end, populated))
       populated = {{a.start, a.end}};
     // What counts as zeros is not read at all (--sync lazy: a page not fetched yet would be).
     if (!zeroed.empty()) {

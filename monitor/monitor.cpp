@@ -159,6 +159,7 @@ class Monitor final : public CallServer {
   long dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2, uint64_t boundary);
   void checkpoint_tick(pid_t pid) override;
   std::optional<user_regs_struct> take_registers() override { return std::exchange(next_registers_, std::nullopt); }
+  bool computes_next() const override { return computes_next_; }
   // The runtime calls (each returns the answer for the program, 0 unless it asks for one).
   long region_begin(const StoppedThread& st, uint64_t where, uint64_t boundary);
   void check_states();
@@ -194,6 +195,7 @@ class Monitor final : public CallServer {
   Places places_;
   Criticals criticals_;                 // critical sections across nodes (critical.h)
   uint64_t begins_ = 0;                 // cape_region_begin() calls so far
+  bool computes_next_ = true;           // the last trap was not a region_begin
   std::optional<StateDigest> unchecked_;  // the master's digest, until the slaves' are compared
   std::optional<StateDigest> last_digest_;  // the previous region's begin, when the tracker follows changes
   IntervalSet last_zeroed_;
@@ -297,7 +299,10 @@ long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs
       serve(st, d);
     }
   }
-  return serve(st, regs);
+  long answer = serve(st, regs);
+  // region_begin: the region's start() follows at once.
+  computes_next_ = (regs.rax & 0xff) != CAPE_OP_REGION_BEGIN;
+  return answer;
 }
 
 long Monitor::serve(const StoppedThread& st, const user_regs_struct& regs) {

@@ -47,6 +47,9 @@ class KillSwitch {
   pid_t pid_ = 0;
 };
 
+// Where a node's monitor and program run (MonitorOptions::pin_for_sync_tracker).
+enum class PinMode { none, always, calls };
+
 struct MonitorOptions {
   TrackerKind tracker = TrackerKind::uffd;
   TrackerOptions tracker_options;                            // its variant (benchmarks)
@@ -60,12 +63,15 @@ struct MonitorOptions {
   int node_count = 1;                                        // the job's nodes (CPU placement)
   // Descriptors the program gets as stdin/stdout/stderr (-1 = the monitor's own).
   int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1;
-  // Synchronous trackers (mprotect) want the monitor on the program's vCPU
-  // (KERNEL-FACTS.md): pin both to one CPU, chosen by rank among those allowed. The uffd
-  // tracker's too when the job has no more nodes than this host has CPUs (each runtime
-  // call's two ptrace stops then stay on one CPU: an empty region 2.5 -> 1.4 ms, issue 14);
-  // beyond that, pinned nodes would share CPUs while others idle. CAPE_PIN=1 / 0 in the
-  // environment forces it on / off for either tracker. Off = let them float.
+  // CPU placement (docs/monitor.md, "CPU placement"). A runtime call is a few ptrace stops,
+  // each waking the other side: on one vCPU ~4 us, across vCPUs 70-90 us (KERNEL-FACTS.md).
+  // Synchronous trackers (mprotect) also stop at every tracked fault, so they keep the
+  // monitor and its program on one CPU, chosen by rank among those allowed (PinMode::always).
+  // The uffd tracker keeps them together only during runtime calls and lets the program
+  // float while it computes (PinMode::calls): with more nodes than CPUs, programs pinned for
+  // good would share a CPU while another idles. CAPE_PIN=1 (always), calls, or 0 (never)
+  // in the environment forces a mode for either tracker. False: no placement at all (the
+  // monitor's tests, which must not move the test process).
   bool pin_for_sync_tracker = true;
   KillSwitch* kill_switch = nullptr;
   // Bernstein check (docs/tickpt.md): the master reports two nodes writing different values

@@ -20,6 +20,7 @@
 // TrackerOptions::mprotect_ahead (default 16; 1 = never). Their originals are copied first, so a page
 // that is then not written is only reported unchanged.
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -39,9 +40,18 @@ namespace cape::monitor {
 namespace {
 
 constexpr uint64_t kSlots = 256, kSlotBytes = 16384;  // room below a frame for a signal frame
-constexpr uint64_t kScratchBytes = kSlots * kSlotBytes;
+// After the frames: the syscall list (mprotect_all), kListEntries of 5 words and the end.
+constexpr uint64_t kListOffset = kSlots * kSlotBytes, kListEntries = 1023;
+constexpr uint64_t kScratchBytes = kListOffset + (kListEntries + 1) * 40;
 constexpr uint32_t kBlockPages = 1024;  // arena block: 4 MiB
 constexpr uint64_t kStubBytes = 16;     // the resume stub: syscall ... iretq (cape.c)
+constexpr size_t kMaxHotPages = 64;     // pages start() keeps writable (MprotectTracker::written_)
+
+// Does the program have one thread? (/proc/PID/task links one directory per thread.)
+bool one_thread(pid_t pid) {
+  struct stat st {};
+  return ::stat(("/proc/" + std::to_string(pid) + "/task").c_str(), &st) == 0 && st.st_nlink == 3;
+}
 
 // The stub's view: status, then what it pops (protocol.h).
 struct Frame {
@@ -107,6 +117,37 @@ void MprotectTracker::setup_scratch(const StoppedThread& t) {
     return;
   }
   stub_ = t.gadget + CAPE_RESUME_STUB_OFFSET;
+  syslist_ = has_gadget(t, CAPE_SYSLIST_TAG_OFFSET, CAPE_SYSLIST_TAG);
+}
+
+std::vector<long> MprotectTracker::mprotect_all(const StoppedThread& t, const std::vector<Protect>& calls) {
+  std::vector<long> res(calls.size());
+  if (calls.empty()) return res;
+  AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
+  if (!syslist_) {
+    for (size_t i = 0; i < calls.size(); i++)
+      res[i] = remote.syscall(SYS_mprotect, static_cast<long>(calls[i].start), static_cast<long>(calls[i].len),
+                              calls[i].prot);
+  } else {
+    // The program reads the list from the scratch and writes each result there.
+    uint64_t* list = reinterpret_cast<uint64_t*>(scratch_->local() + kListOffset);
+    for (size_t i = 0; i < calls.size(); i += kListEntries) {
+      size_t n = std::min<size_t>(kListEntries, calls.size() - i);
+      for (size_t k = 0; k < n; k++) {
+        const Protect& c = calls[i + k];
+        uint64_t* e = list + 5 * k;
+        e[0] = SYS_mprotect, e[1] = c.start, e[2] = c.len, e[3] = static_cast<uint64_t>(c.prot);
+        __atomic_store_n(&e[4], static_cast<uint64_t>(-EINTR), __ATOMIC_RELAXED);  // (not run)
+      }
+      __atomic_store_n(&list[5 * n], ~uint64_t{0}, __ATOMIC_RELEASE);
+      remote.call(t.gadget + CAPE_SYSLIST_GADGET_OFFSET, t.gadget + CAPE_SYSLIST_TRAP_OFFSET + 1,
+                  [&](user_regs_struct& r) { r.r12 = scratch_->remote() + kListOffset; });
+      for (size_t k = 0; k < n; k++)
+        res[i + k] = static_cast<long>(__atomic_load_n(&list[5 * k + 4], __ATOMIC_ACQUIRE));
+    }
+  }
+  remote.restore();
+  return res;
 }
 
 MprotectTracker::Slot* MprotectTracker::slot_for(pid_t tid) {
@@ -267,16 +308,13 @@ void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint6
       runs.emplace_back(p, 1);
   }
   if (runs.empty()) return;
-  AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
-  for (auto [p, n] : runs) {
-    long res = remote.syscall(SYS_mprotect, static_cast<long>(p), static_cast<long>(n * kPageSize),
-                              area_of(p)->prot);
+  std::vector<Protect> calls;
+  for (auto [p, n] : runs) calls.push_back({p, n * kPageSize, area_of(p)->prot});
+  for (long res : mprotect_all(t, calls))
     if (res < 0) {
       errno = static_cast<int>(-res);
       fail_errno("mprotect in the tracee");
     }
-  }
-  remote.restore();
 }
 
 void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
@@ -287,6 +325,11 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   std::vector<IntervalSet::Interval> flying;
   for (auto& [tid, s] : slots_)
     if (s->in_flight()) flying.emplace_back(s->page, s->page + s->n * kPageSize);
+  // A one-thread program's written pages, when a few, stay writable the same way: the
+  // window writes them again (the master's share after its create("before"), the next
+  // create), and each fault would be a stop. Not under --sync=lazy (start() says why).
+  if (!originals_.empty() && originals_.size() <= kMaxHotPages && !lazy_ && one_thread(t.tracee.pid()))
+    for (auto& [page, index] : originals_) flying.emplace_back(page, page + kPageSize);
   const IntervalSet in_flight = IntervalSet::of(std::move(flying));
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> keep;
 
@@ -313,11 +356,6 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   // last run (the pages between are read-only already), around pages still in flight. A
   // span that meets memory unmapped by the program meanwhile (ENOMEM) is done run by run.
   if (!protect.empty()) {
-    AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
-    auto mprotect_ro = [&](uint64_t first, uint64_t end, int prot) {
-      return remote.syscall(SYS_mprotect, static_cast<long>(first), static_cast<long>(end - first),
-                            prot & ~PROT_WRITE);
-    };
     auto check = [](long res) {
       if (res < 0 && res != -ENOMEM) {  // ENOMEM: unmapped by the program meanwhile
         errno = static_cast<int>(-res);
@@ -325,30 +363,46 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
       }
     };
     constexpr size_t kManyRuns = 4;
+    std::vector<Protect> calls;
+    std::vector<std::pair<size_t, size_t>> span_runs;  // per call: the runs [i, j) a span covers ({0, 0}: a run)
     for (size_t i = 0; i < protect.size();) {
       const Area* r = area_of(protect[i].first);
+      int ro = r->prot & ~PROT_WRITE;
       size_t j = i;
       while (j < protect.size() && area_of(protect[j].first) == r) j++;
       if (j - i < kManyRuns) {
-        for (size_t k = i; k < j; k++) check(mprotect_ro(protect[k].first, protect[k].second, r->prot));
+        for (size_t k = i; k < j; k++) {
+          calls.push_back({protect[k].first, protect[k].second - protect[k].first, ro});
+          span_runs.emplace_back(0, 0);
+        }
         i = j;
         continue;
       }
       // The span [protect[i].first, protect[j-1].second) minus the pages in flight.
       for (auto [x, y] : IntervalSet::of({{protect[i].first, protect[j - 1].second}}).minus(in_flight)) {
-        long res = mprotect_ro(x, y, r->prot);
-        if (res == -ENOMEM) {
-          for (size_t k = i; k < j; k++)
-            if (protect[k].first < y && protect[k].second > x)
-              check(mprotect_ro(std::max(x, protect[k].first), std::min(y, protect[k].second), r->prot));
-        } else {
-          check(res);
-        }
+        calls.push_back({x, y - x, ro});
+        span_runs.emplace_back(i, j);
       }
       i = j;
     }
-    remote.restore();
+    std::vector<long> res = mprotect_all(t, calls);
+    std::vector<Protect> again;  // spans that met unmapped memory: run by run
+    for (size_t c = 0; c < calls.size(); c++) {
+      auto [i, j] = span_runs[c];
+      if (res[c] != -ENOMEM || i == j) {
+        check(res[c]);
+        continue;
+      }
+      uint64_t x = calls[c].start, y = x + calls[c].len;
+      for (size_t k = i; k < j; k++)
+        if (protect[k].first < y && protect[k].second > x) {
+          uint64_t a = std::max(x, protect[k].first), b = std::min(y, protect[k].second);
+          again.push_back({a, b - a, calls[c].prot});
+        }
+    }
+    for (long r : mprotect_all(t, again)) check(r);
   }
+  for (auto& [page, index] : originals_) written_.push_back(page);
   auto it = originals_.begin();
   while (it != originals_.end()) {
     pages.clear();
@@ -393,22 +447,51 @@ void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& are
   originals_.clear();
   used_ = 0;
   for (auto& [tid, s] : slots_) s->run_end = 0;
-  for (const Area& r : areas_) remote_mprotect(t, r.start, r.size(), r.prot & ~PROT_WRITE);
+  // The pages written in the last window are likely written again (a region's loop
+  // variables, libcape_cc's state, the stack around the calls): their originals are copied
+  // now and they stay writable, so that writing them costs no fault (an empty region: ~5
+  // per node, each a stop). A few only, and not in a program with other threads (one could
+  // write a page while it is copied) nor under --sync=lazy (a page not here would be fetched).
+  std::vector<uint64_t> hot = std::exchange(written_, {});
+  std::sort(hot.begin(), hot.end());
+  hot.erase(std::unique(hot.begin(), hot.end()), hot.end());
+  std::vector<IntervalSet::Interval> open;
+  if (!hot.empty() && hot.size() <= kMaxHotPages && !lazy_ && one_thread(t.tracee.pid())) {
+    for (size_t i = 0; i < hot.size();) {
+      const Area* r = area_of(hot[i]);
+      size_t j = i + 1;
+      while (j < hot.size() && hot[j] == hot[j - 1] + kPageSize && area_of(hot[j]) == r) j++;
+      if (r && (r->prot & PROT_WRITE) && hot[i] >= r->start && hot[j - 1] + kPageSize <= r->end) {
+        uint64_t got = copy_originals(t, hot[i], j - i);
+        open.emplace_back(hot[i], hot[i] + got * kPageSize);
+      }
+      i = j;
+    }
+  }
+  const IntervalSet writable = IntervalSet::of(std::move(open));
+  std::vector<Protect> calls;
+  for (const Area& r : areas_)
+    for (auto [x, y] : IntervalSet::of({{r.start, r.end}}).minus(writable)) calls.push_back({x, y - x, r.prot & ~PROT_WRITE});
+  std::vector<long> res = mprotect_all(t, calls);
+  for (long r : res)
+    if (r < 0) {
+      errno = static_cast<int>(-r);
+      fail_errno("mprotect in the tracee");
+    }
 }
 
 void MprotectTracker::stop(const StoppedThread& t) {
   // Give the program its protections back, mapping by mapping (some may be gone).
   std::vector<Mapping> maps = read_maps(t.tracee.pid());
-  AutoRemoteSyscalls remote(t.tracee.pid(), t.tid, t.gadget);
+  std::vector<Protect> calls;
   for (const Area& r : areas_) {
     for (const Mapping& m : maps) {
       uint64_t s = std::max(r.start, m.start), e = std::min(r.end, m.end);
-      if (s >= e) continue;
-      long res = remote.syscall(SYS_mprotect, static_cast<long>(s), static_cast<long>(e - s), r.prot);
-      if (res < 0) CAPE_LOG_AT(warn, "monitor") << "mprotect back failed: " << strerror(static_cast<int>(-res));
+      if (s < e) calls.push_back({s, e - s, r.prot});
     }
   }
-  remote.restore();
+  for (long res : mprotect_all(t, calls))
+    if (res < 0) CAPE_LOG_AT(warn, "monitor") << "mprotect back failed: " << strerror(static_cast<int>(-res));
   areas_.clear();
   originals_.clear();
   used_ = 0;

@@ -57,6 +57,10 @@ class CallServer {
   virtual void crashed(const std::string& first_frames) { (void)first_frames; }
   // A tick of --checkpoint-every (monitor/cape1_calls.h) stopped the program.
   virtual void checkpoint_tick(pid_t pid) { (void)pid; }
+  // After a runtime call (the trap): may the program compute next, so that it may float
+  // over the CPUs until its next call (CPU placement, PinMode::calls)? Not after a call
+  // that another follows at once (region_begin: start()).
+  virtual bool computes_next() const { return true; }
   // After a runtime call: every register the program resumes with, when the call replaced
   // them all (CAPE-1's restart(file)); nothing = only rax, the answer.
   virtual std::optional<user_regs_struct> take_registers() { return std::nullopt; }
@@ -93,6 +97,14 @@ class Supervisor {
   std::set<pid_t> threads_, awaiting_first_stop_;
   std::deque<std::pair<pid_t, user_regs_struct>> parked_;  // may_serve_now said wait
   bool reported_ = false;  // the program's death has been explained already
+  // CPU placement (MonitorOptions::pin): under PinMode::calls the monitor's thread stays on
+  // call_cpu_, the program's main thread is put there at each trap and given back
+  // wide_cpus_ (r10, protocol.h) when it computes next.
+  PinMode pin_ = PinMode::none;
+  int call_cpu_ = -1;
+  uint64_t wide_cpus_ = 0;
+  bool program_on_call_cpu_ = false;
+  void pin_program_for_call(pid_t tid);
 };
 
 }  // namespace cape::monitor

@@ -20,6 +20,14 @@ Tracee::Tracee(pid_t pid) : pid_(pid) {
   if (!mem_.valid()) fail_errno("open " + path);
 }
 
+int Tracee::pagemap_fd() const {
+  if (!pagemap_tried_) {
+    pagemap_tried_ = true;
+    pagemap_.reset(::open(("/proc/" + std::to_string(pid_) + "/pagemap").c_str(), O_RDONLY | O_CLOEXEC));
+  }
+  return pagemap_.get();
+}
+
 size_t Tracee::read_bytes_fallible(uint64_t remote, std::span<uint8_t> out) const {
   size_t done = 0;
   while (done < out.size()) {

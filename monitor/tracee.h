@@ -39,6 +39,9 @@ class Tracee {
   std::string read_c_string(uint64_t remote, size_t max = 4096) const;
   // /proc/PID/mem of this image, open for reading and writing (the injector writes through it).
   int mem_fd() const { return mem_.get(); }
+  // /proc/PID/pagemap of this image (PAGEMAP_SCAN), opened at the first use and kept (an
+  // open per region's digest, issue 14); -1 when it cannot be opened.
+  int pagemap_fd() const;
 
   static user_regs_struct get_regs(pid_t tid);
   static void set_regs(pid_t tid, const user_regs_struct& r);
@@ -46,6 +49,8 @@ class Tracee {
  private:
   pid_t pid_;
   util::ScopedFd mem_;
+  mutable util::ScopedFd pagemap_;
+  mutable bool pagemap_tried_ = false;
 };
 
 }  // namespace cape::monitor

@@ -26,6 +26,10 @@ class MprotectTracker final : public DirtyTracker {
   bool on_fault(const StoppedThread& t, const siginfo_t& info) override;
   void before_write(const StoppedThread& t, uint64_t start, uint64_t end) override;
   void thread_exited(pid_t tid) override;  // its frame in the scratch is free again
+  void set_not_here(IntervalSet pages) override {  // --sync=lazy: no pages kept writable
+    (void)pages;
+    lazy_ = true;
+  }
 
   // Counters for the bench and the debug log.
   uint64_t one_stop_faults = 0;   // served through the resume stub
@@ -36,6 +40,14 @@ class MprotectTracker final : public DirtyTracker {
   struct Slot;  // one thread's frame in the scratch mapping
   const Area* area_of(uint64_t a) const;
   void setup_scratch(const StoppedThread& t);
+  // mprotect(start, len, prot) for each, in order, inside the program: with libcape's
+  // syscall list gadget one stop for them all (protocol.h), else one remote syscall each.
+  // The raw results (0 or -errno).
+  struct Protect {
+    uint64_t start, len;
+    int prot;
+  };
+  std::vector<long> mprotect_all(const StoppedThread& t, const std::vector<Protect>& calls);
   Slot* slot_for(pid_t tid);
   // Copies the originals of [page, page + n pages) (n may shrink if memory ends).
   uint64_t copy_originals(const StoppedThread& t, uint64_t page, uint64_t n);
@@ -50,11 +62,16 @@ class MprotectTracker final : public DirtyTracker {
   // Written pages -> index of their original in arena_ (pages of kArenaBlock each, kept
   // across windows so the copies go to warm memory).
   std::map<uint64_t, uint32_t> originals_;
+  // Pages the program wrote in this window (collect()): the next start() copies them and
+  // leaves them writable (they are likely written again), up to a few.
+  std::vector<uint64_t> written_;
+  bool lazy_ = false;
   std::vector<PageBuffer> arena_;
   uint32_t used_ = 0;
   bool scratch_tried_ = false;
   std::unique_ptr<Scratch> scratch_;  // the threads' frames
   uint64_t stub_ = 0;
+  bool syslist_ = false;  // libcape has the syscall list gadget, and the scratch is there
   std::map<pid_t, std::unique_ptr<Slot>> slots_;
   std::vector<uint64_t> free_frames_;  // frames of threads that exited
   uint64_t frames_used_ = 0;           // frames handed out (kSlots at most)

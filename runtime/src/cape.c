@@ -82,6 +82,26 @@ __asm__(
     "  ud2\n"
     "  .org cape_syscall_gadget + 80, 0xcc\n" /* CAPE_COPY_TAG_OFFSET */
     "  .asciz \"" CAPE_COPY_TAG "\"\n"
+    /* CAPE_SYSLIST_GADGET_OFFSET: the syscalls listed at r12 as {nr, a1, a2, a3, result},
+     * nr = -1 ending the list, each result stored in its entry; then int3. */
+    "  .org cape_syscall_gadget + 96, 0xcc\n"
+    "3:\n"
+    "  movq (%r12), %rax\n"
+    "  cmpq $-1, %rax\n"
+    "  je 4f\n"
+    "  movq 8(%r12), %rdi\n"
+    "  movq 16(%r12), %rsi\n"
+    "  movq 24(%r12), %rdx\n"
+    "  syscall\n"
+    "  movq %rax, 32(%r12)\n"
+    "  addq $40, %r12\n"
+    "  jmp 3b\n"
+    "  .org cape_syscall_gadget + 136, 0xcc\n" /* CAPE_SYSLIST_TRAP_OFFSET */
+    "4:\n"
+    "  int3\n"
+    "  ud2\n"
+    "  .org cape_syscall_gadget + 144, 0xcc\n" /* CAPE_SYSLIST_TAG_OFFSET */
+    "  .asciz \"" CAPE_SYSLIST_TAG "\"\n"
     ".size cape_syscall_gadget, .-cape_syscall_gadget\n");
 extern const char cape_syscall_gadget[];
 
@@ -202,11 +222,18 @@ __attribute__((noinline)) static long trap(const char* call, long op, long a1, l
   register long rcx __asm__("rcx") = (long)cape_syscall_gadget;
   register long r8 __asm__("r8") = d_n;
   register long r9 __asm__("r9") = d_at;
+  register long r10 __asm__("r10") = (long)CAPE_AFFINITY_ASK;
   __asm__ volatile("int3"
-                   : "+r"(rax)
+                   : "+r"(rax), "+r"(r10)
                    : "r"(rdi), "r"(rsi), "r"(rdx), "r"(rcx), "r"(r8), "r"(r9)
                    : "memory");
-  return rax;
+  long answer = rax;
+  if (r10 != (long)CAPE_AFFINITY_ASK && r10 != 0) {
+    /* The program computes next: free to run on any of these CPUs (protocol.h). */
+    unsigned long cpus = (unsigned long)r10;
+    raw3(SYS_sched_setaffinity, 0, sizeof cpus, (long)&cpus);
+  }
+  return answer;
 }
 
 /* A call that answers nothing and whose effect the program cannot see before its next

@@ -21,6 +21,14 @@
 #define CAPE_TRAP_MAGIC 0x43415045ca000000ULL /* "CAPE" | 0xca in the upper bytes */
 #define CAPE_TRAP_MAGIC_MASK 0xffffffffff000000ULL
 
+/* r10 (issue 14, CPU placement): libcape sets it to CAPE_AFFINITY_ASK before the int3. A
+ * monitor that keeps its program on its own CPU during runtime calls (each call's ptrace
+ * stops then never wake another vCPU) and lets it float while it computes answers there the
+ * mask of CPUs 0-63 the calling thread takes back (sched_setaffinity) when the call returns;
+ * left as it was (or 0): nothing to do. A monitor writes r10 only when it reads the ask
+ * (an older libcape keeps its own values there). */
+#define CAPE_AFFINITY_ASK (CAPE_TRAP_MAGIC | 0xafULL)
+
 /* A deferred call as the monitor reads it: op = CAPE_TRAP_MAGIC | operation, its two
  * arguments and its own frame boundary (as rdx would have been). */
 #define CAPE_MAX_DEFERRED 4
@@ -51,6 +59,15 @@ struct cape_deferred_list {
 #define CAPE_COPY_TRAP_OFFSET 72
 #define CAPE_COPY_TAG_OFFSET 80
 #define CAPE_COPY_TAG "cape-copy-1"
+/* The syscall list gadget: r12 = a list of {nr, a1, a2, a3, result} (five words each) ending
+ * with nr = -1; each syscall is made in turn and its result stored in its entry, then int3
+ * (at CAPE_SYSLIST_TRAP_OFFSET). The list lives in the monitor's scratch mapping: the
+ * mprotect tracker changes the protection of many ranges with one ptrace stop instead of one
+ * stop per call (issue 14). Tagged like the others. */
+#define CAPE_SYSLIST_GADGET_OFFSET 96
+#define CAPE_SYSLIST_TRAP_OFFSET 136
+#define CAPE_SYSLIST_TAG_OFFSET 144
+#define CAPE_SYSLIST_TAG "cape-syslist-1"
 
 enum cape_op {
   CAPE_OP_HELLO = 1, /* unused by the program; reserved for probing */
