@@ -38,6 +38,16 @@ struct CreateSide {
   // slots it would overwrite (gcc -O2: a pointer to a lastprivate variable, half of it
   // overwritten by the master's int, made the slave read at a wild address).
   bool with_stack = true;
+  // Only these pages (page-aligned) are looked at; the tracker keeps the marks of the others
+  // for the next create(). A critical body whose writes the translator named
+  // (docs/critical.md): the caller checks that the tracker can (DirtyTracker::collect_only).
+  const IntervalSet* only = nullptr;
+  // Within the 8-byte words that meet these bytes, only bytes that changed are kept. The diff
+  // keeps whole words in dense pages, and a critical section's capture is cut at byte
+  // boundaries (a grant's bytes, a body's targets): the unchanged rest of a cut word would
+  // pass for this node's write, with a value another node may hold differently
+  // (docs/critical.md, "Bytes next to a lock's bytes").
+  const IntervalSet* exact_in = nullptr;
 };
 
 // `boundary`: the runtime call's frame boundary (the stack below it is not captured).
