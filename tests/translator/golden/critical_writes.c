@@ -58,5 +58,15 @@ void work(int t, long *out, struct pt *p, int i) {
 #pragma omp critical(inner)
       total++;
     }
+    /* atomics through the lock service: the location first (it names the lock), then the
+     * statement's targets; `v = x++` is captured whole (++ inside an expression) */
+    long v;
+#pragma omp atomic update
+    hist[i % 8] += 2;
+#pragma omp atomic read
+    v = best;
+#pragma omp atomic capture
+    v = n++;
+    total += v;
   }
 }

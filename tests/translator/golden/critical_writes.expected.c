@@ -160,12 +160,49 @@ void work(int t, long *out, struct pt *p, int i) {
     }
   if (cape_cc_distributed()) cape_critical_exit("outer");
 }
-#line 61 "critical_writes.c"
+#line 60 "critical_writes.c"
+
+    /* atomics through the lock service: the location first (it names the lock), then the
+     * statement's targets; `v = x++` is captured whole (++ inside an expression) */
+    long v;
+{ /* cape: #pragma omp atomic (critical_writes.c:64), the master's lock service, on the location (docs/critical.md) */
+  static __thread void *cape_ax_14_loc;
+  if (cape_cc_distributed()) {
+    cape_ax_14_loc = (void *)&(hist[i % 8]);
+    struct cape_write cape_writes_14[] = {{cape_ax_14_loc, sizeof(hist[i % 8])}, {(void *)&(hist [ i % 8 ]), sizeof(hist [ i % 8 ])}, {0, 0}};
+    cape_critical_enter_writes("atomic", cape_writes_14);
+  }
+#line 65 "critical_writes.c"
+    hist[i % 8] += 2;
+  if (cape_cc_distributed()) cape_atomic_exit(cape_ax_14_loc);
+}
+#line 66 "critical_writes.c"
+{ /* cape: #pragma omp atomic (critical_writes.c:66), the master's lock service, on the location (docs/critical.md) */
+  static __thread void *cape_ax_15_loc;
+  if (cape_cc_distributed()) {
+    cape_ax_15_loc = (void *)&(best);
+    struct cape_write cape_writes_15[] = {{cape_ax_15_loc, sizeof(best)}, {(void *)&(v), sizeof(v)}, {0, 0}};
+    cape_critical_enter_writes("atomic", cape_writes_15);
+  }
+#line 67 "critical_writes.c"
+    v = best;
+  if (cape_cc_distributed()) cape_atomic_exit(cape_ax_15_loc);
+}
+#line 68 "critical_writes.c"
+{ /* cape: #pragma omp atomic (critical_writes.c:68), the master's lock service, on the location (docs/critical.md) */
+  static __thread void *cape_ax_16_loc;
+  if (cape_cc_distributed()) { cape_ax_16_loc = (void *)&(n); cape_atomic_enter(cape_ax_16_loc); }
+#line 69 "critical_writes.c"
+    v = n++;
+  if (cape_cc_distributed()) cape_atomic_exit(cape_ax_16_loc);
+}
+#line 70 "critical_writes.c"
+    total += v;
   }
   if (cape_cc_distributed())
     { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(0); /* lines 7-12, 19-25; 0 = last_parallel(), decided when translating */
 }
-#line 61 "critical_writes.c"
+#line 71 "critical_writes.c"
 
 }
