@@ -61,6 +61,9 @@ void critical(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   std::optional<std::vector<std::string>> writes;
   if (c->stmt->all.cs.empty()) writes = known_writes(cx.t, c->stmt->all.b, c->stmt->all.e);
   if (writes) {
+    cx.d.note_at(name_tok(c->dir), "'omp critical' body writes " + std::to_string(writes->size()) +
+                                       " object(s) it names: nothing is captured at its entry, its exit looks at "
+                                       "their pages only (docs/critical.md)");
     std::string list;
     for (const std::string& w : *writes) list += w + ", ";
     h.set("w", gen_name("writes", c->id)).set("list", list + "{0, 0}");
