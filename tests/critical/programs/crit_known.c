@@ -21,6 +21,8 @@ int beside[16]; /* written outside any lock, on total's page */
 struct flags fl;
 long hist[8];
 long big_a, big_b, count_n, calls;
+struct node n1, n2;
+struct node holder = {0, &n1}, *via = &holder;
 
 static long twice(long v) { return 2 * v; }
 
@@ -64,6 +66,11 @@ int main(void) {
         nd->val += t + 1;
         count_n++;
       }
+#pragma omp critical(v)
+      {
+        holder.next = k % 2 ? &n2 : &n1; /* moves where the next line writes: captured whole */
+        via->next->val += 1;
+      }
 #pragma omp critical(c)
       {
         beside[calls % 16] += 0; /* its index is written in the body: captured as before */
@@ -78,6 +85,7 @@ int main(void) {
          hist[7]);
   printf("a %ld b %ld cell %ld %ld %ld %ld\n", big_a, big_b, cell[0], cell[1], cell[2], cell[3]);
   printf("local %ld nodes %ld count %ld calls %ld\n", local_total, nsum, count_n, calls);
+  printf("n1 %ld n2 %ld\n", n1.val, n2.val);
   free(cell);
   free(nodes);
   return 0;

@@ -48,6 +48,16 @@ void work(int t, long *out, struct pt *p, int i) {
       p->v = 1;
       out[1] = 2;
     }
+    /* a plain target may be what a deeper address reads: captured whole; alone, known */
+#pragma omp critical
+    {
+      one.next = p;
+      head->next->v = 1;
+    }
+#pragma omp critical
+    head->next->v = 2;
+#pragma omp critical
+    hist[list[i]] += 1;
 #pragma omp critical
     {
       long k = t * 2;

@@ -132,77 +132,109 @@ void work(int t, long *out, struct pt *p, int i) {
     }
   if (cape_cc_distributed()) cape_critical_exit("");
 }
-#line 51 "critical_writes.c"
-{ /* cape: #pragma omp critical (critical_writes.c:51), the master's lock service orders the nodes (docs/critical.md) */
+#line 50 "critical_writes.c"
+
+    /* a plain target may be what a deeper address reads: captured whole; alone, known */
+{ /* cape: #pragma omp critical (critical_writes.c:52), the master's lock service orders the nodes (docs/critical.md) */
   if (cape_cc_distributed()) cape_critical_enter("");
-#line 52 "critical_writes.c"
+#line 53 "critical_writes.c"
+    {
+      one.next = p;
+      head->next->v = 1;
+    }
+  if (cape_cc_distributed()) cape_critical_exit("");
+}
+#line 57 "critical_writes.c"
+{ /* cape: #pragma omp critical (critical_writes.c:57), the master's lock service orders the nodes (docs/critical.md) */
+  if (cape_cc_distributed()) {
+    struct cape_write cape_writes_12[] = {{(void *)(head -> next), sizeof(*(head -> next))}, {0, 0}};
+    cape_critical_enter_writes("", cape_writes_12);
+  }
+#line 58 "critical_writes.c"
+    head->next->v = 2;
+  if (cape_cc_distributed()) cape_critical_exit("");
+}
+#line 59 "critical_writes.c"
+{ /* cape: #pragma omp critical (critical_writes.c:59), the master's lock service orders the nodes (docs/critical.md) */
+  if (cape_cc_distributed()) {
+    struct cape_write cape_writes_13[] = {{(void *)&(hist [ list [ i ] ]), sizeof(hist [ list [ i ] ])}, {0, 0}};
+    cape_critical_enter_writes("", cape_writes_13);
+  }
+#line 60 "critical_writes.c"
+    hist[list[i]] += 1;
+  if (cape_cc_distributed()) cape_critical_exit("");
+}
+#line 61 "critical_writes.c"
+{ /* cape: #pragma omp critical (critical_writes.c:61), the master's lock service orders the nodes (docs/critical.md) */
+  if (cape_cc_distributed()) cape_critical_enter("");
+#line 62 "critical_writes.c"
     {
       long k = t * 2;
       total += k;
     }
   if (cape_cc_distributed()) cape_critical_exit("");
 }
-#line 56 "critical_writes.c"
-{ /* cape: #pragma omp critical (critical_writes.c:56), the master's lock service orders the nodes (docs/critical.md) */
+#line 66 "critical_writes.c"
+{ /* cape: #pragma omp critical (critical_writes.c:66), the master's lock service orders the nodes (docs/critical.md) */
   if (cape_cc_distributed()) cape_critical_enter("outer");
-#line 57 "critical_writes.c"
+#line 67 "critical_writes.c"
     {
-{ /* cape: #pragma omp critical (critical_writes.c:58), the master's lock service orders the nodes (docs/critical.md) */
+{ /* cape: #pragma omp critical (critical_writes.c:68), the master's lock service orders the nodes (docs/critical.md) */
   if (cape_cc_distributed()) {
-    struct cape_write cape_writes_12[] = {{(void *)&(total), sizeof(total)}, {0, 0}};
-    cape_critical_enter_writes("inner", cape_writes_12);
+    struct cape_write cape_writes_15[] = {{(void *)&(total), sizeof(total)}, {0, 0}};
+    cape_critical_enter_writes("inner", cape_writes_15);
   }
-#line 59 "critical_writes.c"
+#line 69 "critical_writes.c"
       total++;
   if (cape_cc_distributed()) cape_critical_exit("inner");
 }
-#line 60 "critical_writes.c"
+#line 70 "critical_writes.c"
     }
   if (cape_cc_distributed()) cape_critical_exit("outer");
 }
-#line 60 "critical_writes.c"
+#line 70 "critical_writes.c"
 
     /* atomics through the lock service: the location first (it names the lock), then the
      * statement's targets; `v = x++` is captured whole (++ inside an expression) */
     long v;
-{ /* cape: #pragma omp atomic (critical_writes.c:64), the master's lock service, on the location (docs/critical.md) */
-  static __thread void *cape_ax_14_loc;
+{ /* cape: #pragma omp atomic (critical_writes.c:74), the master's lock service, on the location (docs/critical.md) */
+  static __thread void *cape_ax_17_loc;
   if (cape_cc_distributed()) {
-    cape_ax_14_loc = (void *)&(hist[i % 8]);
-    struct cape_write cape_writes_14[] = {{cape_ax_14_loc, sizeof(hist[i % 8])}, {(void *)&(hist [ i % 8 ]), sizeof(hist [ i % 8 ])}, {0, 0}};
-    cape_critical_enter_writes("atomic", cape_writes_14);
+    cape_ax_17_loc = (void *)&(hist[i % 8]);
+    struct cape_write cape_writes_17[] = {{cape_ax_17_loc, sizeof(hist[i % 8])}, {(void *)&(hist [ i % 8 ]), sizeof(hist [ i % 8 ])}, {0, 0}};
+    cape_critical_enter_writes("atomic", cape_writes_17);
   }
-#line 65 "critical_writes.c"
+#line 75 "critical_writes.c"
     hist[i % 8] += 2;
-  if (cape_cc_distributed()) cape_atomic_exit(cape_ax_14_loc);
+  if (cape_cc_distributed()) cape_atomic_exit(cape_ax_17_loc);
 }
-#line 66 "critical_writes.c"
-{ /* cape: #pragma omp atomic (critical_writes.c:66), the master's lock service, on the location (docs/critical.md) */
-  static __thread void *cape_ax_15_loc;
+#line 76 "critical_writes.c"
+{ /* cape: #pragma omp atomic (critical_writes.c:76), the master's lock service, on the location (docs/critical.md) */
+  static __thread void *cape_ax_18_loc;
   if (cape_cc_distributed()) {
-    cape_ax_15_loc = (void *)&(best);
-    struct cape_write cape_writes_15[] = {{cape_ax_15_loc, sizeof(best)}, {(void *)&(v), sizeof(v)}, {0, 0}};
-    cape_critical_enter_writes("atomic", cape_writes_15);
+    cape_ax_18_loc = (void *)&(best);
+    struct cape_write cape_writes_18[] = {{cape_ax_18_loc, sizeof(best)}, {(void *)&(v), sizeof(v)}, {0, 0}};
+    cape_critical_enter_writes("atomic", cape_writes_18);
   }
-#line 67 "critical_writes.c"
+#line 77 "critical_writes.c"
     v = best;
-  if (cape_cc_distributed()) cape_atomic_exit(cape_ax_15_loc);
+  if (cape_cc_distributed()) cape_atomic_exit(cape_ax_18_loc);
 }
-#line 68 "critical_writes.c"
-{ /* cape: #pragma omp atomic (critical_writes.c:68), the master's lock service, on the location (docs/critical.md) */
-  static __thread void *cape_ax_16_loc;
-  if (cape_cc_distributed()) { cape_ax_16_loc = (void *)&(n); cape_atomic_enter(cape_ax_16_loc); }
-#line 69 "critical_writes.c"
+#line 78 "critical_writes.c"
+{ /* cape: #pragma omp atomic (critical_writes.c:78), the master's lock service, on the location (docs/critical.md) */
+  static __thread void *cape_ax_19_loc;
+  if (cape_cc_distributed()) { cape_ax_19_loc = (void *)&(n); cape_atomic_enter(cape_ax_19_loc); }
+#line 79 "critical_writes.c"
     v = n++;
-  if (cape_cc_distributed()) cape_atomic_exit(cape_ax_16_loc);
+  if (cape_cc_distributed()) cape_atomic_exit(cape_ax_19_loc);
 }
-#line 70 "critical_writes.c"
+#line 80 "critical_writes.c"
     total += v;
   }
   if (cape_cc_distributed())
     { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(0); /* lines 7-12, 19-25; 0 = last_parallel(), decided when translating */
 }
-#line 71 "critical_writes.c"
+#line 81 "critical_writes.c"
 
 }

@@ -94,6 +94,7 @@ struct Target {
   std::set<std::string> reads;
   std::string base;        // the variable a plain target (x, x.f) names
   bool variable = false;   // its address reads variables
+  bool deep = false;       // ... and memory through a pointer or an element (p->q->v, a[b[i]])
 };
 
 // Tokens [b, e) read memory and compute, nothing more: no call, assignment, ++, --,
@@ -163,6 +164,17 @@ std::optional<Target> target(const Tokens& t, int b, int e) {
     if (acc[k].kind == '>') object_end = acc[k].tok, deref = true;  // the struct the last -> points at
   if (!deref && j < acc.size()) object_end = acc[j].tok;
   for (const Access& a : acc) x.variable = x.variable || a.kind != '.';
+  // Memory read to find the object (not only named variables): a deref'd pointer that is
+  // itself an element or a member (p->q->v: p->q), two subscripts or members through
+  // pointers (a[i][j] may be a pointer's element), an index reading more than variables.
+  int reads_through = 0;
+  for (const Access& a : acc)
+    if (a.tok < object_end && a.kind != '.') reads_through++;
+  for (const Access& a : acc)
+    if (a.kind == '[')
+      for (int k = a.tok + 1; k < t.match(a.tok); k++)
+        if (t.punct(k, "[") || t.punct(k, "->") || t.punct(k, ".") || t.punct(k, "*") || t.punct(k, "&")) x.deep = true;
+  x.deep = x.deep || reads_through >= (deref ? 1 : 2);
   std::string obj = text(t, b, object_end);
   x.addr = deref ? "(" + obj + ")" : "&(" + obj + ")";
   x.size = deref ? "sizeof(*(" + obj + "))" : "sizeof(" + obj + ")";
@@ -264,6 +276,9 @@ std::optional<std::vector<std::string>> known_writes(const Tokens& t, int b, int
     if (!x.base.empty()) bases.insert(x.base);
   }
   if (variable > 1) return std::nullopt;
+  // A plain target could be the memory a deep one's address reads (s.q = &t; p->q->v = 1).
+  for (const Target& x : all)
+    if (x.deep && all.size() > 1) return std::nullopt;
   std::vector<std::string> out;
   for (const Target& x : all) {
     for (const std::string& r : x.reads)
