@@ -1,6 +1,7 @@
 #include "monitor/create.h"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 
 #include "ckpt/format.h"
@@ -57,15 +58,25 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
     if (side.keep_base && orig.size() == kPageSize) base_pages.try_emplace(page, orig.begin(), orig.end());
     tracked_diff.add(lo, orig.subspan(lo - page, hi - lo), cur.subspan(lo - page, hi - lo));
     if (!side.exact_in) return;
+    auto keep_same = [&](uint64_t x, uint64_t n) {
+      if (!same.empty() && same.back().second == x)
+        same.back().second += n;
+      else
+        same.emplace_back(x, x + n);
+    };
+    const uint64_t lim = page + std::min(orig.size(), cur.size());
     for (auto it = side.exact_in->first_ending_after(lo & ~uint64_t{7}); it != side.exact_in->end() && it->first < hi;
          ++it) {
-      uint64_t a = std::max(it->first & ~uint64_t{7}, lo), b = std::min((it->second + 7) & ~uint64_t{7}, hi);
-      for (uint64_t x = a; x < b && x - page < orig.size() && x - page < cur.size(); x++) {
-        if (orig[x - page] != cur[x - page]) continue;
-        if (!same.empty() && same.back().second == x)
-          same.back().second++;
-        else
-          same.emplace_back(x, x + 1);
+      uint64_t up = it->second > hi ? hi : (it->second + 7) & ~uint64_t{7};  // (everything() ends at 2^64-1)
+      uint64_t a = std::max(it->first & ~uint64_t{7}, lo), b = std::min({up, hi, lim});
+      for (uint64_t x = a; x < b;) {
+        if ((x & 7) == 0 && x + 8 <= b && std::memcmp(&orig[x - page], &cur[x - page], 8) == 0) {
+          keep_same(x, 8);  // a whole word unchanged
+          x += 8;
+          continue;
+        }
+        if (orig[x - page] == cur[x - page]) keep_same(x, 1);
+        x++;
       }
     }
   };

@@ -56,7 +56,12 @@ ckpt::Checkpoint Criticals::capture(const StoppedThread& st, uint64_t boundary, 
   if (!lowest_boundary_ || boundary < lowest_boundary_) lowest_boundary_ = boundary;
   CreateSide side{rank_, rank_ == 0 && size_ > 1, true};
   side.only = only;
-  side.exact_in = exact_in;
+  // Only bytes that changed, everywhere by default: the diff keeps whole words in dense
+  // pages, and the unchanged rest of a word would pass for a write made here, under a lock
+  // (stamped later than a neighbour's own write, it would win the merge: crit_word.c under
+  // --model=mt --tracker mprotect, one thread's own words lost) or not (docs/critical.md).
+  static const IntervalSet all = IntervalSet::everything();
+  side.exact_in = exact_in ? exact_in : &all;
   return monitor::create(st, window_, space_, sharing_, side, boundary);
 }
 
@@ -67,22 +72,30 @@ namespace {
 // part they would take the lock's stamp away, and another node's older value under that
 // lock would win the merge (crit_word.c on 4 nodes: adds lost in 3 of 20 runs).
 IntervalSet same_as_locked(const ckpt::Checkpoint& pending, const ckpt::Checkpoint& c, uint64_t ts) {
+  // Only where both have runs (usually nowhere: a quick test first), then byte by byte.
+  std::vector<IntervalSet::Interval> locked, mine;
+  for (const ckpt::Run& r : pending.runs)
+    if (r.timestamp > ts && !r.reduction.active()) locked.emplace_back(r.address, r.end());
+  if (locked.empty() || c.runs.empty()) return {};
+  for (const ckpt::Run& r : c.runs)
+    if (r.timestamp <= ts && !r.reduction.active()) mine.emplace_back(r.address, r.end());
+  IntervalSet l = IntervalSet::of(std::move(locked)), m = IntervalSet::of(std::move(mine));
+  IntervalSet both = l.minus(l.minus(m));
   std::vector<IntervalSet::Interval> out;
-  if (c.runs.empty()) return {};
-  for (const ckpt::Run& r : pending.runs) {
-    if (r.timestamp <= ts || r.reduction.active()) continue;
-    pending.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> b) {
-      for (size_t i = 0; i < b.size(); i++) {
-        const ckpt::Run* in = c.find(a + i);
-        const uint8_t* v = in && in->timestamp <= ts && !in->reduction.active() ? c.at(a + i) : nullptr;
-        if (!v || *v != b[i]) continue;
-        if (!out.empty() && out.back().second == a + i)
-          out.back().second++;
-        else
-          out.emplace_back(a + i, a + i + 1);
-      }
-    });
-  }
+  for (auto [lo, hi] : both)
+    for (uint64_t x = lo; x < hi; x++) {
+      const ckpt::Run* p = pending.find(x);
+      const ckpt::Run* q = c.find(x);
+      if (!p || !q || p->timestamp <= ts || q->timestamp > ts || p->reduction.active() || q->reduction.active())
+        continue;
+      const uint8_t* a = pending.at(x);
+      const uint8_t* b = c.at(x);
+      if (!a || !b || *a != *b) continue;
+      if (!out.empty() && out.back().second == x)
+        out.back().second++;
+      else
+        out.emplace_back(x, x + 1);
+    }
   return IntervalSet::of(std::move(out));
 }
 
