@@ -43,10 +43,9 @@ struct CreateSide {
   // (docs/critical.md): the caller checks that the tracker can (DirtyTracker::collect_only).
   const IntervalSet* only = nullptr;
   // Within the 8-byte words that meet these bytes, only bytes that changed are kept. The diff
-  // keeps whole words in dense pages, and a critical section's capture is cut at byte
-  // boundaries (a grant's bytes, a body's targets): the unchanged rest of a cut word would
-  // pass for this node's write, with a value another node may hold differently
-  // (docs/critical.md, "Bytes next to a lock's bytes").
+  // keeps whole words in dense pages; a critical section's capture (everything) is cut at
+  // byte boundaries and stamped apart: the unchanged rest of a word would pass for a write
+  // of this node (docs/critical.md, "Bytes next to a lock's bytes").
   const IntervalSet* exact_in = nullptr;
 };
 

@@ -30,8 +30,8 @@ void Criticals::report_times(int rank) const {
   if (!p.enters) return;
   double e = static_cast<double>(p.enters), x = static_cast<double>(p.exits ? p.exits : 1);
   CAPE_LOG_AT(info, "calls") << "rank " << rank << ": " << p.enters << " lock entries (" << p.granted_writes
-                             << " grants with writes, " << p.known << " bodies with known writes), us per entry: capture " << p.capture / e << ", grant wait "
-                             << p.grant_wait / e << ", inject " << p.inject / e << ", capture after it "
+                             << " grants with writes, " << p.known << " bodies with known writes), us per entry: capture "
+                             << p.capture / e << ", grant wait " << p.grant_wait / e << ", inject " << p.inject / e << ", capture after it "
                              << p.recapture / e << "; per exit: capture " << p.exit_capture / x << ", release "
                              << p.release / x;
 }
@@ -51,17 +51,17 @@ void Criticals::reset(uint64_t start_boundary) {
   have_pending_ = false;
 }
 
-ckpt::Checkpoint Criticals::capture(const StoppedThread& st, uint64_t boundary, const IntervalSet* only,
-                                    const IntervalSet* exact_in) {
+ckpt::Checkpoint Criticals::capture(const StoppedThread& st, uint64_t boundary, const IntervalSet* only) {
   if (!lowest_boundary_ || boundary < lowest_boundary_) lowest_boundary_ = boundary;
   CreateSide side{rank_, rank_ == 0 && size_ > 1, true};
   side.only = only;
-  // Only bytes that changed, everywhere by default: the diff keeps whole words in dense
-  // pages, and the unchanged rest of a word would pass for a write made here, under a lock
-  // (stamped later than a neighbour's own write, it would win the merge: crit_word.c under
-  // --model=mt --tracker mprotect, one thread's own words lost) or not (docs/critical.md).
+  // Only bytes that changed: the diff keeps whole words in dense pages, and the unchanged
+  // rest of a word would pass for a write made here, under a lock (stamped later than a
+  // neighbour's own write, it would win the merge: crit_word.c under --model=mt --tracker
+  // mprotect, one thread's own words lost) or not (a grant's word cut at its bytes: false
+  // race warnings; docs/critical.md, "Bytes next to a lock's bytes").
   static const IntervalSet all = IntervalSet::everything();
-  side.exact_in = exact_in ? exact_in : &all;
+  side.exact_in = &all;
   return monitor::create(st, window_, space_, sharing_, side, boundary);
 }
 
@@ -231,10 +231,8 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
     for (const ckpt::Run& r : grant.runs)
       grant.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> b) { granted.emplace_back(a, a + b.size()); });
     // (A body with known writes: the granted pages alone; the rest keeps its marks.)
-    // (Only bytes that changed next to the grant's: a word it wrote part of is not this
-    // node's write for the rest.)
     IntervalSet granted_pages = pages_of(granted), granted_bytes = IntervalSet::of(std::move(granted));
-    ckpt::Checkpoint since = capture(st, boundary, known ? &granted_pages : nullptr, &granted_bytes);
+    ckpt::Checkpoint since = capture(st, boundary, known ? &granted_pages : nullptr);
     attribute(clip_to(since, IntervalSet::everything().minus(granted_bytes)), boundary);
     phases_.recapture += us_since(t);
   }
@@ -262,7 +260,7 @@ void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t 
   if (held_.back().known) {
     const IntervalSet& w = held_.back().writes;
     IntervalSet pages = pages_of({w.begin(), w.end()});
-    ckpt::Checkpoint c = capture(st, boundary, &pages, &w);
+    ckpt::Checkpoint c = capture(st, boundary, &pages);
     rest = clip_to(c, IntervalSet::everything().minus(w));
     rest.mappings.clear();  // (they go with the body's)
     attribute(clip_to(std::move(c), w), boundary);

@@ -82,8 +82,7 @@ class Criticals {
     IntervalSet writes;
   };
   bool networked() const { return ex_ && size_ > 1; }
-  ckpt::Checkpoint capture(const StoppedThread& st, uint64_t boundary, const IntervalSet* only = nullptr,
-                           const IntervalSet* exact_in = nullptr);
+  ckpt::Checkpoint capture(const StoppedThread& st, uint64_t boundary, const IntervalSet* only = nullptr);
   // Files `c` (writes since the last create) under the innermost held lock, if any.
   void attribute(ckpt::Checkpoint&& c, uint64_t boundary);
   IntervalSet travelling(uint64_t boundary);
