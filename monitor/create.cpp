@@ -1,6 +1,8 @@
 #include "monitor/create.h"
 
 #include <algorithm>
+#include <cstring>
+#include <stdexcept>
 
 #include "ckpt/format.h"
 #include "ckpt/ops.h"
@@ -53,7 +55,8 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
   // 1. Pages of start()'s set, from the tracker.
   ckpt::Checkpoint tracked;
   ckpt::Differ tracked_diff(tracked, ts);
-  window.tracker().collect(st, [&](uint64_t page, std::span<const uint8_t> orig, std::span<const uint8_t> cur) {
+  std::vector<IntervalSet::Interval> same;  // unchanged bytes in the words of side.exact_in
+  PageVisitor visit = [&](uint64_t page, std::span<const uint8_t> orig, std::span<const uint8_t> cur) {
     auto [lo, hi] = reported.clip(page, page + kPageSize);
     if (lo == hi) return;
     if (side.undiffed && lo == page && hi == page + kPageSize && side.undiffed->contains(page) &&
@@ -67,15 +70,44 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
     // (Only a master with slaves merges against them: alone, no copy per page.)
     if (side.keep_base && orig.size() == kPageSize) base_pages.try_emplace(page, orig.begin(), orig.end());
     tracked_diff.add(lo, orig.subspan(lo - page, hi - lo), cur.subspan(lo - page, hi - lo));
-  });
+    if (!side.exact_in) return;
+    auto keep_same = [&](uint64_t x, uint64_t n) {
+      if (!same.empty() && same.back().second == x)
+        same.back().second += n;
+      else
+        same.emplace_back(x, x + n);
+    };
+    const uint64_t lim = page + std::min(orig.size(), cur.size());
+    for (auto it = side.exact_in->first_ending_after(lo & ~uint64_t{7}); it != side.exact_in->end() && it->first < hi;
+         ++it) {
+      uint64_t up = it->second > hi ? hi : (it->second + 7) & ~uint64_t{7};  // (everything() ends at 2^64-1)
+      uint64_t a = std::max(it->first & ~uint64_t{7}, lo), b = std::min({up, hi, lim});
+      for (uint64_t x = a; x < b;) {
+        if ((x & 7) == 0 && x + 8 <= b && std::memcmp(&orig[x - page], &cur[x - page], 8) == 0) {
+          keep_same(x, 8);  // a whole word unchanged
+          x += 8;
+          continue;
+        }
+        if (orig[x - page] == cur[x - page]) keep_same(x, 1);
+        x++;
+      }
+    }
+  };
+  if (!side.only)
+    window.tracker().collect(st, visit);
+  else if (!window.tracker().collect_only(st, *side.only, visit))
+    throw std::logic_error("create(): the tracker cannot collect only some pages");
   tracked_diff.finish();
+  if (!same.empty()) tracked = clip_to(std::move(tracked), IntervalSet::everything().minus(IntervalSet::of(std::move(same))));
 
   // 2. Memory that start() did not see.
   ckpt::Checkpoint fresh;
   ckpt::Differ fresh_diff(fresh, ts);
   std::vector<uint8_t> cur(kPageSize);
   auto& seen = window.fresh_pages();
-  for (auto [s, e] : now.minus(spans_of(window.at_start()))) {
+  IntervalSet unseen = now.minus(spans_of(window.at_start()));
+  if (side.only) unseen = unseen.minus(IntervalSet::everything().minus(*side.only));
+  for (auto [s, e] : unseen) {
     for (uint64_t page = page_down(s); page < e; page += kPageSize) {
       if (st.tracee.read_bytes_fallible(page, cur) != kPageSize) continue;
       uint64_t lo = std::max(page, s), hi = std::min(page + kPageSize, e);

@@ -43,6 +43,15 @@ struct CreateSide {
   // keeps such a page whole: nobody needs its words).
   const IntervalSet* undiffed = nullptr;
   std::vector<uint64_t>* undiffed_out = nullptr;
+  // Only these pages (page-aligned) are looked at; the tracker keeps the marks of the others
+  // for the next create(). A critical body whose writes the translator named
+  // (docs/critical.md): the caller checks that the tracker can (DirtyTracker::collect_only).
+  const IntervalSet* only = nullptr;
+  // Within the 8-byte words that meet these bytes, only bytes that changed are kept. The diff
+  // keeps whole words in dense pages; a critical section's capture (everything) is cut at
+  // byte boundaries and stamped apart: the unchanged rest of a word would pass for a write
+  // of this node (docs/critical.md, "Bytes next to a lock's bytes").
+  const IntervalSet* exact_in = nullptr;
 };
 
 // `boundary`: the runtime call's frame boundary (the stack below it is not captured).

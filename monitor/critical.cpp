@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <span>
 #include <stdexcept>
 
@@ -29,8 +30,8 @@ void Criticals::report_times(int rank) const {
   if (!p.enters) return;
   double e = static_cast<double>(p.enters), x = static_cast<double>(p.exits ? p.exits : 1);
   CAPE_LOG_AT(info, "calls") << "rank " << rank << ": " << p.enters << " lock entries (" << p.granted_writes
-                             << " grants with writes), us per entry: capture " << p.capture / e << ", grant wait "
-                             << p.grant_wait / e << ", inject " << p.inject / e << ", capture after it "
+                             << " grants with writes, " << p.known << " bodies with known writes), us per entry: capture "
+                             << p.capture / e << ", grant wait " << p.grant_wait / e << ", inject " << p.inject / e << ", capture after it "
                              << p.recapture / e << "; per exit: capture " << p.exit_capture / x << ", release "
                              << p.release / x;
 }
@@ -50,10 +51,61 @@ void Criticals::reset(uint64_t start_boundary) {
   have_pending_ = false;
 }
 
-ckpt::Checkpoint Criticals::capture(const StoppedThread& st, uint64_t boundary) {
+ckpt::Checkpoint Criticals::capture(const StoppedThread& st, uint64_t boundary, const IntervalSet* only) {
   if (!lowest_boundary_ || boundary < lowest_boundary_) lowest_boundary_ = boundary;
-  return monitor::create(st, window_, space_, sharing_, {rank_, rank_ == 0 && size_ > 1, true}, boundary);
+  CreateSide side{rank_, rank_ == 0 && size_ > 1, true};
+  side.only = only;
+  // Only bytes that changed: the diff keeps whole words in dense pages, and the unchanged
+  // rest of a word would pass for a write made here, under a lock (stamped later than a
+  // neighbour's own write, it would win the merge: crit_word.c under --model=mt --tracker
+  // mprotect, one thread's own words lost) or not (a grant's word cut at its bytes: false
+  // race warnings; docs/critical.md, "Bytes next to a lock's bytes").
+  static const IntervalSet all = IntervalSet::everything();
+  side.exact_in = &all;
+  return monitor::create(st, window_, space_, sharing_, side, boundary);
 }
+
+namespace {
+// Bytes of `c` stamped with the region's own timestamp `ts` that hold the value `pending`
+// holds there under a lock's stamp: not new writes but the rest of a word the diff keeps
+// whole in a dense page (a body wrote part of it, unchanged since). Laid over the pending
+// part they would take the lock's stamp away, and another node's older value under that
+// lock would win the merge (crit_word.c on 4 nodes: adds lost in 3 of 20 runs).
+IntervalSet same_as_locked(const ckpt::Checkpoint& pending, const ckpt::Checkpoint& c, uint64_t ts) {
+  // Only where both have runs (usually nowhere: a quick test first), then byte by byte.
+  std::vector<IntervalSet::Interval> locked, mine;
+  for (const ckpt::Run& r : pending.runs)
+    if (r.timestamp > ts && !r.reduction.active()) locked.emplace_back(r.address, r.end());
+  if (locked.empty() || c.runs.empty()) return {};
+  for (const ckpt::Run& r : c.runs)
+    if (r.timestamp <= ts && !r.reduction.active()) mine.emplace_back(r.address, r.end());
+  IntervalSet l = IntervalSet::of(std::move(locked)), m = IntervalSet::of(std::move(mine));
+  IntervalSet both = l.minus(l.minus(m));
+  std::vector<IntervalSet::Interval> out;
+  for (auto [lo, hi] : both)
+    for (uint64_t x = lo; x < hi; x++) {
+      const ckpt::Run* p = pending.find(x);
+      const ckpt::Run* q = c.find(x);
+      if (!p || !q || p->timestamp <= ts || q->timestamp > ts || p->reduction.active() || q->reduction.active())
+        continue;
+      const uint8_t* a = pending.at(x);
+      const uint8_t* b = c.at(x);
+      if (!a || !b || *a != *b) continue;
+      if (!out.empty() && out.back().second == x)
+        out.back().second++;
+      else
+        out.emplace_back(x, x + 1);
+    }
+  return IntervalSet::of(std::move(out));
+}
+
+IntervalSet pages_of(const std::vector<IntervalSet::Interval>& bytes) {
+  std::vector<IntervalSet::Interval> pages;
+  for (auto [lo, hi] : bytes)
+    if (lo < hi) pages.emplace_back(page_down(lo), page_up(hi));
+  return IntervalSet::of(std::move(pages));
+}
+}  // namespace
 
 const std::vector<IntervalSet::Interval>& Criticals::stack_spans() {
   if (!have_stack_) {
@@ -98,6 +150,9 @@ void Criticals::attribute(ckpt::Checkpoint&& c, uint64_t boundary) {
     mine.mappings = c.mappings;  // memory the body mapped (its heap grew) exists where it goes
     h.body = ckpt::overlay(h.body, mine);
     c = ckpt::overlay(c, mine);
+  } else if (have_pending_) {
+    IntervalSet same = same_as_locked(pending_, c, region_timestamp(window_.region()));
+    if (!same.empty()) c = clip_to(std::move(c), IntervalSet::everything().minus(same));
   }
   pending_ = have_pending_ ? ckpt::overlay(pending_, c) : std::move(c);
   have_pending_ = true;
@@ -122,7 +177,7 @@ void Criticals::warn_unregistered(const ckpt::Checkpoint& c, const std::string& 
 }
 
 bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait,
-                      int64_t ticket) {
+                      int64_t ticket, const std::vector<IntervalSet::Interval>* writes) {
   if (!may_enter(st.tid))  // the supervisor parks such calls (may_serve_now)
     throw std::logic_error("critical section '" + name + "' entered while another thread of the node holds one");
   for (const Held& h : held_)
@@ -132,7 +187,7 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
                       "would wait for itself forever (OpenMP: nested critical sections need different names)");
     }
   if (!networked()) {
-    held_.push_back({name, 0, {}});
+    held_.push_back({name, 0, {}, false, {}});
     owner_ = st.tid;
     return true;
   }
@@ -140,12 +195,20 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
     throw UserError("critical section or lock '" + name + "' entered outside a parallel region's window");
   // What the program wrote so far is captured while the request travels (it must only come
   // before the grant is injected): a slave's uncontended entry overlaps it with the round trip.
+  // Not for a body with known writes: its exit capture looks at their pages only and keeps
+  // as the body's only their bytes; what else changed there is filed as written before it.
+  // (Not inside another lock: the enclosing body's writes before this one are its own.)
+  const bool known = writes && held_.empty() && window_.tracker().kind() == TrackerKind::uffd;
   Clock::time_point t = Clock::now();
   phases_.enters++;
-  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region(), wait, ticket, [&] {
-    attribute(capture(st, boundary), boundary);
-    phases_.capture += us_since(t);
-  });
+  phases_.known += known;
+  std::function<void()> meanwhile;
+  if (!known)
+    meanwhile = [&] {
+      attribute(capture(st, boundary), boundary);
+      phases_.capture += us_since(t);
+    };
+  ckpt::Checkpoint grant = ex_->lock_acquire(name, window_.region(), wait, ticket, meanwhile);
   phases_.grant_wait += us_since(t);
   if (grant.timestamp == 0) return false;  // busy (stamps start at 1)
   const bool empty = grant.runs.empty() && grant.mappings.empty();
@@ -167,11 +230,13 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
     std::vector<IntervalSet::Interval> granted;
     for (const ckpt::Run& r : grant.runs)
       grant.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> b) { granted.emplace_back(a, a + b.size()); });
-    ckpt::Checkpoint since = capture(st, boundary);
-    attribute(clip_to(since, IntervalSet::everything().minus(IntervalSet::of(std::move(granted)))), boundary);
+    // (A body with known writes: the granted pages alone; the rest keeps its marks.)
+    IntervalSet granted_pages = pages_of(granted), granted_bytes = IntervalSet::of(std::move(granted));
+    ckpt::Checkpoint since = capture(st, boundary, known ? &granted_pages : nullptr);
+    attribute(clip_to(since, IntervalSet::everything().minus(granted_bytes)), boundary);
     phases_.recapture += us_since(t);
   }
-  held_.push_back({name, stamp, {}});
+  held_.push_back({name, stamp, {}, known, known ? IntervalSet::of(*writes) : IntervalSet{}});
   owner_ = st.tid;
   return true;
 }
@@ -191,11 +256,24 @@ void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t 
   }
   Clock::time_point t = Clock::now();
   phases_.exits++;
-  attribute(capture(st, boundary), boundary);
+  ckpt::Checkpoint rest;  // a body with known writes: what else changed on their pages
+  if (held_.back().known) {
+    const IntervalSet& w = held_.back().writes;
+    IntervalSet pages = pages_of({w.begin(), w.end()});
+    ckpt::Checkpoint c = capture(st, boundary, &pages);
+    rest = clip_to(c, IntervalSet::everything().minus(w));
+    rest.mappings.clear();  // (they go with the body's)
+    attribute(clip_to(std::move(c), w), boundary);
+  } else {
+    attribute(capture(st, boundary), boundary);
+  }
   phases_.exit_capture += us_since(t);
   Held h = std::move(held_.back());
   held_.pop_back();
   if (held_.empty()) owner_ = 0;
+  // Written before the body (or meanwhile by the node's other threads): under the enclosing
+  // lock, if any, else the region's own writes.
+  attribute(std::move(rest), boundary);
   h.body.timestamp = h.stamp;
   h.body.name = name;
   CAPE_LOG_AT(debug, "critical") << "exit '" << name << "': " << h.body.runs.size() << " runs, "
@@ -213,6 +291,8 @@ ckpt::Checkpoint Criticals::with_pending(ckpt::Checkpoint&& fresh, uint64_t boun
     if (lo < boundary) below.emplace_back(lo, std::min(hi, boundary));
   }
   ckpt::Checkpoint kept = clip_to(pending_, IntervalSet::everything().minus(IntervalSet::of(std::move(below))));
+  IntervalSet same = same_as_locked(kept, fresh, region_timestamp(window_.region()));
+  if (!same.empty()) fresh = clip_to(std::move(fresh), IntervalSet::everything().minus(same));
   ckpt::Checkpoint out = ckpt::overlay(kept, fresh);
   pending_ = ckpt::Checkpoint{};
   have_pending_ = false;

@@ -48,8 +48,11 @@ class Criticals {
   // enter() with `wait` false (omp_test_lock) returns false, holding nothing, when another
   // node holds the lock; else true.
   // `ticket` >= 0: an ordered loop's logical iteration (the lock goes to 0, 1, ... in order).
+  // `writes`: every byte the body can write, when the translator knows them (docs/critical.md,
+  // "Bodies with known writes"): then no capture at the entry, and the exit's looks at their
+  // pages only (under trackers that can: uffd; the others capture as for any body).
   bool enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait = true,
-             int64_t ticket = -1);
+             int64_t ticket = -1, const std::vector<IntervalSet::Interval>* writes = nullptr);
   void exit(const StoppedThread& st, const std::string& name, uint64_t boundary);
   // create() at `boundary`: the node's pending part with `fresh` laid over it; the pending
   // part is used up. Its stack below `boundary` (frames of runtime helpers that called
@@ -75,9 +78,11 @@ class Criticals {
     std::string name;
     uint64_t stamp = 0;     // run timestamp of this acquisition (0: one node, no service)
     ckpt::Checkpoint body;  // its writes so far
+    bool known = false;     // the body writes `writes` and nothing else (enter's `writes`)
+    IntervalSet writes;
   };
   bool networked() const { return ex_ && size_ > 1; }
-  ckpt::Checkpoint capture(const StoppedThread& st, uint64_t boundary);
+  ckpt::Checkpoint capture(const StoppedThread& st, uint64_t boundary, const IntervalSet* only = nullptr);
   // Files `c` (writes since the last create) under the innermost held lock, if any.
   void attribute(ckpt::Checkpoint&& c, uint64_t boundary);
   IntervalSet travelling(uint64_t boundary);
@@ -104,6 +109,7 @@ class Criticals {
   // Microseconds per phase, summed over the networked entries and exits (report_times).
   struct Phases {
     uint64_t enters = 0, exits = 0, granted_writes = 0;
+    uint64_t known = 0;  // entries of bodies with known writes
     double capture = 0, grant_wait = 0, inject = 0, recapture = 0, exit_capture = 0, release = 0;
   } phases_;
 };

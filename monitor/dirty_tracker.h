@@ -103,6 +103,13 @@ class DirtyTracker {
   virtual TrackerKind kind() const = 0;
   virtual void start(const StoppedThread& t, const std::vector<Area>& areas) = 0;
   virtual void collect(const StoppedThread& t, const PageVisitor& visit) = 0;
+  // collect() of the pages in `only` (page-aligned) alone: the others keep their marks for the
+  // next collect(). A critical body whose writes the translator named needs no more
+  // (docs/critical.md, "Bodies with known writes"). false: this tracker cannot (nothing done).
+  virtual bool collect_only(const StoppedThread& t, const IntervalSet& only, const PageVisitor& visit) {
+    (void)t, (void)only, (void)visit;
+    return false;
+  }
   virtual void stop(const StoppedThread& t) = 0;
 
   // A SIGSEGV signal-stop of thread `t.tid`: true when it was a tracking fault that has

@@ -45,6 +45,23 @@ namespace {
 
 std::string hex(uint64_t v) { return ckpt::hex_address(v); }
 
+// A critical body's writes as the translator named them (protocol.h, CAPE_CRITICAL_WRITES_BIT):
+// {address, size} pairs at `at` in the program, ending with {0, 0}.
+std::vector<IntervalSet::Interval> body_writes(const StoppedThread& st, uint64_t at) {
+  uint64_t pairs[2 * (CAPE_CRITICAL_MAX_WRITES + 1)] = {};
+  size_t got = st.tracee.read_bytes_fallible(at, {reinterpret_cast<uint8_t*>(pairs), sizeof pairs});
+  std::vector<IntervalSet::Interval> out;
+  for (size_t i = 0; 16 * (i + 1) <= got; i++) {
+    uint64_t a = pairs[2 * i], n = pairs[2 * i + 1];
+    if (a == 0 && n == 0) return out;
+    if (n == 0 || a + n < a || i == CAPE_CRITICAL_MAX_WRITES) break;
+    out.emplace_back(a, a + n);
+  }
+  throw UserError("a critical section's list of writes at " + hex(at) +
+                  " is not a list of at most " + std::to_string(CAPE_CRITICAL_MAX_WRITES) +
+                  " {address, size} pairs ending with {0, 0} (libcape and cape-cc come from different versions?)");
+}
+
 const char* op_name(int op) {
   static const char* const names[CAPE_OP_COUNT] = {
       "?", "hello", "master", "start", "stop", "create", "inject", "send", "receive", "wait_for", "merge",
@@ -388,7 +405,14 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_WAIT_FOR: return wait_for(st, name(a1));
     case CAPE_OP_MERGE: return merge(st, a1, a2);
     case CAPE_OP_CREATE_COMPLETE: return create_complete_call(st.tracee.pid(), st.tid, name(a1), window_.is_open(), a2);
-    case CAPE_OP_CRITICAL_ENTER: return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
+    case CAPE_OP_CRITICAL_ENTER: {
+      if (!(a2 & CAPE_CRITICAL_WRITES_BIT))
+        return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
+      std::vector<IntervalSet::Interval> writes = body_writes(st, a2 & ~CAPE_CRITICAL_WRITES_BIT);
+      std::string lock = name(a1);
+      if (lock == "atomic") lock += "@" + hex(writes.empty() ? 0 : writes[0].first);
+      return criticals_.enter(st, lock, boundary, true, -1, &writes), 0;
+    }
     case CAPE_OP_CRITICAL_EXIT: return criticals_.exit(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
     case CAPE_OP_CRITICAL_SHARED: return criticals_.share(a1, a2), 0;
     case CAPE_OP_C1_COPY: return cape1_.copy(name(a1), name(a2)), 0;

@@ -296,11 +296,18 @@ void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint6
     uint64_t sp = sit->second->frame->rsp;
     before_write(t, sp > 32768 ? sp - 32768 : 0, sp);
   }
+  // Pages in flight (another thread of the program between its fault and the stub's
+  // unprotect, collect() above) have their original but are read-only still: opened here too,
+  // or a grant injected there is refused (crit_known.c under --model=mt, docs/critical.md).
+  std::vector<IntervalSet::Interval> flying;
+  for (auto& [tid, s] : slots_)
+    if (s->in_flight()) flying.emplace_back(s->page, s->page + s->n * kPageSize);
+  const IntervalSet in_flight = IntervalSet::of(std::move(flying));
   std::vector<std::pair<uint64_t, uint64_t>> runs;  // [page, n) copied, to unprotect
   for (uint64_t p = page_down(start); p < end; p += kPageSize) {
     const Area* r = area_of(p);
-    if (!r || originals_.count(p)) continue;
-    copy_originals(t, p, 1);
+    if (!r || (originals_.count(p) && !in_flight.contains(p))) continue;
+    if (!originals_.count(p)) copy_originals(t, p, 1);
     if (!runs.empty() && runs.back().first + runs.back().second * kPageSize == p &&
         area_of(runs.back().first) == r)
       runs.back().second++;

@@ -98,7 +98,11 @@ class UffdTracker final : public DirtyTracker {
   UffdTracker(pid_t pid, const TrackerOptions& options);
   TrackerKind kind() const override { return TrackerKind::uffd; }
   void start(const StoppedThread& t, const std::vector<Area>& areas) override;
-  void collect(const StoppedThread& t, const PageVisitor& visit) override;
+  void collect(const StoppedThread& t, const PageVisitor& visit) override { collect_in(t, visit, nullptr); }
+  bool collect_only(const StoppedThread& t, const IntervalSet& only, const PageVisitor& visit) override {
+    collect_in(t, visit, &only);
+    return true;
+  }
   void stop(const StoppedThread& t) override;
   std::optional<Changes> take_changes(const StoppedThread& t, const std::vector<Area>& areas) override;
 
@@ -136,6 +140,7 @@ class UffdTracker final : public DirtyTracker {
     uint64_t start, end;
   };
   enum class Scan { written, written_peek, holes, populated, present };
+  void collect_in(const StoppedThread& t, const PageVisitor& visit, const IntervalSet* only);
   void open_uffd(const StoppedThread& t);
   void start_whole(const StoppedThread& t, const std::vector<Area>& areas);
   void start_kept(const StoppedThread& t, const std::vector<Area>& areas);

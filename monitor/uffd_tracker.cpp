@@ -446,7 +446,7 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
   }
 }
 
-void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
+void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, const IntervalSet* only) {
   constexpr uint64_t kChunk = 64 * kPageSize;
   std::vector<uint8_t> cur;
 
@@ -510,21 +510,29 @@ void UffdTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
   };
   std::vector<Written> all;
   uint64_t written_bytes = 0;
+  std::vector<Span> parts;  // of a segment, those to scan: all of it, or what `only` holds
   for (auto& [key, g] : segs_) {
-    Written w{&g, false, {}};
-    // Part of it not registered any more (the program mapped something over it in the
-    // window): every page may have changed. Those are read (not copied by the program:
-    // some may be unmapped now).
-    w.whole = !scan(g.start, g.end, Scan::written, w.spans);
-    if (w.whole) w.spans.assign(1, Span{g.start, g.end});
-    if (w.spans.empty()) continue;
-    if (keep_) {
-      std::vector<IntervalSet::Interval> c;
-      for (const Span& x : w.spans) c.emplace_back(x.start, x.end);
-      cleared_ = cleared_.unite(IntervalSet::of(std::move(c)));
+    parts.clear();
+    if (!only) parts.push_back({g.start, g.end});
+    else
+      for (auto it = only->first_ending_after(g.start); it != only->end() && it->first < g.end; ++it)
+        parts.push_back({std::max(g.start, it->first), std::min(g.end, it->second)});
+    for (Span part : parts) {
+      Written w{&g, false, {}};
+      // Part of it not registered any more (the program mapped something over it in the
+      // window): every page may have changed. Those are read (not copied by the program:
+      // some may be unmapped now).
+      w.whole = !scan(part.start, part.end, Scan::written, w.spans);
+      if (w.whole) w.spans.assign(1, part);
+      if (w.spans.empty()) continue;
+      if (keep_) {
+        std::vector<IntervalSet::Interval> c;
+        for (const Span& x : w.spans) c.emplace_back(x.start, x.end);
+        cleared_ = cleared_.unite(IntervalSet::of(std::move(c)));
+      }
+      for (const Span& x : w.spans) written_bytes += x.end - x.start;
+      all.push_back(std::move(w));
     }
-    for (const Span& x : w.spans) written_bytes += x.end - x.start;
-    all.push_back(std::move(w));
   }
   const bool use_program = scratch_ && written_bytes > kReadDirectlyBytes;
   for (Written& wr : all) {

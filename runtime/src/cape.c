@@ -371,6 +371,9 @@ void cape_reduction(void* addr, unsigned long size, int op, int type) {
   trap(__func__, CAPE_OP_REDUCTION, (long)addr, (long)packed, BOUNDARY);
 }
 void cape_critical_enter(const char* name) { trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)name, 0, BOUNDARY); }
+void cape_critical_enter_writes(const char* name, const struct cape_write* writes) {
+  trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)name, (long)((unsigned long)writes | CAPE_CRITICAL_WRITES_BIT), BOUNDARY);
+}
 void cape_critical_exit(const char* name) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)name, 0, BOUNDARY); }
 void cape_atomic_enter(void* x) { trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)"atomic", (long)x, BOUNDARY); }
 void cape_atomic_exit(void* x) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)"atomic", (long)x, BOUNDARY); }

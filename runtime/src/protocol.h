@@ -140,6 +140,12 @@ enum cape_op {
   CAPE_OP_C1_SEND,
   CAPE_OP_COUNT
 };
+/* CAPE_OP_CRITICAL_ENTER: rsi with this bit set points (the bit cleared) at every byte the
+ * body can write, as the translator names them (cape_critical_enter_writes): {address, size}
+ * pairs ending with {0, 0}, at most CAPE_CRITICAL_MAX_WRITES. The lock is named by rdi, and
+ * for "atomic" by the first pair's address, as cape_atomic_enter names it. */
+#define CAPE_CRITICAL_WRITES_BIT (1ULL << 63)
+#define CAPE_CRITICAL_MAX_WRITES 16
 /* CAPE_OP_ORDERED_ENTER: this bit of the iteration (a2) asks without waiting. */
 #define CAPE_ORDERED_TRY_BIT (1ULL << 63)
 

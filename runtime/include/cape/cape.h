@@ -93,6 +93,15 @@ void cape_set_order(long order);
 void cape_critical_enter(const char *name);
 void cape_critical_exit(const char *name);
 void cape_critical_shared(void *addr, unsigned long size);
+/* The same when the translator knows every byte the body can write: `writes` lists them,
+ * {address, size} pairs ending with {0, 0}, at most 16 (the exit then looks at those pages
+ * only; docs/critical.md, "Bodies with known writes"). Left with cape_critical_exit, or for
+ * name "atomic" (the lock of the first pair's address) with cape_atomic_exit. */
+struct cape_write {
+  void *addr;
+  unsigned long size;
+};
+void cape_critical_enter_writes(const char *name, const struct cape_write *writes);
 /* `atomic` on the location x through the same service: one lock per location. */
 void cape_atomic_enter(void *x);
 void cape_atomic_exit(void *x);

@@ -13,6 +13,10 @@
 #include <map>
 #include <set>
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "code.h"
 #include "templates/templates.h"
 
@@ -183,8 +187,23 @@ void atomic(TranslationContext& cx, Construct* c, const Enclosing& enc) {
                                                  "' through the master's lock service (one lock per location)");
   Holes h{{"tls", tls}, {"x", x.empty() ? "0" : "(void *)&(" + x + ")"}};
   cx.gen_begin(c, "the master's lock service, on the location (docs/critical.md)");
-  cx.gen(h.fill("  static __thread void *$tls;\n"
-                "  if (cape_cc_distributed()) { $tls = $x; cape_atomic_enter($tls); }\n"));
+  // Its writes known (the location first: it names the lock), as for a critical body.
+  std::optional<std::vector<std::string>> writes;
+  if (!x.empty()) writes = known_writes(cx.t, c->stmt->all.b, c->stmt->all.e);
+  if (writes && writes->size() < 16) {
+    std::string list = "{$tls, sizeof(" + x + ")}, ";
+    for (const std::string& w : *writes) list += w + ", ";
+    h.set("w", gen_name("writes", c->id)).set("list", Holes{{"tls", tls}}.fill(list) + "{0, 0}");
+    cx.gen(h.fill("  static __thread void *$tls;\n"
+                  "  if (cape_cc_distributed()) {\n"
+                  "    $tls = $x;\n"
+                  "    struct cape_write $w[] = {$list};\n"
+                  "    cape_critical_enter_writes(\"atomic\", $w);\n"
+                  "  }\n"));
+  } else {
+    cx.gen(h.fill("  static __thread void *$tls;\n"
+                  "  if (cape_cc_distributed()) { $tls = $x; cape_atomic_enter($tls); }\n"));
+  }
   cx.emit_stmt(c->stmt, enc);
   cx.gen(h.fill("  if (cape_cc_distributed()) cape_atomic_exit($tls);\n}\n"));
 }

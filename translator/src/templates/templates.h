@@ -17,6 +17,10 @@
 // them, and on an error copies the statement unchanged (the errors fail the compile).
 #pragma once
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "clauses.h"
 #include "context.h"
 #include "directive.h"
@@ -78,6 +82,10 @@ inline bool check_ws(TranslationContext& cx, Construct* c, const Enclosing& enc)
 // above (critical/atomic where one thread runs alone) is no longer in the table: another
 // thread may hold the same critical meanwhile.
 void critical(TranslationContext& cx, Construct* c, const Enclosing& enc);  // critical.cpp
+// Every object statement tokens [b, e) can write, when they are assignments the translator
+// can read (docs/critical.md, "Bodies with known writes"): "{(void *)ADDR, SIZE}" items for
+// cape_critical_enter_writes, evaluated before the body. None when it cannot tell.
+std::optional<std::vector<std::string>> known_writes(const Tokens& t, int b, int e);
 // The file has a critical, atomic or ordered construct or calls omp_set_lock or its kin:
 // each region registers the enclosing function's locals it shares (lock_shared: calls of
 // cape_critical_shared before its cape_start), which a lock holder may write, here or in a
