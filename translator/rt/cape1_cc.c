@@ -170,6 +170,9 @@ static void exchange(int me, int end) {
         part_dir(dir, sizeof dir, me);
         rmdir(dir);
         cape1_serve(); /* the next region's part, or the end */
+        /* The end. The master's rmdir may have come before this part's directory went (local
+         * nodes share the directory; a remote node has its own): the last one out removes it. */
+        rmdir(cape1_dir);
       }
       _exit(0);
     }
