@@ -117,18 +117,12 @@ void Supervisor::launch() {
     if (v == "1") pin_ = PinMode::always;
     if (v == "calls") pin_ = PinMode::calls;
   }
-  if (pin_ == PinMode::calls) {
-    // The mask the program gets back to compute (r10 holds CPUs 0-63 only).
-    wide_cpus_ = 0;
-    for (int c = 0; c < CPU_SETSIZE; c++)
+  if (pin_ == PinMode::calls)
+    for (int c = 64; c < CPU_SETSIZE; c++)  // r10 carries CPUs 0-63 only (protocol.h)
       if (CPU_ISSET(c, &allowed)) {
-        if (c >= 64) {
-          pin_ = PinMode::always;
-          break;
-        }
-        wide_cpus_ |= uint64_t{1} << c;
+        pin_ = PinMode::always;
+        break;
       }
-  }
   if (pin_ != PinMode::none) {
     // One CPU of those allowed, chosen by rank: the nodes of a host spread over its CPUs.
     // (It was the CPU the monitor happened to start on: two nodes' programs landed on one
@@ -494,7 +488,7 @@ void Supervisor::serve(pid_t tid, user_regs_struct regs) {
   if (std::optional<user_regs_struct> all = server_.take_registers()) {
     regs = *all;
   } else if (placed && server_.computes_next()) {
-    regs.r10 = wide_cpus_;
+    regs.r10 = program_cpus_;
     program_on_call_cpu_ = false;
   }
   Tracee::set_regs(tid, regs);
@@ -503,8 +497,19 @@ void Supervisor::serve(pid_t tid, user_regs_struct regs) {
 
 // A stopped thread is not running: its mask changes without a migration, and its next
 // wakeup (the PTRACE_CONT) puts it on call_cpu_, where this thread waits for its next stop.
+// The program's own mask is what it gets back (it may have set one: OMP_PROC_BIND, taskset
+// inside the program); one with CPUs above 63 is left alone.
 void Supervisor::pin_program_for_call(pid_t tid) {
   if (program_on_call_cpu_) return;
+  cpu_set_t own;
+  if (::sched_getaffinity(tid, sizeof own, &own) != 0) return;
+  uint64_t mask = 0;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &own)) {
+      if (c >= 64) return;
+      mask |= uint64_t{1} << c;
+    }
+  program_cpus_ = mask;
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(call_cpu_, &set);

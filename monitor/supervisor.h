@@ -98,11 +98,11 @@ class Supervisor {
   std::deque<std::pair<pid_t, user_regs_struct>> parked_;  // may_serve_now said wait
   bool reported_ = false;  // the program's death has been explained already
   // CPU placement (MonitorOptions::pin): under PinMode::calls the monitor's thread stays on
-  // call_cpu_, the program's main thread is put there at each trap and given back
-  // wide_cpus_ (r10, protocol.h) when it computes next.
+  // call_cpu_, the program's main thread is put there at each trap and given back its own
+  // mask, program_cpus_ (r10, protocol.h), when it computes next.
   PinMode pin_ = PinMode::none;
   int call_cpu_ = -1;
-  uint64_t wide_cpus_ = 0;
+  uint64_t program_cpus_ = 0;
   bool program_on_call_cpu_ = false;
   void pin_program_for_call(pid_t tid);
 };

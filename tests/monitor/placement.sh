@@ -51,4 +51,45 @@ for t in uffd mprotect; do
     fi
   done
 done
+# A program that binds its main thread itself keeps its mask across runtime calls (calls mode
+# gives back the mask the thread had, not the one the node started with).
+cat > own.c <<'C'
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+int sum;
+static int count(void) {
+  cpu_set_t s;
+  CPU_ZERO(&s);
+  return sched_getaffinity(0, sizeof s, &s) ? -1 : CPU_COUNT(&s);
+}
+int main(void) {
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  sched_getaffinity(0, sizeof one, &one);
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &one)) {
+      CPU_ZERO(&one);
+      CPU_SET(c, &one);
+      break;
+    }
+  sched_setaffinity(0, sizeof one, &one);
+  for (int r = 0; r < 3; r++) {
+#pragma omp parallel for reduction(+ : sum)
+    for (int i = 0; i < 3; i++) sum += i;
+  }
+  printf("%d %d\n", sum, count());
+  return 0;
+}
+C
+"$cc" -O1 own.c -o own || exit 1
+for t in uffd mprotect; do
+  CAPE_PIN=calls "$cape" run -n 3 --tracker $t ./own > out 2> err
+  rc=$?
+  if [ $rc != 0 ] || [ "$(cat out)" != "9 1" ]; then
+    echo "FAIL: own mask, --tracker $t CAPE_PIN=calls: status $rc, printed '$(cat out)', expected '9 1'"
+    cat err
+    fail=1
+  fi
+done
 exit $fail
