@@ -390,7 +390,6 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
     //    that is not populated; a file's, the executable's data, is read).
     spans.clear();
     holes.clear();
-    const IntervalSet uncopied = IntervalSet::of({{a.start, a.end}}).minus(covered);
     if (scan(a.start, a.end, Scan::written, spans) && scan(a.start, a.end, Scan::holes, holes)) {
       for (const Span& x : spans) read.emplace_back(x.start, x.end);
       for (const Span& x : holes) {
@@ -399,7 +398,7 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
       }
       // 2. What has no copy yet (armed, but not tracked by the previous windows): its
       //    populated pages are read, the rest is zeros (holes and markers, found above).
-      for (auto [s, e] : uncopied) {
+      for (auto [s, e] : IntervalSet::of({{a.start, a.end}}).minus(covered)) {
         spans.clear();
         if (a.kind == Area::data || !scan(s, e, Scan::populated, spans)) spans.assign(1, Span{s, e});
         for (const Span& x : spans) read.emplace_back(x.start, x.end);
@@ -419,7 +418,6 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
       // (What had no copy is in one of the two: its populated pages read, zeros elsewhere.
       // Reading it whole read every never-touched page of a big .bss at the first start():
       // 96 MB into fresh buffers for paper-repro/mamult.c, 270 ms on each node.)
-      (void)uncopied;
     }
   }
   // 3. The copies follow the tracked set (cut, grown, new), then the pages found above are
