@@ -60,16 +60,16 @@ void write_at(int fd, const std::string& path, uint64_t address, std::span<const
 
 namespace {
 
-// One batch of runs as the write sees it: where each goes and the bytes it gets.
-struct Piece {
-  uint64_t address;
-  std::span<const uint8_t> bytes;
-};
+// A run as one transfer sees it: where it is in the program and its bytes here.
+template <typename Byte>
+using Pieces = std::vector<std::pair<uint64_t, std::span<Byte>>>;
 
-// Writes `pieces` with process_vm_writev, IOV_MAX at a time; what it cannot write (a page the
-// program made read-only: EFAULT) goes through /proc/PID/mem from the first piece not
-// written whole (rewriting a piece is harmless: the program is stopped, the bytes are final).
-void write_pieces(pid_t pid, int mem, const std::string& path, const std::vector<Piece>& pieces) {
+// Moves `pieces` IOV_MAX at a time with `vm` (process_vm_readv or process_vm_writev); what it
+// could not move (a page the program made read-only: EFAULT) goes through /proc/PID/mem with
+// `one`, from the first piece not moved whole (moving a piece again is harmless: the program
+// is stopped).
+template <typename Byte, typename Vm, typename One>
+void move_pieces(const Pieces<Byte>& pieces, Vm vm, One one) {
   constexpr size_t kIov = 1024;
   std::vector<iovec> local, remote;
   for (size_t i = 0; i < pieces.size();) {
@@ -78,39 +78,32 @@ void write_pieces(pid_t pid, int mem, const std::string& path, const std::vector
     remote.clear();
     size_t want = 0;
     for (size_t k = i; k < j; k++) {
-      local.push_back({const_cast<uint8_t*>(pieces[k].bytes.data()), pieces[k].bytes.size()});
-      remote.push_back({reinterpret_cast<void*>(pieces[k].address), pieces[k].bytes.size()});
-      want += pieces[k].bytes.size();
+      local.push_back({const_cast<uint8_t*>(pieces[k].second.data()), pieces[k].second.size()});
+      remote.push_back({reinterpret_cast<void*>(pieces[k].first), pieces[k].second.size()});
+      want += pieces[k].second.size();
     }
-    ssize_t got = ::process_vm_writev(pid, local.data(), local.size(), remote.data(), remote.size(), 0);
+    ssize_t got = vm(local.data(), local.size(), remote.data(), remote.size());
     if (got != static_cast<ssize_t>(want)) {
       size_t done = got > 0 ? static_cast<size_t>(got) : 0, k = i;
-      for (; k < j && done >= pieces[k].bytes.size(); k++) done -= pieces[k].bytes.size();
-      for (; k < j; k++) write_at(mem, path, pieces[k].address, pieces[k].bytes);
+      for (; k < j && done >= pieces[k].second.size(); k++) done -= pieces[k].second.size();
+      for (; k < j; k++) one(pieces[k].first, pieces[k].second);
     }
     i = j;
   }
 }
 
-// The same for reads into `pieces` (spans of `out`).
-void read_pieces(pid_t pid, int mem, const std::string& path, const std::vector<std::pair<uint64_t, std::span<uint8_t>>>& pieces) {
-  constexpr size_t kIov = 1024;
-  std::vector<iovec> local, remote;
-  for (size_t i = 0; i < pieces.size();) {
-    size_t j = std::min(pieces.size(), i + kIov);
-    local.clear();
-    remote.clear();
-    size_t want = 0;
-    for (size_t k = i; k < j; k++) {
-      local.push_back({pieces[k].second.data(), pieces[k].second.size()});
-      remote.push_back({reinterpret_cast<void*>(pieces[k].first), pieces[k].second.size()});
-      want += pieces[k].second.size();
-    }
-    ssize_t got = ::process_vm_readv(pid, local.data(), local.size(), remote.data(), remote.size(), 0);
-    if (got != static_cast<ssize_t>(want))
-      for (size_t k = i; k < j; k++) read_at(mem, path, pieces[k].first, pieces[k].second);
-    i = j;
-  }
+void write_pieces(pid_t pid, int mem, const std::string& path, const Pieces<const uint8_t>& pieces) {
+  move_pieces(
+      pieces,
+      [pid](const iovec* l, size_t nl, const iovec* r, size_t nr) { return ::process_vm_writev(pid, l, nl, r, nr, 0); },
+      [&](uint64_t address, std::span<const uint8_t> bytes) { write_at(mem, path, address, bytes); });
+}
+
+void read_pieces(pid_t pid, int mem, const std::string& path, const Pieces<uint8_t>& pieces) {
+  move_pieces(
+      pieces,
+      [pid](const iovec* l, size_t nl, const iovec* r, size_t nr) { return ::process_vm_readv(pid, l, nl, r, nr, 0); },
+      [&](uint64_t address, std::span<uint8_t> bytes) { read_at(mem, path, address, bytes); });
 }
 
 }  // namespace
@@ -133,8 +126,8 @@ void write_checkpoint(pid_t pid, int mem_fd, const ckpt::Checkpoint& c) {
   std::string path = "/proc/" + std::to_string(pid) + "/mem";
   constexpr uint64_t kBatchBytes = 8 << 20;  // of read-modify-write spans per batch
   std::vector<uint8_t> buf;
-  std::vector<std::pair<uint64_t, std::span<uint8_t>>> reads;
-  std::vector<Piece> writes;
+  Pieces<uint8_t> reads;
+  Pieces<const uint8_t> writes;
   for (size_t i = 0; i < c.runs.size();) {
     // A batch: runs until kBatchBytes of them need reading first (at least one run).
     size_t j = i;
@@ -161,7 +154,7 @@ void write_checkpoint(pid_t pid, int mem_fd, const ckpt::Checkpoint& c) {
     for (size_t k = i; k < j; k++) {
       const ckpt::Run& r = c.runs[k];
       if (!r.masked() && !r.reduction.active()) {
-        writes.push_back({r.address, c.data(r)});
+        writes.emplace_back(r.address, c.data(r));
         continue;
       }
       std::span<uint8_t> span = reads[next_read++].second;
@@ -180,7 +173,7 @@ void write_checkpoint(pid_t pid, int mem_fd, const ckpt::Checkpoint& c) {
       } else {
         ckpt::reduce(r.reduction, span, c.data(r));
       }
-      writes.push_back({r.address, span});
+      writes.emplace_back(r.address, span);
     }
     write_pieces(pid, mem_fd, path, writes);
     i = j;
