@@ -515,17 +515,27 @@ void LazySync::fill(uint64_t first, uint64_t count, bool read) {
   for (uint64_t i = 0; i < count; i++) source_.erase(first + i * kPage);
   std::vector<uint64_t> skipped;
   stats_.fetches++;
+  // One UFFDIO_COPY stays inside one mapping (ENOENT otherwise): where the run crosses a
+  // mapping's end (the heap grown by mprotect in a later region), page by page.
+  uint64_t piece = count * kPage;
   for (uint64_t done = 0; done < count * kPage;) {
     uffdio_copy c{};
     c.dst = first + done;
     c.src = reinterpret_cast<uint64_t>(buf_.data() + done);
-    c.len = count * kPage - done;
+    c.len = std::min(piece, count * kPage - done);
     // uffd: not "written", the program's own writes are what the tracker sees. (mprotect:
     // inside a window the area is read-only; a write faults and the tracker copies this.)
     c.mode = wp_ ? UFFDIO_COPY_MODE_WP : 0;
-    if (::ioctl(uffd_.get(), UFFDIO_COPY, &c) == 0) break;
+    if (::ioctl(uffd_.get(), UFFDIO_COPY, &c) == 0) {
+      done += c.len;
+      continue;
+    }
     if (c.copy > 0) {
       done += static_cast<uint64_t>(c.copy);
+      continue;
+    }
+    if ((c.copy == -ENOENT || errno == ENOENT) && piece > kPage) {
+      piece = kPage;
       continue;
     }
     if (c.copy == -EEXIST || errno == EEXIST) {  // present already: not ours to refresh
