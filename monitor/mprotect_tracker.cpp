@@ -334,8 +334,9 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
     if (s->in_flight()) flying.emplace_back(s->page, s->page + s->n * kPageSize);
   // A one-thread program's written pages, when a few, stay writable the same way: the
   // window writes them again (the master's share after its create("before"), the next
-  // create), and each fault would be a stop. Not under --sync=lazy (start() says why).
-  if (!originals_.empty() && originals_.size() <= kMaxHotPages && !lazy_ && one_thread(t.tracee.pid()))
+  // create), and each fault would be a stop. (Under --sync=lazy too: a page written here is
+  // here; start() copies again after the inject that may invalidate it.)
+  if (!originals_.empty() && originals_.size() <= kMaxHotPages && one_thread(t.tracee.pid()))
     for (auto& [page, index] : originals_) flying.emplace_back(page, page + kPageSize);
   const IntervalSet in_flight = IntervalSet::of(std::move(flying));
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> keep;
@@ -458,12 +459,17 @@ void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& are
   // variables, libcape_cc's state, the stack around the calls): their originals are copied
   // now and they stay writable, so that writing them costs no fault (an empty region: ~5
   // per node, each a stop). A few only, and not in a program with other threads (one could
-  // write a page while it is copied) nor under --sync=lazy (a page not here would be fetched).
+  // write a page while it is copied) nor, under --sync=lazy, a page not here (copying it
+  // would fetch it): those stay protected. (Lazy invalidates pages only at an inject after
+  // the window's collect(), and start() copies again: a page kept writable is never dropped
+  // inside a window. Without this an empty region under lazy made ~5 more stops.)
   std::vector<uint64_t> hot = std::exchange(written_, {});
   std::sort(hot.begin(), hot.end());
   hot.erase(std::unique(hot.begin(), hot.end()), hot.end());
+  if (lazy_)
+    hot.erase(std::remove_if(hot.begin(), hot.end(), [this](uint64_t p) { return not_here_.contains(p); }), hot.end());
   std::vector<IntervalSet::Interval> open;
-  if (!hot.empty() && hot.size() <= kMaxHotPages && !lazy_ && one_thread(t.tracee.pid())) {
+  if (!hot.empty() && hot.size() <= kMaxHotPages && one_thread(t.tracee.pid())) {
     for (size_t i = 0; i < hot.size();) {
       const Area* r = area_of(hot[i]);
       size_t j = i + 1;

@@ -26,8 +26,8 @@ class MprotectTracker final : public DirtyTracker {
   bool on_fault(const StoppedThread& t, const siginfo_t& info) override;
   void before_write(const StoppedThread& t, uint64_t start, uint64_t end) override;
   void thread_exited(pid_t tid) override;  // its frame in the scratch is free again
-  void set_not_here(IntervalSet pages) override {  // --sync=lazy: no pages kept writable
-    (void)pages;
+  void set_not_here(IntervalSet pages) override {  // --sync=lazy: these are not kept writable
+    not_here_ = std::move(pages);
     lazy_ = true;
   }
 
@@ -66,6 +66,7 @@ class MprotectTracker final : public DirtyTracker {
   // leaves them writable (they are likely written again), up to a few.
   std::vector<uint64_t> written_;
   bool lazy_ = false;
+  IntervalSet not_here_;  // --sync=lazy: invalid pages (set_not_here), never copied at start()
   std::vector<PageBuffer> arena_;
   uint32_t used_ = 0;
   bool scratch_tried_ = false;
