@@ -239,6 +239,7 @@ class NetExchange : public monitor::Exchange {
     n_.fetch_pages(first, count, out, owner, version);
   }
   std::vector<uint64_t> fetched_pages(int rank) override { return n_.fetched_pages(rank); }
+  bool read_published(uint64_t page, uint8_t* out) override { return n_.read_published(page, out); }
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes) override {
     n_.lock_release(name, writes);
   }

@@ -173,7 +173,7 @@ MprotectTracker::Slot* MprotectTracker::slot_for(pid_t tid) {
   return slots_.emplace(tid, std::move(s)).first->second.get();
 }
 
-uint8_t* MprotectTracker::original(uint64_t page) {
+uint8_t* MprotectTracker::copy_of(uint64_t page) {
   uint32_t i = originals_.at(page);
   return arena_[i / kBlockPages].data() + uint64_t{i % kBlockPages} * kPageSize;
 }
@@ -412,10 +412,23 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   }
   for (auto& [page, index] : originals_) written_.push_back(page);
   auto it = originals_.begin();
+  // collect_skipping(): pages kept whole by the node are protected again (above), not read.
+  auto skipped = [&](uint64_t page) {
+    if (!skip_ || in_flight.contains(page) || !skip_->contains(page) || !skip_->contains(page + kPageSize - 1))
+      return false;
+    skipped_->push_back(page);
+    ++pages_skipped;
+    if (keep_skipped_) {
+      const uint8_t* o = copy_of(page);
+      skipped_originals_.insert_or_assign(page, std::vector<uint8_t>(o, o + kPageSize));
+    }
+    return true;
+  };
   while (it != originals_.end()) {
     pages.clear();
     remote_iov.clear();
     for (; it != originals_.end() && pages.size() < kChunk; ++it) {
+      if (skipped(it->first)) continue;
       pages.push_back(it->first);
       if (!remote_iov.empty() &&
           reinterpret_cast<uint64_t>(remote_iov.back().iov_base) + remote_iov.back().iov_len == it->first)
@@ -434,7 +447,7 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
       if (!ok[i]) continue;  // unmapped since
       ++pages_visited;
       std::span<const uint8_t> c(cur.data() + i * kPageSize, kPageSize);
-      visit(page, {original(page), kPageSize}, c);
+      visit(page, {copy_of(page), kPageSize}, c);
       if (in_flight.contains(page)) keep.emplace_back(page, std::vector<uint8_t>(c.begin(), c.end()));
     }
   }
@@ -449,8 +462,28 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   for (auto& [tid, s] : slots_) s->run_end = 0;
 }
 
+void MprotectTracker::collect_skipping(const StoppedThread& t, const IntervalSet& skip, std::vector<uint64_t>& skipped,
+                                       bool keep_originals, const PageVisitor& visit) {
+  skip_ = &skip;
+  skipped_ = &skipped;
+  keep_skipped_ = keep_originals;
+  struct Reset {
+    MprotectTracker& m;
+    ~Reset() { m.skip_ = nullptr, m.skipped_ = nullptr; }
+  } reset{*this};
+  collect(t, visit);
+}
+
+bool MprotectTracker::original(uint64_t page, std::span<uint8_t> out) {
+  auto it = skipped_originals_.find(page);
+  if (it == skipped_originals_.end() || out.size() != kPageSize) return false;
+  std::memcpy(out.data(), it->second.data(), kPageSize);
+  return true;
+}
+
 void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& areas) {
   if (!scratch_tried_) setup_scratch(t);
+  skipped_originals_.clear();
   areas_ = areas;
   originals_.clear();
   used_ = 0;
