@@ -464,6 +464,7 @@ void LazySync::register_missing(uint64_t start, uint64_t end) {
   uffdio_register reg{};
   reg.range = {start, end - start};
   reg.mode = UFFDIO_REGISTER_MODE_MISSING | (wp_ ? UFFDIO_REGISTER_MODE_WP : 0);
+  maps_may_change();  // a registration splits the mappings (memory_map.h)
   if (::ioctl(uffd_.get(), UFFDIO_REGISTER, &reg) != 0)
     throw UserError(errno_message("--sync=lazy: UFFDIO_REGISTER (missing mode) of " + ckpt::hex_address(start) + "-" +
                                   ckpt::hex_address(end)) +

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "monitor/maps_signal.h"
 #include "protocol.h"
 #include "util/error.h"
 #include "util/scoped_fd.h"
@@ -59,8 +60,11 @@ namespace {
 std::atomic<uint64_t> g_maps_generation{1};
 struct MapsCache {
   pid_t for_pid = 0;          // maps_cache_for
+  const MapsSignal* signal = nullptr;
   pid_t pid = 0;              // whose maps `maps` are
   uint64_t generation = 0;    // g_maps_generation when they were read
+  uint64_t signal_gen = 0;    // the signal's generation then (0: never matches)
+  bool untrusted_read = false;  // read while the signal did not vouch (the old rule holds)
   std::vector<Mapping> maps;
   util::ScopedFd fd;          // for_pid's /proc/PID/maps, kept open (an open costs as much as a read)
 };
@@ -68,22 +72,42 @@ thread_local MapsCache t_maps;
 std::vector<Mapping> read_maps_now(pid_t pid);
 }  // namespace
 
-void maps_cache_for(pid_t pid) {
-  if (t_maps.for_pid == pid) return;
+void maps_cache_for(pid_t pid, const MapsSignal* signal) {
+  if (t_maps.for_pid == pid && t_maps.signal == signal) return;
+  if (t_maps.for_pid != pid) t_maps.fd.reset();
   t_maps.for_pid = pid;
+  t_maps.signal = signal;
   t_maps.pid = 0;
-  t_maps.fd.reset();
 }
 
-void maps_may_change() { g_maps_generation.fetch_add(1, std::memory_order_relaxed); }
+void maps_may_change() { g_maps_generation.fetch_add(1, std::memory_order_acq_rel); }
+
+void maps_check_stack(uint64_t sp) {
+  if (t_maps.pid == 0) return;
+  for (const Mapping& m : t_maps.maps)
+    if (sp >= m.start && sp < m.end) return;
+  t_maps.pid = 0;  // below the stack the maps knew: it grew
+}
+
+bool maps_signal_vouches(pid_t pid) {
+  return pid != 0 && t_maps.for_pid == pid && t_maps.signal && t_maps.signal->trusted();
+}
 
 std::vector<Mapping> read_maps(pid_t pid) {
   if (pid == 0 || pid != t_maps.for_pid) return read_maps_now(pid);
-  uint64_t g = g_maps_generation.load(std::memory_order_relaxed);
-  if (t_maps.pid != pid || t_maps.generation != g) {
+  const MapsSignal* sig = t_maps.signal;
+  uint64_t g = g_maps_generation.load(std::memory_order_acquire);
+  bool valid = t_maps.pid == pid && t_maps.generation == g;
+  if (valid && sig) valid = t_maps.signal_gen == sig->generation() && (t_maps.untrusted_read || sig->quiet());
+  if (!valid) {
+    // What the signal says before the read: a call counted after it makes the next read again.
+    uint64_t sg = sig ? sig->generation() : 0;
+    bool trusted = sig && sig->trusted(), quiet = sig && sig->quiet();
     t_maps.maps = read_maps_now(pid);
     t_maps.pid = pid;
     t_maps.generation = g;
+    t_maps.untrusted_read = !trusted;
+    t_maps.signal_gen = trusted && !quiet ? 0 : sg;
   }
   return t_maps.maps;
 }

@@ -31,13 +31,23 @@ std::vector<Mapping> read_maps(pid_t pid);
 
 // The mappings of a stopped program change only when it runs or makes a syscall, or when
 // the monitor changes them (a userfaultfd registration splits them). For the program of
-// maps_cache_for(pid) (the supervisor's, while it has one thread), read_maps answers from
-// its last read until maps_may_change() is called: by every place that lets the program run
-// (PTRACE_CONT, a remote syscall or gadget, a single step) and that changes its mappings from
-// outside (issue 14: an empty region read them ~16 times on 3 nodes, ~10% of the
-// monitors' CPU). Per thread of the monitor; pid 0 turns the cache off.
-void maps_cache_for(pid_t pid);
+// maps_cache_for(pid) (the supervisor's), read_maps answers from its last read until
+// maps_may_change() is called: by every place that changes the mappings from outside (a
+// remote mapping syscall, a gadget, a userfaultfd (un)registration) and, without a trusted
+// `signal` (maps_signal.h), by every place that lets the program run (PTRACE_CONT, a single
+// step). With one, the program's own mapping calls are counted by the signal and the cache
+// lasts across stops (issue 14: an empty region read the maps ~10 times on 3 nodes, 13.5%
+// of the job's CPU). Per thread of the monitor; pid 0 turns the cache off.
+class MapsSignal;
+void maps_cache_for(pid_t pid, const MapsSignal* signal = nullptr);
 void maps_may_change();
+// A thread of the cached program stopped with stack pointer `sp`: the main stack grows on a
+// fault, without a system call; a stack pointer outside every cached mapping means the maps
+// are stale.
+void maps_check_stack(uint64_t sp);
+// Does a trusted signal vouch for the cached maps of `pid` (so that other hints, such as
+// /proc/PID/statm, are not needed)?
+bool maps_signal_vouches(pid_t pid);
 
 // A piece of the tracked set: a span of one mapping, with what it is. ("Region" in cape
 // means a parallel region, never memory.)

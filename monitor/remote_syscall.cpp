@@ -53,20 +53,20 @@ long AutoRemoteSyscalls::syscall(long no, long a1, long a2, long a3, long a4, lo
   r.r10 = a4;
   r.r8 = a5;
   r.r9 = a6;
+  // Mapping calls but mmap's and mbind's (which use r9) pass the maps signal's filter
+  // without a notification; the cache is invalidated here instead (start()).
+  bool maps = is_mapping_syscall(no);
+  if (maps && no != SYS_mmap && no != SYS_mbind) r.r9 = kMonitorMark;
   ++count_;
   CAPE_LOG_AT(debug, "monitor") << "remote syscall " << no << "(" << std::hex << a1 << ", " << a2
                                 << ", " << a3 << std::dec << ") in " << tid_;
-  return static_cast<long>(run(r, gadget_ + 3).rax);  // after `syscall` (2) + int3 (1)
+  start(r, maps);
+  return static_cast<long>(wait_for_trap(gadget_ + 3).rax);  // after `syscall` (2) + int3 (1)
 }
 
-user_regs_struct AutoRemoteSyscalls::run(const user_regs_struct& regs, uint64_t trap_rip) {
-  start(regs);
-  return wait_for_trap(trap_rip);
-}
-
-void AutoRemoteSyscalls::start(const user_regs_struct& regs) {
+void AutoRemoteSyscalls::start(const user_regs_struct& regs, bool changes_maps) {
   Tracee::set_regs(tid_, regs);
-  maps_may_change();
+  if (changes_maps) maps_may_change();
   if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) fail_errno("PTRACE_CONT (remote syscall)");
 }
 
@@ -105,9 +105,8 @@ user_regs_struct AutoRemoteSyscalls::wait_for_trap(uint64_t trap_rip) {
       deferred_signals_.push_back(ws.signal());
     }
     // Event stops (a clone in the middle of a syscall cannot happen here) and deferred
-    // signals: resume without delivering.
-    maps_may_change();
-  if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) fail_errno("PTRACE_CONT (remote syscall)");
+    // signals: resume without delivering (the gadget goes on: nothing of the program's runs).
+    if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) fail_errno("PTRACE_CONT (remote syscall)");
   }
 }
 

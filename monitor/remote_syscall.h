@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "monitor/maps_signal.h"
 #include "monitor/tracee.h"
 
 namespace cape::monitor {
@@ -55,26 +56,32 @@ class AutoRemoteSyscalls {
   // Runs other code of libcape's (a gadget at `entry`, see runtime/src/protocol.h) with the
   // saved registers and those `regs` sets, until it traps with rip == `trap_rip`; returns the
   // registers at the trap. A fault inside it throws (it would only fault again).
+  // `changes_maps` false: the gadget makes no system call that may change the mappings (the
+  // copy gadget), so the maps cache stays (memory_map.h). r9 holds kMonitorMark unless
+  // `set` changes it: the maps signal lets the gadget's mapping calls through (maps_signal.h).
   template <class SetRegs>
-  user_regs_struct call(uint64_t entry, uint64_t trap_rip, SetRegs&& set) {
+  user_regs_struct call(uint64_t entry, uint64_t trap_rip, SetRegs&& set, bool changes_maps = true) {
     user_regs_struct r = saved_;
     r.rip = entry;
     r.orig_rax = static_cast<unsigned long long>(-1);
     r.eflags &= ~0x400ULL;  // DF clear for string instructions
+    r.r9 = kMonitorMark;
     set(r);
-    return run(r, trap_rip);
+    start(r, changes_maps);
+    return wait_for_trap(trap_rip);
   }
   // The same in two halves, so that the monitor can work while the gadget runs: launch()
   // resumes the thread at `entry` and returns at once; wait() waits for its trap. Between
   // the two nothing else may be asked of this object (the destructor waits if needed).
   template <class SetRegs>
-  void launch(uint64_t entry, uint64_t trap_rip, SetRegs&& set) {
+  void launch(uint64_t entry, uint64_t trap_rip, SetRegs&& set, bool changes_maps = true) {
     user_regs_struct r = saved_;
     r.rip = entry;
     r.orig_rax = static_cast<unsigned long long>(-1);
     r.eflags &= ~0x400ULL;
+    r.r9 = kMonitorMark;
     set(r);
-    start(r);
+    start(r, changes_maps);
     pending_trap_ = trap_rip;
   }
   user_regs_struct wait();
@@ -82,8 +89,7 @@ class AutoRemoteSyscalls {
   static uint64_t count() { return count_; }  // syscalls run so far (for the bench)
 
  private:
-  user_regs_struct run(const user_regs_struct& r, uint64_t trap_rip);
-  void start(const user_regs_struct& r);
+  void start(const user_regs_struct& r, bool changes_maps);
   user_regs_struct wait_for_trap(uint64_t trap_rip);
   uint64_t pending_trap_ = 0;  // a launch()ed gadget not waited for yet
   pid_t pid_;

@@ -53,6 +53,12 @@ void KillSwitch::detach() {
 
 namespace {
 
+// A fault the kernel raised at an instruction (not a signal sent): no system call was under way.
+bool is_fault(const siginfo_t& si) {
+  int sig = si.si_signo;
+  return (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE) && si.si_code > 0;
+}
+
 bool default_is_fatal(int sig) {
   switch (sig) {
     case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
@@ -149,6 +155,9 @@ void Supervisor::launch() {
       ::closedir(d);
     }
   }
+  // The in-process tracker's program changes protections itself at every fault: a
+  // notification each would cost more than the maps reads it saves.
+  bool maps_signal = opt_.tracker != TrackerKind::inproc && MapsSignal::prepare();
   pid_t pid = ::fork();
   if (pid < 0) fail_errno("fork");
   if (pid == 0) {
@@ -162,6 +171,7 @@ void Supervisor::launch() {
     ::personality(ADDR_NO_RANDOMIZE);     // the same addresses on every node
     ::prctl(PR_SET_DUMPABLE, 1);          // launchers may have cleared it (KERNEL-FACTS.md)
     if (::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) _exit(126);
+    MapsSignal::install_in_child(maps_signal);  // after PR_SET_DUMPABLE: the monitor takes its listener
     ::raise(SIGSTOP);
     ::execvp(argv[0], argv.data());
     int e = errno;
@@ -181,6 +191,7 @@ void Supervisor::launch() {
     throw UserError(opt_.kill_switch->reason());
   if (ws.kind() != WaitStatus::signal_stop || ws.signal() != SIGSTOP)
     throw UserError("the program did not start: " + ws.describe());
+  maps_signal_ = MapsSignal::take(pid, maps_signal);
   long options = PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC;
   if (::ptrace(PTRACE_SETOPTIONS, pid, nullptr, options) != 0) fail_errno("PTRACE_SETOPTIONS");
   threads_.insert(pid);
@@ -220,7 +231,7 @@ void Supervisor::set_at_random(const std::array<uint8_t, 16>& bytes) {
 }
 
 void Supervisor::resume(pid_t tid, int sig) {
-  maps_may_change();
+  if (!signal_trusted()) maps_may_change();  // with the signal, its count says what changed
   if (::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(static_cast<long>(sig))) != 0) {
     if (errno == ESRCH) return;  // killed meanwhile (SIGKILL): its exit status comes next
     fail_errno("PTRACE_CONT");
@@ -347,6 +358,7 @@ int Supervisor::loop() {
       fail_errno("waitpid");
     }
     WaitStatus ws{raw};
+    if (maps_signal_) maps_signal_->saw_stop(tid);  // a mapping call it made is done
     switch (ws.kind()) {
       case WaitStatus::exited:
       case WaitStatus::signaled:
@@ -380,6 +392,7 @@ void Supervisor::on_event_stop(pid_t tid, int event) {
   } else if (event == PTRACE_EVENT_EXEC) {
     // The program replaced itself: whatever was tracked belongs to a gone image.
     maps_cache_for(0);
+    if (maps_signal_) maps_signal_->new_image(pid_);
     tracee_ = std::make_unique<Tracee>(pid_);  // /proc/PID/mem of the old image writes nothing
     server_.new_image(pid_);
     if (opt_.at_random) set_at_random(*opt_.at_random);
@@ -397,6 +410,7 @@ void Supervisor::on_signal_stop(pid_t tid, int sig) {
     if (errno == ESRCH) return;
     fail_errno("PTRACE_GETSIGINFO");
   }
+  if (maps_signal_ && !(sig == SIGTRAP && si.si_code == SI_KERNEL) && !is_fault(si)) restart_mapping_call(tid);
   if (is_checkpoint_tick(si)) {
     server_.checkpoint_tick(pid_);
     resume(tid, 0);
@@ -414,14 +428,30 @@ void Supervisor::on_signal_stop(pid_t tid, int sig) {
     }
   }
   threads_.insert(tid);
-  // The maps are read once per stop while the program has one thread; with more, another
-  // thread may map something while this one is stopped.
-  maps_cache_for(threads_.size() == 1 ? pid_ : 0);
+  // Without the maps signal, the maps are read once per stop while the program has one
+  // thread; with more, another thread may map something while this one is stopped. With
+  // it, such a call is counted (maps_signal.h) and the cache lasts across stops.
+  if (maps_signal_)
+    maps_cache_for(pid_, maps_signal_.get());
+  else
+    maps_cache_for(threads_.size() == 1 ? pid_ : 0);
   CAPE_LOG_AT(debug, "monitor") << "thread " << tid << " signal " << sig << " code " << si.si_code
                                 << " addr " << si.si_addr;
+  bool runtime_call = false;
+  user_regs_struct regs{};
   if (sig == SIGTRAP && si.si_code == SI_KERNEL) {
-    user_regs_struct regs = Tracee::get_regs(tid);
-    if ((regs.rax & CAPE_TRAP_MAGIC_MASK) == CAPE_TRAP_MAGIC) {
+    regs = Tracee::get_regs(tid);
+    runtime_call = (regs.rax & CAPE_TRAP_MAGIC_MASK) == CAPE_TRAP_MAGIC;
+  }
+  // Mappings change without a system call too: the main stack grows on a fault (a stack
+  // pointer below what the maps knew says so). Any other stop (a fault, a signal, another
+  // thread's call) is rarer than a runtime call of the main thread: read them again.
+  if (runtime_call && tid == pid_)
+    maps_check_stack(regs.rsp);
+  else
+    maps_may_change();
+  if (sig == SIGTRAP && si.si_code == SI_KERNEL) {
+    if (runtime_call) {
       if (!server_.may_serve_now(tid, regs)) {
         CAPE_LOG_AT(debug, "monitor") << "thread " << tid << " waits: another thread of the node holds a critical section";
         parked_.emplace_back(tid, regs);
@@ -463,6 +493,21 @@ void Supervisor::on_signal_stop(pid_t tid, int sig) {
   resume(tid, sig);
 }
 
+// A mapping call waiting for the maps signal's notifier when a signal came: the kernel ends
+// it with -ERESTARTSYS, which a handler without SA_RESTART turns into EINTR, an error mmap
+// and its kin never give without the filter (and the mprotect tracker's resume stub would
+// take it for mprotect's result). Restarted here as SA_RESTART would: the call is made
+// again after the handler (or at once, without one; the kernel's own restart sees no error
+// left to restart).
+void Supervisor::restart_mapping_call(pid_t tid) {
+  user_regs_struct regs = Tracee::get_regs(tid);
+  if (static_cast<long>(regs.rax) != -512 /* ERESTARTSYS */ || !is_mapping_syscall(static_cast<long>(regs.orig_rax)))
+    return;
+  regs.rax = regs.orig_rax;
+  regs.rip -= 2;  // the `syscall` instruction
+  Tracee::set_regs(tid, regs);
+}
+
 void Supervisor::serve_parked() {
   for (bool again = true; again;) {
     again = false;
@@ -470,6 +515,7 @@ void Supervisor::serve_parked() {
       if (!server_.may_serve_now(it->first, it->second)) continue;
       auto [tid, regs] = *it;
       parked_.erase(it);
+      maps_may_change();  // another thread's call (see on_signal_stop)
       serve(tid, regs);
       again = true;
       break;

@@ -21,6 +21,7 @@
 #include <set>
 
 #include "monitor/dirty_tracker.h"
+#include "monitor/maps_signal.h"
 #include "monitor/monitor.h"
 #include "monitor/tracee.h"
 
@@ -78,7 +79,8 @@ class Supervisor {
   void on_signal_stop(pid_t tid, int sig);
   void on_event_stop(pid_t tid, int event);
   void serve(pid_t tid, user_regs_struct regs);
-  void serve_parked();  // the parked calls that may go now, in the order they came
+  void serve_parked();
+  void restart_mapping_call(pid_t tid);  // see supervisor.cpp  // the parked calls that may go now, in the order they came
   void resume(pid_t tid, int sig);
   void set_at_random(const std::array<uint8_t, 16>& bytes);
   int finish(const WaitStatus& ws);
@@ -93,6 +95,10 @@ class Supervisor {
   CallServer& server_;
   pid_t pid_ = 0;
   std::unique_ptr<Tracee> tracee_;
+  // The program's mapping calls, counted (maps_signal.h); nullptr: the maps are read again
+  // after every time the program ran.
+  std::unique_ptr<MapsSignal> maps_signal_;
+  bool signal_trusted() const { return maps_signal_ && maps_signal_->trusted(); }
   uint64_t gadget_ = 0;  // libcape's `syscall; int3`, from the last runtime call
   std::set<pid_t> threads_, awaiting_first_stop_;
   std::deque<std::pair<pid_t, user_regs_struct>> parked_;  // may_serve_now said wait

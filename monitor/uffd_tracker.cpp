@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -517,7 +518,8 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
                    [&](user_regs_struct& r) {
                      r.rdx = base;
                      r.rdi = base + kListArea;
-                   });
+                   },
+                   /*changes_maps=*/false);  // rep movsb: no system call
     if (!copying.empty()) diff(copying, 1 - half);  // meanwhile
     copying.swap(batch);
     batch.clear();
@@ -675,18 +677,13 @@ void UffdTracker::stop(const StoppedThread& t) {
 }
 
 namespace {
-// Threads of `pid` (/proc/PID/stat's 20th field), 0 when it cannot be read.
+// Threads of `pid`: /proc/PID/task's link count is its threads + 2 (one stat, no open and
+// no text: issue 14); 0 when it cannot be read.
 long threads_of(pid_t pid) {
-  std::string path = "/proc/" + std::to_string(pid) + "/stat";
-  util::ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return 0;
-  char buf[1024];
-  ssize_t n = ::read(fd.get(), buf, sizeof buf - 1);
-  if (n <= 0) return 0;
-  buf[n] = 0;
-  const char* p = std::strrchr(buf, ')');  // the command name may hold spaces
-  for (int field = 2; p && field < 20; field++) p = std::strchr(p + 1, ' ');
-  return p ? std::strtol(p + 1, nullptr, 10) : 0;
+  struct stat st;
+  std::string path = "/proc/" + std::to_string(pid) + "/task";
+  if (::stat(path.c_str(), &st) != 0 || st.st_nlink < 3) return 0;
+  return static_cast<long>(st.st_nlink) - 2;
 }
 }  // namespace
 

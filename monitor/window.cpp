@@ -68,6 +68,12 @@ bool statm(pid_t pid, uint64_t& size, uint64_t& data) {
 }  // namespace
 
 const std::vector<Mapping>& Window::maps_for_create(pid_t pid, bool may_reuse) {
+  if (maps_signal_vouches(pid)) {
+    // The maps cache is as good as statm's hint, and needs no read (memory_map.h).
+    maps_ = read_maps(pid);
+    have_maps_ = false;
+    return maps_;
+  }
   uint64_t size = 0, data = 0;
   bool known = statm(pid, size, data);
   TrackerKind k = tracker_->kind();
