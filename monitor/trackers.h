@@ -72,16 +72,13 @@ class MprotectTracker final : public DirtyTracker {
   // leaves them writable (they are likely written again), up to a few.
   std::vector<uint64_t> written_;
   bool lazy_ = false;
-<<<<<<< HEAD
   IntervalSet not_here_;  // --sync=lazy: invalid pages (set_not_here), never copied at start()
-=======
   // collect_skipping(): the pages to skip in this collect() and where they go; the originals
   // of those skipped in this window (keep_originals), by page, until the next start().
   const IntervalSet* skip_ = nullptr;
   std::vector<uint64_t>* skipped_ = nullptr;
   bool keep_skipped_ = false;
   std::unordered_map<uint64_t, std::vector<uint8_t>> skipped_originals_;
->>>>>>> 5a9139a
   std::vector<PageBuffer> arena_;
   uint32_t used_ = 0;
   bool scratch_tried_ = false;
