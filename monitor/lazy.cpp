@@ -138,11 +138,16 @@ ckpt::Checkpoint LazySync::outgoing(const StoppedThread& st, const ckpt::Checkpo
     if (m.what != ckpt::MapChange::What::unmapped) appeared.emplace_back(m.start, m.end);
   IntervalSet fresh = IntervalSet::of(std::move(appeared));
   std::set<uint64_t> eager, pages;
+  std::unordered_map<uint64_t, uint64_t> changed;  // bytes of runs, by page
   for (const ckpt::Run& r : part.runs)
     for (uint64_t p = page_down(r.address); p < r.end(); p += kPage) {
       pages.insert(p);
+      changed[p] += std::min(r.end(), p + kPage) - std::max(r.address, p);
       if (forced(r) || !may_be_lazy(p, lazy_ok, keep_eager) || fresh.overlaps(p, p + kPage)) eager.insert(p);
     }
+  // A page it changed sparsely travels as its words (broadcast() says why).
+  for (auto [p, bytes] : changed)
+    if (bytes <= kSparseBytes) eager.insert(p);
   // Pages create() did not diff have no runs: they are kept whatever the rules below say
   // (undiffed() left out what must travel; a page another node wrote too is merged by
   // resolve()).
