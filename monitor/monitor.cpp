@@ -476,11 +476,14 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
     const IntervalSet zeroed =
         lazy_ ? sharing_.threadprivate_ranges().unite(lazy_->ever_lazy()) : sharing_.threadprivate_ranges();
     IntervalSet dirty;
-    const bool incremental = ch && last_digest_ && last_zeroed_ == zeroed;
+    const bool incremental = ch && last_digest_;
     if (incremental) {
       std::vector<IntervalSet::Interval> all;
       for (const Area& a : areas) all.emplace_back(a.start, a.end);
       dirty = ch->changed.unite(IntervalSet::of(std::move(all)).minus(ch->covered));
+      // What counts as zeros changed (lazy publishes new pages at every merge): the chunks
+      // that meet the difference are hashed again, the others keep their hash.
+      if (!(last_zeroed_ == zeroed)) dirty = dirty.unite(zeroed.minus(last_zeroed_)).unite(last_zeroed_.minus(zeroed));
     }
     StateDigest d = digest_state(st.tracee, areas, zeroed, incremental ? &*last_digest_ : nullptr, &dirty);
     if (ch) {
