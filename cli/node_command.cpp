@@ -240,6 +240,8 @@ class NetExchange : public monitor::Exchange {
   }
   std::vector<uint64_t> fetched_pages(int rank) override { return n_.fetched_pages(rank); }
   bool read_published(uint64_t page, uint8_t* out) override { return n_.read_published(page, out); }
+  void begin_publishing() override { n_.begin_publishing(); }
+  void end_publishing() override { n_.end_publishing(); }
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes) override {
     n_.lock_release(name, writes);
   }

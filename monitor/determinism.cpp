@@ -111,14 +111,53 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
         p.hashes.push_back(old->hashes[i]);
         continue;
       }
+      // What is hashed is the memory's content, with each run of whole zero pages (by address)
+      // as a short record instead of its bytes: pages not populated or counted as zeros
+      // are not hashed byte by byte (--sync lazy: every page others changed is dropped and
+      // zeroed here, ~1 ms of hashing zeros per region on a 64 MB grid), and a page read
+      // that holds only zeros gives the same record, so nodes that hold the same bytes
+      // agree whatever is populated where.
       ckpt::Hasher h;
+      uint64_t zero_run = 0;  // bytes of whole zero pages not hashed yet
+      auto flush = [&] {
+        if (!zero_run) return;
+        const uint64_t rec[2] = {0x5345474150304f52 /* "RO0PAGES" */, zero_run};
+        h.update(rec, sizeof rec);
+        zero_run = 0;
+      };
+      auto bytes = [&](const uint8_t* b, uint64_t n) {
+        if (!n) return;
+        flush();
+        h.update(b, n);
+      };
+      // [s, s + n) holds `b` (or zeros): whole pages that are zeros join the run.
+      auto content = [&](uint64_t s, uint64_t n, const uint8_t* b) {
+        uint64_t lo = std::min(page_up(s), s + n), hi = std::max(lo, page_down(s + n));
+        bytes(b ? b : zeros.data(), lo - s);
+        if (!b) {
+          zero_run += hi - lo;
+        } else {
+          for (uint64_t pg = lo; pg < hi; pg += kPageSize) {
+            const uint8_t* x = b + (pg - s);
+            if (std::memcmp(x, zeros.data(), kPageSize) == 0)
+              zero_run += kPageSize;
+            else
+              bytes(x, kPageSize);
+          }
+        }
+        bytes(b ? b + (hi - s) : zeros.data(), s + n - hi);
+      };
       for (uint64_t s = c; s < ce;) {
         while (next != populated.end() && next->second <= s) ++next;
         bool data = next != populated.end() && next->first <= s;
         uint64_t e = std::min(ce, data ? next->second : (next != populated.end() ? next->first : ce));
-        size_t n = std::min<uint64_t>(kReadPiece, e - s);
+        // (Pieces end on page boundaries, but where the chunk ends: a page is never cut in
+        // two where another node, populated otherwise, would see it whole.)
+        uint64_t lim = s + kReadPiece;
+        if (lim < e && page_down(lim) > s) lim = page_down(lim);
+        size_t n = std::min(e, lim) - s;
         if (!data) {
-          h.update(zeros.data(), n);
+          content(s, n, nullptr);
           s += n;
           continue;
         }
@@ -129,9 +168,10 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
           uint64_t lo = std::max(s, it->first), hi = std::min(s + n, it->second);
           std::memset(buf + (lo - s), 0, hi - lo);
         }
-        h.update(buf, n);
+        content(s, n, buf);
         s += n;
       }
+      flush();
       p.hashes.push_back(h.digest());
     }
     d.parts.push_back(std::move(p));

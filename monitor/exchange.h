@@ -106,6 +106,10 @@ class Exchange {
     (void)page, (void)out;
     return false;
   }
+  // Between these, requests for this node's pages wait (the monitor fills the copies it
+  // publishes after sending what names them).
+  virtual void begin_publishing() {}
+  virtual void end_publishing() {}
   // Master: the pages slave `rank` fetched since the last call.
   virtual std::vector<uint64_t> fetched_pages(int rank) {
     (void)rank;

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include "ckpt/ops.h"
 #include "monitor/remote_syscall.h"
@@ -127,9 +128,8 @@ IntervalSet LazySync::undiffed(const std::vector<Area>& areas, const IntervalSet
   return IntervalSet::of(std::move(ok)).minus(not_these).minus(wanted_);
 }
 
-ckpt::Checkpoint LazySync::outgoing(const StoppedThread& st, const ckpt::Checkpoint& part,
-                                    const std::vector<Area>& areas, const IntervalSet& keep_eager,
-                                    DirtyTracker& tracker, std::vector<uint64_t> undiffed) {
+ckpt::Checkpoint LazySync::outgoing(const ckpt::Checkpoint& part, const std::vector<Area>& areas,
+                                    const IntervalSet& keep_eager, std::vector<uint64_t> undiffed) {
   const uint64_t version = ++epoch_;
   IntervalSet lazy_ok = lazy_areas(areas);
   // Memory mapped in this region travels: the master maps it at its inject.
@@ -175,15 +175,21 @@ ckpt::Checkpoint LazySync::outgoing(const StoppedThread& st, const ckpt::Checkpo
   }
   std::vector<IntervalSet::Interval> kept = ranges_of(keep);
   kept_before_ = kept_before_.unite(IntervalSet::of(kept));
-  // Their bytes as the region left them, published as this exchange's version.
-  for (auto [a, b] : kept) stats_.pages_kept += publish(st, a, b, version);
-  tracker.originals_published(IntervalSet::of(kept));  // what create() skipped is here now
+  // Their bytes as the region left them, published as this exchange's version by
+  // publish_pending(), once the part is on its way.
+  pending_ = {version, kept};
   std::vector<uint64_t> list{kPartMagic, version};
   for (auto [a, b] : kept) list.push_back(a), list.push_back(b);
   ckpt::Checkpoint out = part.header();
   if (!kept.empty()) out.append(0, {reinterpret_cast<const uint8_t*>(list.data()), list.size() * 8}, 0);
   append_pages(out, part, [&](uint64_t p) { return eager.count(p) != 0; });
   return out;
+}
+
+void LazySync::publish_pending(const StoppedThread& st, DirtyTracker& tracker) {
+  auto [version, kept] = std::exchange(pending_, {});
+  for (auto [a, b] : kept) stats_.pages_kept += publish(st, a, b, version);
+  tracker.originals_published(IntervalSet::of(kept));  // what create() skipped is here now
 }
 
 // ---- master ----
@@ -327,15 +333,15 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
   for (uint64_t p : pages)
     if (!eager.count(p)) lazy.push_back(p);
   std::vector<IntervalSet::Interval> published = ranges_of(lazy);
-  for (auto [a, b] : published) stats_.pages_published += publish(st, a, b, epoch_);
-  // The pages the master kept (its create() skipped them: no runs), as its memory holds them.
-  std::vector<uint64_t> own;  // and those it alone wrote: next time it keeps them
-  if (auto it = owned_.find(0); it != owned_.end()) {
-    for (auto [a, b] : it->second.second) stats_.pages_kept += publish(st, a, b, it->second.first);
-    IntervalSet kept_here = IntervalSet::of(it->second.second);
-    tracker.originals_published(kept_here);
-    kept_before_ = kept_before_.unite(kept_here);
-  }
+  // (Published after the lists are sent, below: the slaves go on meanwhile, and a request for
+  // one of these pages waits until they are there.)
+  ex_.begin_publishing();
+  struct Published {
+    Exchange& ex;
+    ~Published() { ex.end_publishing(); }
+  } published_at_end{ex_};
+  std::vector<uint64_t> own;  // the pages the master alone wrote: next time it keeps them
+  if (auto it = owned_.find(0); it != owned_.end()) kept_before_ = kept_before_.unite(IntervalSet::of(it->second.second));
   for (uint64_t p : lazy)
     if (auto w = owner_.find(p); w != owner_.end() && w->second == 0) own.push_back(p);
   kept_before_ = kept_before_.unite(IntervalSet::of(ranges_of(own)));
@@ -396,6 +402,13 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
     append_pages(out, merged, travels);
     stats_.eager_bytes += out.memory_bytes();
     ex_.send(out, s);
+  }
+  // What the slaves may now ask for, as the master's memory holds it: the pages the merge
+  // changed, and those the master kept (its create() skipped them: no runs).
+  for (auto [a, b] : published) stats_.pages_published += publish(st, a, b, epoch_);
+  if (auto it = owned_.find(0); it != owned_.end()) {
+    for (auto [a, b] : it->second.second) stats_.pages_kept += publish(st, a, b, it->second.first);
+    tracker.originals_published(IntervalSet::of(it->second.second));
   }
   CAPE_LOG_AT(debug, "monitor") << "lazy broadcast('" << merged.name << "'): " << pages.size() << " pages changed, "
                                 << eager.size() << " eager, " << lazy.size() << " published";

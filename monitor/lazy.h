@@ -81,9 +81,13 @@ class LazySync {
   // Slave: what travels to the master of its part `part` of an "after" exchange (the rest
   // is published here). `areas`: the tracked set now; `keep_eager`: threadprivate ranges.
   // `undiffed`: pages create() did not diff (undiffed()), kept whole.
-  // `tracker`: told which pages create() skipped are now published (their originals).
-  ckpt::Checkpoint outgoing(const StoppedThread& st, const ckpt::Checkpoint& part, const std::vector<Area>& areas,
-                            const IntervalSet& keep_eager, DirtyTracker& tracker, std::vector<uint64_t> undiffed = {});
+  // Its caller sends it, then publish_pending() (the master merges meanwhile; requests for
+  // this node's pages wait: Exchange::begin_publishing()).
+  ckpt::Checkpoint outgoing(const ckpt::Checkpoint& part, const std::vector<Area>& areas, const IntervalSet& keep_eager,
+                            std::vector<uint64_t> undiffed = {});
+  // Publishes what the last outgoing() kept; tells `tracker` that the pages its create()
+  // skipped are published (their originals).
+  void publish_pending(const StoppedThread& st, DirtyTracker& tracker);
   // Before an `after` create() (a slave's, and since session 8 the master's): the pages it
   // may keep without diffing them, nor reading them (it kept them before, nobody reads them,
   // no variable of the data-sharing table meets them: `not_these`).
@@ -184,6 +188,7 @@ class LazySync {
   // slave sends its writes there with its part instead of keeping them, so they reach the
   // readers as merged words, without a fetch (a stencil's halo rows).
   IntervalSet wanted_;
+  std::pair<uint64_t, std::vector<IntervalSet::Interval>> pending_;  // slave: outgoing()'s kept pages, to publish
   IntervalSet kept_before_;  // every page this node kept (a slave: in a part; the master: alone wrote)
   IntervalSet ever_lazy_;
   std::map<std::string, std::vector<Invalidation>> lists_;  // by checkpoint name: what to invalidate

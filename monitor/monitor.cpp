@@ -646,13 +646,20 @@ long Monitor::send(const StoppedThread& st, const std::string& name, int node) {
                     std::to_string(size_) + " nodes)");
   const ckpt::Checkpoint& c = store_.lookup(name, "send");
   if (lazy_ && rank_ != 0 && node == 0 && name == "after") {
-    // --sync=lazy: the pages it alone may have written stay here (lazy.h).
-    ckpt::Checkpoint out = lazy_->outgoing(st, c, space_.tracked(0), sharing_.threadprivate_ranges(),
-                                           window_.tracker(), std::move(undiffed_pages_));
+    // --sync=lazy: the pages it alone may have written stay here (lazy.h), published once
+    // the part is on its way (the master merges meanwhile; a request waits for them).
+    ex_->begin_publishing();
+    struct Published {
+      Exchange& ex;
+      ~Published() { ex.end_publishing(); }
+    } published{*ex_};
+    ckpt::Checkpoint out =
+        lazy_->outgoing(c, space_.tracked(0), sharing_.threadprivate_ranges(), std::move(undiffed_pages_));
     undiffed_pages_.clear();
     out.name = c.name;
     if (trace_) moved_ = {name, out.memory_bytes(), out.runs.size(), node};
     ex_->send(out, node);
+    lazy_->publish_pending(st, window_.tracker());
     return 0;
   }
   if (trace_) moved_ = {name, c.memory_bytes(), c.runs.size(), node};

@@ -165,6 +165,11 @@ class Node {
   std::vector<uint64_t> fetched_pages(int rank);
   // This node's newest copy of `page` into `out` (4096 bytes; null: only whether it has one).
   bool read_published(uint64_t page, uint8_t* out);
+  // The monitor fills the copies of what it publishes after it sent the list that names them
+  // (the other nodes go on meanwhile): until end_publishing(), requests for this node's pages
+  // wait.
+  void begin_publishing();
+  void end_publishing();
   // Slave, once its program has ended: serves its pages until the master's connection closes
   // (the master's program and the other slaves may still need them) or the job fails.
   void serve_pages_until_the_master_leaves();
@@ -252,6 +257,8 @@ class Node {
   };
   std::mutex pages_mu_;
   std::unordered_map<uint64_t, PageCopies> pages_;  // guarded by pages_mu_
+  bool publishing_ = false;                          // guarded by pages_mu_
+  std::condition_variable pages_cv_;                 // publishing_ became false
   std::map<int, std::vector<uint64_t>> fetched_;     // master: by rank; guarded by pages_mu_
   // The answer to this node's page request, once it came (guarded by mu_).
   std::optional<std::vector<uint8_t>> page_reply_;

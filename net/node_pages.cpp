@@ -46,6 +46,19 @@ void Node::publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, u
   for (uint64_t i = 0; i < count; i++) std::memcpy(slots[i], bytes + i * kPage, kPage);
 }
 
+void Node::begin_publishing() {
+  std::lock_guard lk(pages_mu_);
+  publishing_ = true;
+}
+
+void Node::end_publishing() {
+  {
+    std::lock_guard lk(pages_mu_);
+    publishing_ = false;
+  }
+  pages_cv_.notify_all();
+}
+
 bool Node::read_published(uint64_t page, uint8_t* out) {
   std::lock_guard lk(pages_mu_);
   auto it = pages_.find(page);
@@ -182,7 +195,8 @@ void Node::on_page_frame(Peer& p, Frame& f) {
   std::memcpy(reply.data() + 16, &for_whom, 8);
   uint64_t missing = 0;
   {
-    std::lock_guard lk(pages_mu_);
+    std::unique_lock lk(pages_mu_);
+    pages_cv_.wait(lk, [&] { return !publishing_; });  // the copies are being filled
     std::vector<uint64_t>* asked = master ? &fetched_[p.rank] : nullptr;
     for (uint64_t i = 0; i < count; i++) {
       uint64_t page = first + i * kPage;

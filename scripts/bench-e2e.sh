@@ -16,8 +16,9 @@
 #   BENCH_SYNC="eager lazy"  lazy adds a column per tracker with --sync lazy (docs/monitor.md,
 #                          "Lazy synchronisation"), and uffd-lazy's bytes per region
 #   BENCH_NODES=3
-#   BENCH_BASELINE=DIR     also run an earlier build (its cape and cape-cc) with each tracker,
-#                          in the same interleaved runs: before/after ratios of one run
+#   BENCH_BASELINE=DIR     also run an earlier build (its cape and cape-cc) with each tracker
+#                          (and each lazy column), in the same interleaved runs: before/after
+#                          ratios of one run
 set -uo pipefail
 build=${1:-build-bench}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,7 +43,10 @@ for t in $trackers; do
   [ -n "$baseline" ] && variants+=("base-$t $t $baseline eager")
   variants+=("$t $t $build eager")
 done
-case " $syncs " in *" lazy "*) for t in $trackers; do variants+=("$t-lazy $t $build lazy"); done ;; esac
+case " $syncs " in *" lazy "*) for t in $trackers; do
+  [ -n "$baseline" ] && variants+=("base-$t-lazy $t $baseline lazy")
+  variants+=("$t-lazy $t $build lazy")
+done ;; esac
 command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
   { echo "bench-e2e: mpicc/mpirun missing: scripts/install-deps.sh installs Open MPI" >&2; exit 1; }
 mpirun=(mpirun --oversubscribe --bind-to none -np "$nodes")
@@ -133,6 +137,7 @@ while IFS='|' read -r name src mpisrc qargs fargs; do
   cb=$( [ -s "$d/cape.$first.b" ] && median <"$d/cape.$first.b" || echo "?")
   [ -s "$d/cape.base-$first.b" ] && cb="$(median <"$d/cape.base-$first.b")->$cb"
   lb=$( [ -s "$d/cape.$first-lazy.b" ] && median <"$d/cape.$first-lazy.b" || echo "-")
+  [ -s "$d/cape.base-$first-lazy.b" ] && lb="$(median <"$d/cape.base-$first-lazy.b")->$lb"
   mb=$(field_of "$d/mpi.err" mpi-bytes)
   printf ' %14s %14s %14s  %s\n' "$cb" "$lb" "${mb:-?}" "$ok"
   if [ "$name" = empty ]; then
