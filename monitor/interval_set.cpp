@@ -59,6 +59,12 @@ bool IntervalSet::overlaps(uint64_t start, uint64_t end) const {
   return it != v_.end() && it->first < end;
 }
 
+bool IntervalSet::covers(uint64_t start, uint64_t end) const {
+  if (start >= end) return true;
+  auto it = first_ending_after(start);
+  return it != v_.end() && it->first <= start && it->second >= end;
+}
+
 IntervalSet::Interval IntervalSet::clip(uint64_t start, uint64_t end) const {
   auto it = starting_after(v_, end - 1);
   if (it == v_.begin()) return {0, 0};

@@ -29,6 +29,7 @@ class IntervalSet {
   IntervalSet minus(const IntervalSet& other) const;
   bool contains(uint64_t a) const { return overlaps(a, a + 1); }
   bool overlaps(uint64_t start, uint64_t end) const;  // [start, end) meets the set
+  bool covers(uint64_t start, uint64_t end) const;    // [start, end) lies in one interval
   // The part of [start, end) inside the last interval that begins before `end` ({0, 0} if
   // none): for a page, the piece of the one area it belongs to (a page meets at most one,
   // except at the stack boundary, which cuts only from below).

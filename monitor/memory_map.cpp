@@ -93,6 +93,15 @@ bool maps_signal_vouches(pid_t pid) {
   return pid != 0 && t_maps.for_pid == pid && t_maps.signal && t_maps.signal->trusted();
 }
 
+MapsEpoch maps_epoch(pid_t pid) {
+  const MapsSignal* sig = t_maps.signal;
+  if (!maps_signal_vouches(pid)) return {};
+  // The count first: a call counted after it leaves the epoch unknown (not quiet) or larger.
+  uint64_t g = sig->generation();
+  if (!sig->quiet() || !sig->trusted()) return {};
+  return {g, g_maps_generation.load(std::memory_order_acquire)};
+}
+
 std::vector<Mapping> read_maps(pid_t pid) {
   if (pid == 0 || pid != t_maps.for_pid) return read_maps_now(pid);
   const MapsSignal* sig = t_maps.signal;

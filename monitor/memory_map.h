@@ -48,6 +48,16 @@ void maps_check_stack(uint64_t sp);
 // Does a trusted signal vouch for the cached maps of `pid` (so that other hints, such as
 // /proc/PID/statm, are not needed)?
 bool maps_signal_vouches(pid_t pid);
+// What has changed the mappings of the cached program so far, as far as the monitor can
+// tell: equal epochs mean no mapping call of the program's (the signal's count, with none
+// under way) and none of the monitor's (maps_may_change) happened in between. signal == 0:
+// unknown (no trusted signal for `pid`), never equal to anything.
+struct MapsEpoch {
+  uint64_t signal = 0, monitor = 0;
+  bool known() const { return signal != 0; }
+  bool operator==(const MapsEpoch& o) const { return known() && signal == o.signal && monitor == o.monitor; }
+};
+MapsEpoch maps_epoch(pid_t pid);
 
 // A piece of the tracked set: a span of one mapping, with what it is. ("Region" in cape
 // means a parallel region, never memory.)

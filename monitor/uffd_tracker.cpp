@@ -71,6 +71,7 @@ struct pm_scan_arg_v1 {
   uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages, category_inverted,
       category_mask, category_anyof_mask, return_mask;
 };
+constexpr uint64_t kPageIsWpAllowed = 1 << 0;
 constexpr uint64_t kPageIsWritten = 1 << 1;
 constexpr uint64_t kPageIsPresent = 1 << 3;
 constexpr uint64_t kPageIsSwapped = 1 << 4;  // also uffd-wp markers of unpopulated pages
@@ -190,7 +191,7 @@ void UffdTracker::arm(uint64_t start, uint64_t end, bool do_register) {
   if (::ioctl(uffd_.get(), UFFDIO_WRITEPROTECT, &wp) != 0) fail_errno("UFFDIO_WRITEPROTECT");
 }
 
-bool UffdTracker::scan(uint64_t start, uint64_t end, Scan what, std::vector<Span>& out) {
+bool UffdTracker::scan(uint64_t start, uint64_t end, Scan what, std::vector<Span>& out, bool hull) {
   constexpr size_t kVec = 512;
   page_region_v1 vec[kVec];
   for (uint64_t from = start; from < end;) {
@@ -221,6 +222,13 @@ bool UffdTracker::scan(uint64_t start, uint64_t end, Scan what, std::vector<Span
         arg.category_mask = arg.return_mask = kPageIsPresent;
         break;
     }
+    if (hull) {
+      // Over ranges that are all registered (scan_hull): what is not registered in between
+      // is skipped (PM_SCAN_WP_MATCHING) or left out of the categories (PAGE_IS_WPALLOWED),
+      // not a failure.
+      arg.flags &= ~kScanCheckWpAsync;
+      arg.category_mask |= kPageIsWpAllowed;
+    }
     long n = ::ioctl(pagemap_.get(), kPagemapScan, &arg);
     // EPERM: not registered (PM_SCAN_CHECK_WPASYNC). ENOENT, EINVAL: unmapped meanwhile.
     if (n < 0 && (errno == EPERM || errno == ENOENT || errno == EINVAL)) return false;
@@ -238,6 +246,35 @@ bool UffdTracker::scan(uint64_t start, uint64_t end, Scan what, std::vector<Span
     from = vec[kVec - 1].end;
   }
   return true;
+}
+
+bool UffdTracker::scan_hull(const IntervalSet& ranges, Scan what, std::vector<Span>& out) {
+  if (ranges.empty()) return true;
+  std::vector<Span> all;
+  if (!scan(page_down(ranges[0].first), page_up(ranges[ranges.size() - 1].second), what, all, true)) return false;
+  for (const Span& x : all)
+    for (auto it = ranges.first_ending_after(x.start); it != ranges.end() && it->first < x.end; ++it) {
+      Span r{std::max(x.start, it->first), std::min(x.end, it->second)};
+      if (!out.empty() && out.back().end == r.start)
+        out.back().end = r.end;
+      else
+        out.push_back(r);
+    }
+  return true;
+}
+
+bool UffdTracker::registered_known(const IntervalSet& ranges) const {
+  if (!keep_ || !(registered_epoch_ == maps_epoch(pid_))) return false;
+  for (auto [s, e] : ranges)
+    if (!registered_.covers(s, e)) return false;
+  return true;
+}
+
+// After start(): `ranges` are registered (scanned whole, or armed). What was known before
+// stays known only if nothing changed the mappings since (was_known).
+void UffdTracker::note_registered(const IntervalSet& ranges, bool was_known) {
+  registered_ = was_known ? registered_.unite(ranges) : ranges;
+  registered_epoch_ = maps_epoch(pid_);
 }
 
 void UffdTracker::fill(const StoppedThread& t, const IntervalSet& read, const IntervalSet& zero) {
@@ -411,7 +448,44 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
   const IntervalSet covered = IntervalSet::of(std::move(had));
   std::vector<IntervalSet::Interval> read, zero;
   std::vector<Span> spans, holes;
+  const IntervalSet cover = spans_of(areas);
+  const bool was_known = registered_known(IntervalSet());
+  // The areas known to be registered: two scans over all of them (written, holes) instead of
+  // two per area. Each of those pages is found as step 1 below would, area by area.
+  std::vector<Area> one_by_one;
+  std::vector<IntervalSet::Interval> known_v;
   for (const Area& a : areas) {
+    if (was_known && registered_.covers(a.start, a.end))
+      known_v.emplace_back(a.start, a.end);
+    else
+      one_by_one.push_back(a);
+  }
+  const IntervalSet known = IntervalSet::of(std::move(known_v));
+  spans.clear();
+  holes.clear();
+  if (!known.empty()) {
+    if (scan_hull(known, Scan::written, spans) && scan_hull(known, Scan::holes, holes)) {
+      for (const Span& x : spans) read.emplace_back(x.start, x.end);
+      for (const Span& x : holes) {
+        arm(x.start, x.end, false);
+        bool data = std::any_of(areas.begin(), areas.end(),
+                                [&](const Area& a) { return a.kind == Area::data && a.start < x.end && x.start < a.end; });
+        (data ? read : zero).emplace_back(x.start, x.end);
+      }
+      for (const Area& a : areas) {
+        if (!known.overlaps(a.start, a.end)) continue;
+        for (auto [s0, e0] : IntervalSet::of({{a.start, a.end}}).minus(covered)) {
+          spans.clear();
+          if (a.kind == Area::data || !scan(s0, e0, Scan::populated, spans)) spans.assign(1, Span{s0, e0});
+          for (const Span& x : spans) read.emplace_back(x.start, x.end);
+        }
+      }
+    } else {
+      for (const Area& a : areas)
+        if (known.overlaps(a.start, a.end)) one_by_one.push_back(a);
+    }
+  }
+  for (const Area& a : one_by_one) {
     // 1. What changed since the last scan (protected again by the scan itself): the pages
     //    written, and those with no page table entry (dropped: MADV_DONTNEED). An area with
     //    a part that is not registered (mapped or replaced since) is registered, protected
@@ -451,7 +525,7 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
   }
   // 3. The copies follow the tracked set (cut, grown, new), then the pages found above are
   //    read (after protecting: a write from another thread in between is then marked).
-  const IntervalSet cover = spans_of(areas);
+  note_registered(cover, was_known);
   reshape(cover);
   // --sync=lazy's invalid pages are not read (that would fetch them all): the scan above
   // protected them, and refresh_original() gives their copy when one is fetched.
@@ -545,7 +619,35 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
   std::vector<Written> all;
   uint64_t written_bytes = 0;
   std::vector<Span> parts;  // of a segment, those to scan: all of it, or what `only` holds
+  // Every segment registered as far as the maps say: one scan over all of them.
+  std::vector<IntervalSet::Interval> every;
+  for (auto& [key, g] : segs_) every.emplace_back(g.start, g.end);
+  IntervalSet to_scan = IntervalSet::of(std::move(every));
+  if (only) to_scan = to_scan.minus(to_scan.minus(*only));
+  std::vector<Span> hull_spans;
+  const bool hull = !to_scan.empty() && registered_known(to_scan) && scan_hull(to_scan, Scan::written, hull_spans);
+  if (hull) {
+    size_t i = 0;
+    for (auto& [key, g] : segs_) {
+      Written w{&g, false, {}};
+      for (; i < hull_spans.size() && hull_spans[i].start < g.end; ++i) {
+        // Spans were clipped to the segments (which touch only as separate areas): one each.
+        Span x{std::max(hull_spans[i].start, g.start), std::min(hull_spans[i].end, g.end)};
+        if (x.start < x.end) w.spans.push_back(x);
+        if (hull_spans[i].end > g.end) break;  // goes on into the next segment
+      }
+      if (w.spans.empty()) continue;
+      if (keep_) {
+        std::vector<IntervalSet::Interval> c;
+        for (const Span& x : w.spans) c.emplace_back(x.start, x.end);
+        cleared_ = cleared_.unite(IntervalSet::of(std::move(c)));
+      }
+      for (const Span& x : w.spans) written_bytes += x.end - x.start;
+      all.push_back(std::move(w));
+    }
+  }
   for (auto& [key, g] : segs_) {
+    if (hull) break;
     parts.clear();
     if (!only) parts.push_back({g.start, g.end});
     else
@@ -710,6 +812,10 @@ IntervalSet UffdTracker::before_inject(const StoppedThread& t, const ckpt::Check
   if (want.empty() || threads_of(pid_) != 1) return {};
   std::vector<IntervalSet::Interval> out;
   std::vector<Span> spans;
+  if (registered_known(want) && scan_hull(want, Scan::written_peek, spans) && scan_hull(want, Scan::holes, spans)) {
+    for (const Span& x : spans) out.emplace_back(x.start, x.end);
+    return want.minus(IntervalSet::of(std::move(out)));
+  }
   for (auto [s, e] : want) {
     spans.clear();
     if (!scan(s, e, Scan::written_peek, spans) || !scan(s, e, Scan::holes, spans)) {
@@ -743,7 +849,8 @@ void UffdTracker::after_inject(const StoppedThread& t, const ckpt::Checkpoint& c
   }
   // The write marked them: clear the marks (and protect them again).
   std::vector<Span> spans;
-  for (auto [s, e] : pages) scan(s, e, Scan::written, spans);
+  if (!registered_known(pages) || !scan_hull(pages, Scan::written, spans))
+    for (auto [s, e] : pages) scan(s, e, Scan::written, spans);
   cleared_ = cleared_.unite(pages);  // changed, for take_changes()
 }
 
@@ -757,6 +864,14 @@ std::optional<DirtyTracker::Changes> UffdTracker::take_changes(const StoppedThre
   if (!keep_ || !uffd_.valid()) return std::nullopt;
   std::vector<IntervalSet::Interval> changed, covered;
   std::vector<Span> spans;
+  const IntervalSet all = spans_of(areas);
+  if (registered_known(all) && scan_hull(all, Scan::written_peek, spans) && scan_hull(all, Scan::holes, spans)) {
+    for (const Span& x : spans) changed.emplace_back(x.start, x.end);
+    Changes c{cleared_.unite(IntervalSet::of(std::move(changed))), all};
+    cleared_ = IntervalSet();
+    return c;
+  }
+  spans.clear();
   for (const Area& a : areas) {
     spans.clear();
     if (!scan(a.start, a.end, Scan::written_peek, spans) || !scan(a.start, a.end, Scan::holes, spans)) continue;

@@ -64,6 +64,11 @@ TEST(IntervalSet, AgreesWithAModelOnRandomSets) {
     bool meets = false;
     for (uint64_t x = s; x < std::min(e, kSpace); x++) meets = meets || ma[x];
     ASSERT_EQ(a.overlaps(s, e), meets) << round;
+    // covers: every address of [s, e) in the set (its intervals never touch, so in one).
+    bool all = e <= kSpace;
+    for (uint64_t x = s; x < std::min(e, kSpace); x++) all = all && ma[x];
+    ASSERT_EQ(a.covers(s, e), all) << round << " [" << s << ", " << e << ")";
+    ASSERT_TRUE(a.covers(s, s));
     auto it = a.first_ending_after(s);
     ASSERT_TRUE(it == a.end() || it->second > s);
     ASSERT_TRUE(it == a.begin() || std::prev(it)->second <= s);
