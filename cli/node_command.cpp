@@ -384,6 +384,7 @@ int run_node(const NodeArgs& a) {
   ::unsetenv("CAPE_SECRET");
   o.job = job_identity(a, lazy);
   o.encrypt = a.encrypt;
+  if (const char* l = std::getenv("CAPE_LOCK_LEASE"); l && std::string(l) == "0") o.lock_lease = false;
   if (a.listen_fd >= 0) {
     o.listen_fd = a.listen_fd;
   } else {

@@ -51,7 +51,7 @@
 namespace cape::net {
 
 inline constexpr uint32_t kFrameMagic = 0x4e504143;  // "CAPN"
-inline constexpr uint8_t kProtocolVersion = 4;  // 4: output frames carry their region; the lock frames
+inline constexpr uint8_t kProtocolVersion = 5;  // 4: output frames carry their region; the lock frames; 5: leases
 inline constexpr size_t kFrameHeaderSize = 32;
 inline constexpr size_t kFrameTrailerSize = 16;
 inline constexpr uint8_t kFlagBroadcast = 1;  // stream kBroadcastStream
@@ -86,6 +86,10 @@ enum class FrameType : uint8_t {
   // them), the pages' bytes. The master passes a slave's request for another's pages on.
   page_request = 18,
   page_data = 19,
+  // Lock leases (docs/critical.md, "Lock leases"); lock_request's u8 bit 2 asks for one:
+  lock_revoke = 20,  // master -> slave: lock name: give the leased lock back (now, or at the body's exit)
+  lock_keep = 21,    // slave -> master: as lock_release, but the node keeps its lease
+  lock_return = 22,  // slave -> master: lock name: the lease given back (writes came with the last keep)
 };
 const char* to_string(FrameType t);
 

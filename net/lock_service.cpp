@@ -11,6 +11,10 @@ void LockService::new_region(uint64_t region) {
   // Locks held or asked for stay (a node cannot be in an older region now, but a lock
   // keeps its line); the writes of the older region reached every node at its end.
   for (auto& [name, l] : locks_) {
+    if (l.leased) {  // an older region's lease (its holder is outside any body now)
+      l.holder = -1;
+      l.leased = l.revoking = false;
+    }
     l.log = ckpt::Checkpoint{};
     l.released_at.clear();
     l.next_ticket = 0;
@@ -19,7 +23,9 @@ void LockService::new_region(uint64_t region) {
   stamp_ = 0;
 }
 
-bool LockService::request(const std::string& name, int rank, uint64_t region, bool wait, int64_t ticket) {
+bool LockService::request(const std::string& name, int rank, uint64_t region, bool wait, int64_t ticket, bool lease,
+                          int* revoke) {
+  if (revoke) *revoke = -1;
   if (region > region_) new_region(region);
   Lock& l = locks_[name];
   if (l.holder == rank ||
@@ -34,20 +40,23 @@ bool LockService::request(const std::string& name, int rank, uint64_t region, bo
   if (l.holder < 0 && (ticket < 0 || ticket == l.next_ticket)) {
     l.holder = rank;
     l.holder_ticket = ticket;
+    l.leased = lease && ticket < 0;
+    l.revoking = false;
     return true;
   }
-  if (wait) l.waiting.push_back({rank, ticket});
+  if (wait) l.waiting.push_back({rank, ticket, lease && ticket < 0});
+  // A leased lock goes back when asked (omp_test_lock's too: else a node testing in a loop
+  // would never get a lock its last holder keeps).
+  if (l.leased && !l.revoking) {
+    l.revoking = true;
+    if (revoke) *revoke = l.holder;
+  }
   return false;
 }
 
-int LockService::release(const std::string& name, int rank, const ckpt::Checkpoint& writes) {
-  auto it = locks_.find(name);
-  if (it == locks_.end() || it->second.holder != rank)
-    throw std::logic_error("node " + std::to_string(rank) + " releases lock '" + name + "', which it does not hold");
-  Lock& l = it->second;
-  if (!writes.runs.empty()) l.log = ckpt::overlay(l.log, writes);
-  l.released_at[rank] = writes.timestamp;
+int LockService::next_holder(Lock& l) {
   l.holder = -1;
+  l.leased = l.revoking = false;
   auto next = l.waiting.begin();
   if (l.holder_ticket >= 0) {  // ordered: the next ticket, when it has asked
     l.next_ticket = l.holder_ticket + 1;
@@ -58,7 +67,29 @@ int LockService::release(const std::string& name, int rank, const ckpt::Checkpoi
   l.holder = next->rank;
   l.holder_ticket = next->ticket;
   l.waiting.erase(next);
+  // Not a lease when others wait: its holder would keep it at its exit, and nobody would
+  // ask it back (a revoke goes out when a request finds a lease, not for those in line).
+  l.leased = next->lease && l.waiting.empty();
   return l.holder;
+}
+
+int LockService::give_back(const std::string& name, int rank) {
+  auto it = locks_.find(name);
+  if (it == locks_.end() || it->second.holder != rank || !it->second.leased)
+    throw std::logic_error("node " + std::to_string(rank) + " gives back lock '" + name +
+                           "', which it does not hold as a lease");
+  return next_holder(it->second);
+}
+
+int LockService::release(const std::string& name, int rank, const ckpt::Checkpoint& writes, bool keep) {
+  auto it = locks_.find(name);
+  if (it == locks_.end() || it->second.holder != rank)
+    throw std::logic_error("node " + std::to_string(rank) + " releases lock '" + name + "', which it does not hold");
+  Lock& l = it->second;
+  if (!writes.runs.empty()) l.log = ckpt::overlay(l.log, writes);
+  l.released_at[rank] = writes.timestamp;
+  if (keep && l.leased) return -1;  // asked back meanwhile: its give_back or release follows
+  return next_holder(l);
 }
 
 ckpt::Checkpoint LockService::grant(const std::string& name, int rank) {
@@ -80,6 +111,11 @@ ckpt::Checkpoint LockService::grant(const std::string& name, int rank) {
 bool LockService::held_by(const std::string& name, int rank) const {
   auto it = locks_.find(name);
   return it != locks_.end() && it->second.holder == rank;
+}
+
+bool LockService::leased_by(const std::string& name, int rank) const {
+  auto it = locks_.find(name);
+  return it != locks_.end() && it->second.holder == rank && it->second.leased;
 }
 
 }  // namespace cape::net

@@ -16,6 +16,15 @@
 //   if (s.request("sum", 2, region)) grant = s.grant("sum", 2);   // else: in line
 //   int next = s.release("sum", 2, writes);                        // next holder, or -1
 //   if (next >= 0) grant_to(next, s.grant("sum", next));
+//
+// Leases (docs/critical.md, "Lock leases"): a slave may ask for a lease. Its grant is then
+// kept after its exits (`release(..., keep = true)` files the body's writes, the node stays
+// the holder and re-enters without asking), until another node asks: request() then says
+// which holder to ask back (once per lease), and the lock moves on when that holder gives it
+// back (give_back(), outside a body) or releases it (at its body's exit). Re-entries under
+// one lease share its stamp: nobody else held the lock between them, so they are one run of
+// the serial order. A new region ends every lease (the older region's writes reached every
+// node at its end, and no node is inside a body then).
 #pragma once
 
 #include <cstdint>
@@ -42,17 +51,28 @@ class LockService {
   // `wait` false (omp_test_lock): a busy lock leaves `rank` out of the line, and false says so.
   // `ticket` >= 0 (`ordered`): the lock goes to tickets 0, 1, 2, ... of the region in that
   // order, whoever asks first (the logical iteration numbers of an ordered loop).
-  bool request(const std::string& name, int rank, uint64_t region, bool wait = true, int64_t ticket = -1);
+  // `lease` (never with a ticket): the grant is a lease (above). `revoke`, when given, is set
+  // to the lease holder to ask for the lock back (the caller sends the frame), else -1.
+  bool request(const std::string& name, int rank, uint64_t region, bool wait = true, int64_t ticket = -1,
+               bool lease = false, int* revoke = nullptr);
   // The holder leaves `name` with the writes it made holding it (runs stamped by the node;
   // the header's timestamp is the stamp of its acquisition). Returns the rank that holds the
   // lock now, or -1. Throws std::logic_error when `rank` does not hold it.
-  int release(const std::string& name, int rank, const ckpt::Checkpoint& writes);
+  // `keep` (a lease's holder leaving its body while nobody asked it back): files the writes,
+  // the holder keeps the lock; returns -1.
+  int release(const std::string& name, int rank, const ckpt::Checkpoint& writes, bool keep = false);
+  // A lease's holder, asked back outside a body, gives the lock back (its writes came with
+  // its last release, earlier on the same connection). Returns the rank that holds it now, or
+  // -1. Throws std::logic_error when `rank` does not hold it as a lease.
+  int give_back(const std::string& name, int rank);
   // For the rank that holds `name` now, once per acquisition: the grant. Its header
   // timestamp is the acquisition's stamp (1, 2, ... in the region); its runs are the writes
   // other holders made under the lock since `rank` last released it. Throws
   // std::logic_error when the region has run out of stamps.
   ckpt::Checkpoint grant(const std::string& name, int rank);
   bool held_by(const std::string& name, int rank) const;
+  // The holder holds it as a lease (its grant says so: only when nobody else waits for it).
+  bool leased_by(const std::string& name, int rank) const;
   uint64_t region() const { return region_; }
   uint64_t acquisitions() const { return stamp_; }  // in this region
 
@@ -60,16 +80,20 @@ class LockService {
   struct Waiter {
     int rank;
     int64_t ticket;
+    bool lease;
   };
   struct Lock {
     int holder = -1;
     int64_t holder_ticket = -1;
     int64_t next_ticket = 0;              // ordered: the ticket that may hold it next
+    bool leased = false;                  // the holder keeps it after its exits
+    bool revoking = false;                // the holder was asked to give it back
     std::deque<Waiter> waiting;
     ckpt::Checkpoint log;                 // the holders' writes, overlaid in grant order
     std::map<int, uint64_t> released_at;  // rank -> its last release's stamp (run timestamp)
   };
   void new_region(uint64_t region);
+  int next_holder(Lock& l);  // the lock is free: who holds it now, or -1
   std::map<std::string, Lock> locks_;
   uint64_t region_ = 0;
   uint64_t stamp_ = 0;  // acquisitions in region_ so far

@@ -69,6 +69,10 @@ Node::~Node() {
   {
     std::lock_guard lk(mu_);
     stopping_ = true;
+    if (lease_grants_)
+      CAPE_LOG_AT(info, "calls") << "rank " << opt_.rank << ": " << lease_grants_ << " lock leases granted, "
+                                 << lease_entries_ << " entries under a lease without asking, " << lease_revokes_
+                                 << " asked back";
   }
   cv_.notify_all();
   heartbeat_cv_.notify_all();
@@ -329,6 +333,7 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
   if (opt_.rank != 0 && node != 0)
     throw UserError("send to node " + std::to_string(node) +
                     ": slaves talk only to the master (star topology)");
+  if (opt_.rank != 0) return_leases();  // docs/critical.md, "Lock leases"
   Peer& p = *peers_[node];
   {
     std::unique_lock lk(mu_);

@@ -69,6 +69,10 @@ struct NodeOptions {
                                                     // also bounds each whole handshake
   std::chrono::milliseconds connect_timeout{30000}; // for every slave to join
   uint64_t max_payload = kDefaultMaxPayload;
+  // Slave: ask for lock leases (docs/critical.md, "Lock leases"): a lock nobody else asked
+  // for stays with the node after its exit, and re-entering it needs no round trip.
+  // CAPE_LOCK_LEASE=0 in the environment turns them off (cli/node_command.cpp).
+  bool lock_lease = true;
   // Runs once, on a network thread, when the job fails. `report` is true on exactly one
   // node per failure (the master, or slave 1 when the master is gone): print it there.
   std::function<void(const std::string& message, bool report)> on_failure;
@@ -226,6 +230,9 @@ class Node {
   void on_lock_frame(Peer& p, Frame& f);
   void send_lock_frame(Peer& p, FrameType type, const std::string& head, const ckpt::Checkpoint& ck);
   void grant_to(int rank, const std::string& name);  // mu_ not held; the service says rank holds it
+  void revoke(int rank, const std::string& name);    // mu_ not held: asks a lease's holder for it back
+  void give_back(const std::string& name);           // slave: the lease goes back (lock_return)
+  void return_leases();                              // slave: every lease goes back (before a part)
   // The page frames (node_pages.cpp): the master's answer to a request, a slave's reply.
   void on_page_frame(Peer& p, Frame& f);
   void send_page_frame(Peer& to, FrameType type, const std::vector<uint8_t>& payload);
@@ -249,6 +256,18 @@ class Node {
   Mailboxes mail_;  // guarded by mu_
   std::map<uint64_t, std::vector<std::pair<int, std::vector<uint8_t>>>> states_;  // guarded by mu_
   LockService locks_;  // master; guarded by mu_
+  // Slave: the leases it holds (node_locks.cpp), by lock name; guarded by mu_. A lease is
+  // recorded by the reader when its grant arrives (a revoke may follow right behind it).
+  struct Lease {
+    uint64_t region = 0;
+    uint64_t stamp = 0;    // the grant's stamp, reused by every re-entry
+    bool inside = true;    // the program is in a body under it
+    bool revoked = false;  // asked back while inside: the exit releases it
+    bool returning = false;  // asked back outside: the reader is sending the lock_return
+  };
+  std::map<std::string, Lease> leases_;
+  std::map<std::string, bool> lease_asked_;  // requests for a lease in flight -> asked back already
+  uint64_t lease_entries_ = 0, lease_grants_ = 0, lease_revokes_ = 0;  // for the log at the end
   // --sync=lazy: the pages this node publishes, by address (4096 bytes each, the last two
   // versions).
   struct PageCopies {

@@ -3,6 +3,7 @@
 // program's in-process; a slave asks with a frame and waits for its grant in the mailboxes,
 // under the name "lock:NAME" (checkpoint names of translated code never hold a ':').
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 
 #include "ckpt/format.h"
@@ -15,6 +16,8 @@ namespace cape::net {
 
 namespace {
 std::string grant_mailbox(const std::string& name) { return "lock:" + name; }
+// A grant that is a lease says so in its head (the reader files it as grant_mailbox's).
+std::string lease_head(const std::string& name) { return "lease:" + name; }
 // omp_test_lock's answer when the lock is busy: no stamp.
 ckpt::Checkpoint busy(const std::string& name) {
   ckpt::Checkpoint c;
@@ -48,11 +51,13 @@ void Node::grant_to(int rank, const std::string& name) {
     return;
   }
   ckpt::Checkpoint g;
+  bool lease = false;
   std::string error;
   {
     std::lock_guard lk(mu_);
     try {
       g = locks_.grant(name, rank);
+      lease = locks_.leased_by(name, rank);
     } catch (const std::logic_error& e) {
       error = e.what();
     }
@@ -61,28 +66,91 @@ void Node::grant_to(int rank, const std::string& name) {
     fail(error, true);
     throw_failure();
   }
-  CAPE_LOG_AT(debug, "locks") << "grant '" << name << "' to node " << rank << ": stamp " << g.timestamp << ", "
+  CAPE_LOG_AT(debug, "locks") << (lease ? "lease '" : "grant '") << name << "' to node " << rank << ": stamp " << g.timestamp << ", "
                               << g.runs.size() << " runs";
-  send_lock_frame(*peers_[rank], FrameType::lock_grant, grant_mailbox(name), g);
+  send_lock_frame(*peers_[rank], FrameType::lock_grant, lease ? lease_head(name) : grant_mailbox(name), g);
 }
 
 ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bool wait, int64_t ticket,
                                     const std::function<void()>& meanwhile) {
   if (opt_.rank != 0) {
+    // A lease this node holds (docs/critical.md, "Lock leases"): nobody asked for the lock
+    // since this node's last exit, and nobody wrote under it: re-entered with its stamp, no frame.
+    const bool lease = opt_.lock_lease && ticket < 0;
+    std::optional<ckpt::Checkpoint> leased;
+    if (lease) {
+      std::unique_lock lk(mu_);
+      // A lease the reader is giving back: its lock_return must reach the master before
+      // this node's next request (else the master sees a holder asking for its own lock).
+      cv_.wait(lk, [&] {
+        auto r = leases_.find(name);
+        return r == leases_.end() || !r->second.returning || failure_;
+      });
+      if (failure_) throw UserError(*failure_, failure_exit_code_);
+      auto it = leases_.find(name);
+      if (it != leases_.end() && it->second.region != region) {  // ended with its region
+        leases_.erase(it);
+        it = leases_.end();
+      }
+      if (it != leases_.end()) {
+        if (it->second.inside || it->second.revoked)
+          throw UserError("lock '" + name + "' entered again while this node is inside it (node-side lease state)");
+        it->second.inside = true;  // a revoke from now on waits for the exit
+        lease_entries_++;
+        leased.emplace();
+        leased->name = name;
+        leased->timestamp = it->second.stamp;
+      } else {
+        lease_asked_[name] = false;
+      }
+    }
+    if (leased) {
+      if (meanwhile) meanwhile();
+      return std::move(*leased);
+    }
     PayloadWriter w;
     w.str(name);
     w.u64(region);
-    w.u8(wait ? 0 : 1);
+    w.u8(static_cast<uint8_t>((wait ? 0 : 1) | (lease ? 2 : 0)));
     w.u64(static_cast<uint64_t>(ticket));
     ask_master(FrameType::lock_request, w.buffer(), "lock '" + name + "'");
     if (meanwhile) meanwhile();
-    return receive(grant_mailbox(name));
+    ckpt::Checkpoint g = receive(grant_mailbox(name));
+    if (lease) {
+      std::unique_lock lk(mu_);
+      // A lease the reader is giving back: its lock_return must reach the master before
+      // this node's next request (else the master sees a holder asking for its own lock).
+      cv_.wait(lk, [&] {
+        auto r = leases_.find(name);
+        return r == leases_.end() || !r->second.returning || failure_;
+      });
+      if (failure_) throw UserError(*failure_, failure_exit_code_);
+      auto it = leases_.find(name);  // recorded by the reader with the grant
+      if (it != leases_.end()) {
+        if (g.timestamp == 0) {
+          leases_.erase(it);  // omp_test_lock: busy, nothing held
+        } else {
+          it->second.region = region;
+          it->second.stamp = g.timestamp;
+          lease_grants_++;
+        }
+      }
+    }
+    return g;
   }
   if (meanwhile) meanwhile();
   std::unique_lock lk(mu_);
   if (failure_) throw UserError(*failure_, failure_exit_code_);
+  int holder = -1;
   try {
-    if (!locks_.request(name, 0, region, wait, ticket) && !wait) return busy(name);
+    if (!locks_.request(name, 0, region, wait, ticket, false, &holder)) {
+      if (holder > 0) {
+        lk.unlock();
+        revoke(holder, name);
+        lk.lock();
+      }
+      if (!wait) return busy(name);
+    }
   } catch (const std::logic_error& e) {
     throw UserError(e.what());
   }
@@ -100,26 +168,101 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
   }
 }
 
+void Node::revoke(int rank, const std::string& name) {
+  CAPE_LOG_AT(debug, "locks") << "ask node " << rank << " to give back its lease of '" << util::printable(name) << "'";
+  PayloadWriter w;
+  w.str(name);
+  IoResult r = peers_[rank]->send(FrameType::lock_revoke, {std::array<iovec, 1>{iov_of(w.buffer().data(), w.buffer().size())}},
+                                  opt_.timeout);
+  if (r.ok()) return;
+  std::string msg;
+  {
+    std::lock_guard lk(mu_);
+    msg = "sending a lock_revoke frame to " + peers_[rank]->who() + ": " + r.describe();
+  }
+  fail(msg, true);
+}
+
+// The reader thread (asked back while outside a body) or the monitor thread (after its
+// exit's lock_keep): Peer::send sends the frames waiting in later() first, so the master has
+// the last body's writes before it passes the lock on.
+void Node::give_back(const std::string& name) {
+  PayloadWriter w;
+  w.str(name);
+  ask_master(FrameType::lock_return, w.buffer(), "lock '" + name + "' (giving its lease back)");
+}
+
+// A slave's window ends (its part goes to the master next): every lease goes back first, on
+// the same connection, so that the master has them before the part. The leases end with the
+// window anyway (LockService::new_region), but this node may end its program right after
+// and stop answering revokes, while another node still in the window waits for one.
+void Node::return_leases() {
+  std::vector<std::string> back;
+  {
+    std::unique_lock lk(mu_);
+    cv_.wait(lk, [&] {  // a return the reader is sending goes first
+      for (auto& [name, l] : leases_)
+        if (l.returning && !failure_) return false;
+      return true;
+    });
+    for (auto it = leases_.begin(); it != leases_.end();)
+      if (!it->second.inside) {
+        back.push_back(it->first);
+        it = leases_.erase(it);
+      } else {
+        ++it;
+      }
+  }
+  for (const std::string& name : back) give_back(name);
+}
+
 void Node::lock_release(const std::string& name, const ckpt::Checkpoint& writes) {
   if (opt_.rank != 0) {
+    // Under a lease nobody asked back, the writes go as lock_keep and the node keeps the
+    // lock. They are on their way (queued or sent) before the lease is marked idle: a
+    // give_back() from the reader thread must follow them, never pass them.
+    bool keep = false;
+    {
+      std::lock_guard lk(mu_);
+      auto it = leases_.find(name);
+      if (it != leases_.end()) {
+        keep = !it->second.revoked;
+        if (!keep) leases_.erase(it);
+      }
+    }
+    FrameType type = keep ? FrameType::lock_keep : FrameType::lock_release;
     // A small release goes out from the heartbeat thread, while the program runs on: its
     // send (the loopback delivery, ~17 us) left the critical path. The connection keeps the
     // order: every later frame to the master (the next request, the region's part) sends
     // the waiting ones first (Peer::later).
-    if (writes.memory_bytes() > kReleaseLaterBytes)
-      return send_lock_frame(*peers_[0], FrameType::lock_release, name, writes);
-    PayloadWriter w;
-    w.str(name);
-    ckpt::SerializedParts body = ckpt::serialize_parts(writes, {.checksum = false});
-    w.bytes(body.prefix);
-    w.bytes(body.data);
-    w.bytes(body.suffix);
-    peers_[0]->later(FrameType::lock_release, std::move(w.buffer()));
+    if (writes.memory_bytes() > kReleaseLaterBytes) {
+      send_lock_frame(*peers_[0], type, name, writes);
+    } else {
+      PayloadWriter w;
+      w.str(name);
+      ckpt::SerializedParts body = ckpt::serialize_parts(writes, {.checksum = false});
+      w.bytes(body.prefix);
+      w.bytes(body.data);
+      w.bytes(body.suffix);
+      peers_[0]->later(type, std::move(w.buffer()));
+      {
+        std::lock_guard lk(mu_);
+        flush_soon_ = true;
+      }
+      heartbeat_cv_.notify_one();
+    }
+    if (!keep) return;
+    bool back = false;
     {
       std::lock_guard lk(mu_);
-      flush_soon_ = true;
+      auto it = leases_.find(name);
+      if (it != leases_.end()) {
+        it->second.inside = false;
+        back = it->second.revoked;  // asked back since the check above
+        if (back) leases_.erase(it);
+      }
     }
-    heartbeat_cv_.notify_one();
+    if (back) give_back(name);
     return;
   }
   int next = -1;
@@ -138,9 +281,11 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
   PayloadReader in(f.payload);
   std::string name = in.str(ckpt::kMaxNameLength);
   bool from_master = p.rank == 0;
-  bool wrong_way = (f.type == FrameType::lock_grant) != from_master;
+  bool to_slave = f.type == FrameType::lock_grant || f.type == FrameType::lock_revoke;
+  bool wrong_way = to_slave != from_master;
   uint64_t region = f.type == FrameType::lock_request ? in.u64() : 0;
-  bool wait = f.type == FrameType::lock_request ? in.u8() == 0 : true;
+  uint8_t flags = f.type == FrameType::lock_request ? in.u8() : 0;
+  bool wait = (flags & 1) == 0, lease = (flags & 2) != 0;
   int64_t ticket = f.type == FrameType::lock_request ? static_cast<int64_t>(in.u64()) : -1;
   if (in.failed() || wrong_way) {
     std::string msg;
@@ -157,29 +302,89 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
       case FrameType::lock_grant: {
         {
           std::lock_guard lk(mu_);
-          mail_.put(name, Mail{p.rank, std::move(f.payload), offset});
+          const bool lease = name.starts_with("lease:");
+          std::string lock = name.substr(name.find(':') + 1);
+          auto asked = lease_asked_.find(lock);
+          if (asked != lease_asked_.end()) {
+            if (lease) leases_[lock] = Lease{.revoked = asked->second};  // inside; the monitor fills in the rest
+            lease_asked_.erase(asked);
+          }
+          mail_.put(grant_mailbox(lock), Mail{p.rank, std::move(f.payload), offset});
         }
         cv_.notify_all();
         return;
       }
-      case FrameType::lock_request: {
-        bool now;
+      case FrameType::lock_revoke: {
+        bool back = true;
         {
           std::lock_guard lk(mu_);
-          now = locks_.request(name, p.rank, region, wait, ticket);
+          lease_revokes_++;
+          auto it = leases_.find(name);
+          auto asked = lease_asked_.find(name);
+          if (it != leases_.end() && it->second.inside) {
+            it->second.revoked = true;  // its exit releases it
+            back = false;
+          } else if (it != leases_.end()) {
+            it->second.returning = true;  // erased once the lock_return is sent
+          } else if (asked != lease_asked_.end()) {
+            // The grant is still on its way: the master sent it and this revoke from two
+            // reader threads (the grant from the holder's, the revoke from the asker's), so
+            // the revoke may come first. The lease is recorded as asked back: its exit releases it.
+            asked->second = true;
+            back = false;
+          } else {
+            back = false;  // given back already (return_leases, before the region's part)
+          }
+        }
+        CAPE_LOG_AT(debug, "locks") << "the master asks for '" << util::printable(name) << "' back"
+                                    << (back ? ": given back" : ": at the body's exit");
+        if (back) {
+          struct Returned {  // the lease is gone once the return is on its way (or failed)
+            Node& n;
+            const std::string& name;
+            ~Returned() {
+              {
+                std::lock_guard lk(n.mu_);
+                auto it = n.leases_.find(name);
+                if (it != n.leases_.end() && it->second.returning) n.leases_.erase(it);
+              }
+              n.cv_.notify_all();
+            }
+          } returned{*this, name};
+          give_back(name);
+        }
+        return;
+      }
+      case FrameType::lock_request: {
+        bool now;
+        int holder = -1;
+        {
+          std::lock_guard lk(mu_);
+          now = locks_.request(name, p.rank, region, wait, ticket, lease, &holder);
         }
         CAPE_LOG_AT(debug, "locks") << "node " << p.rank << " asks for '" << util::printable(name) << "'"
                                     << (now ? "" : wait ? ": in line" : ": busy");
+        if (holder > 0) revoke(holder, name);
         if (now) grant_to(p.rank, name);
         if (!now && !wait) send_lock_frame(p, FrameType::lock_grant, grant_mailbox(name), busy(name));
         return;
       }
-      case FrameType::lock_release: {
+      case FrameType::lock_release:
+      case FrameType::lock_keep: {
         ckpt::Checkpoint writes = open_mail(Mail{p.rank, std::move(f.payload), offset}, name);
         int next;
         {
           std::lock_guard lk(mu_);
-          next = locks_.release(name, p.rank, writes);
+          next = locks_.release(name, p.rank, writes, f.type == FrameType::lock_keep);
+        }
+        if (next >= 0) grant_to(next, name);
+        return;
+      }
+      case FrameType::lock_return: {
+        int next;
+        {
+          std::lock_guard lk(mu_);
+          next = locks_.give_back(name, p.rank);
         }
         if (next >= 0) grant_to(next, name);
         return;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Critical sections across nodes (docs/critical.md): the cost of one entry on 3 local nodes,
-# uncontended (the master's local path; a slave's round trip to the master's lock service)
-# and contended (every node entering at once), beside an MPI send/receive round trip between
-# two of 3 ranks in the same run: over shared memory (Open MPI's default here) and over TCP
+# uncontended (the master's local path; a slave's entries: with lock leases, the first asks
+# the master's lock service and the others re-enter the lease; the first entry alone, and
+# one that takes the lock from another slave's lease, have their own lines) and contended
+# (every node entering at once), beside an MPI send/receive round trip between two of 3
+# ranks in the same run: over shared memory (Open MPI's default here) and over TCP
 # on loopback (cape's transport). Medians of interleaved runs; ratios within one run, never
 # absolute figures (the machine is shared and noisy). bench/critical/.
 #
@@ -43,15 +45,20 @@ for ((i = 1; i <= runs; i++)); do
   field cape.err uncontended-master >>u0
   field cape.err uncontended-slave >>u1
   field cape.err contended >>c
+  field cape.err first-slave >>f1
+  field cape.err taken-slave >>t1
 done
 shm=$(median <rt.shm) tcp=$(median <rt.tcp) u0=$(median <u0) u1=$(median <u1) c=$(median <c)
+f1=$(median <f1) t1=$(median <t1)
 echo "critical entry on $nodes local nodes, $entries entries, medians of $runs interleaved runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-awk -v shm="$shm" -v tcp="$tcp" -v u0="$u0" -v u1="$u1" -v c="$c" 'BEGIN {
+awk -v shm="$shm" -v tcp="$tcp" -v u0="$u0" -v u1="$u1" -v c="$c" -v f1="$f1" -v t1="$t1" 'BEGIN {
   printf "%-44s %10s %14s %14s\n", "", "us", "x MPI rt shm", "x MPI rt tcp"
   printf "%-44s %10.1f %14s %14s\n", "MPI send/receive round trip, shared memory", shm, "1.0", ""
   printf "%-44s %10.1f %14s %14s\n", "MPI send/receive round trip, TCP loopback", tcp, "", "1.0"
   printf "%-44s %10.1f %14.1f %14.1f\n", "critical entry, uncontended, master (local)", u0, u0 / shm, u0 / tcp
   printf "%-44s %10.1f %14.1f %14.1f\n", "critical entry, uncontended, slave", u1, u1 / shm, u1 / tcp
+  printf "%-44s %10.1f %14.1f %14.1f\n", "  slave's first entry of a region (lock free)", f1, f1 / shm, f1 / tcp
+  printf "%-44s %10.1f %14.1f %14.1f\n", "  slave's entry, another slave's lease held", t1, t1 / shm, t1 / tcp
   printf "%-44s %10.1f %14.1f %14.1f\n", "critical entry, contended (" '"$nodes"' " nodes at once)", c, c / shm, c / tcp
 }'
 exit $status

@@ -1,14 +1,20 @@
 /* Benchmark (scripts/bench-critical.sh): the cost of entering a critical section, per entry.
- *   critical N   ->  stderr "bench: uncontended-master U0 uncontended-slave U1 contended C" (us)
+ *   critical N   ->  stderr "bench: uncontended-master U0 uncontended-slave U1 contended C
+ *                    first-slave F taken-slave T" (us)
  * Uncontended: one thread enters N times while the others wait at the region's end (the
- * master's local path, then slave 1's round trips to the master); contended: every thread
- * enters N times at once (the mean time between one thread's entries). Each thread times its
- * own loop with omp_get_wtime and writes its figure to a shared variable only it writes. */
+ * master's local path, then slave 1's: with lock leases, its first entry asks the master and
+ * the others re-enter the lease); contended: every thread enters N times at once (the mean
+ * time between one thread's entries). First: slave 1's first entry of a region, the lock
+ * free (one per region, 20 regions: a lease's acquisition). Taken: the same while slave 2
+ * keeps the lease (it entered once, 2 ms before): the lease is asked back from it. Each
+ * thread times its own entries with omp_get_wtime and writes its figure to a shared
+ * variable only it writes. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
-double t_master, t_slave, t_contended[64];
+double t_master, t_slave, t_contended[64], t_first, t_taken;
 long total;
 
 int main(int argc, char **argv) {
@@ -38,12 +44,31 @@ int main(int argc, char **argv) {
     }
     if (t < 64) t_contended[t] = (omp_get_wtime() - t0) / n;
   }
+  enum { kRegions = 20 };
+  for (int r = 0; r < 2 * kRegions; r++) {
+#pragma omp parallel
+    {
+      int t = omp_get_thread_num();
+      if (r % 2 && t == 2) {
+#pragma omp critical
+        total++;
+      }
+      if (t == 1) {
+        if (r % 2) usleep(2000);  // slave 2 holds the lease by then
+        double t0 = omp_get_wtime();
+#pragma omp critical
+        total++;
+        if (r % 2) t_taken += omp_get_wtime() - t0;
+        else t_first += omp_get_wtime() - t0;
+      }
+    }
+  }
   int threads = omp_get_max_threads();
   double worst = 0;
   for (int t = 0; t < threads && t < 64; t++)
     if (t_contended[t] > worst) worst = t_contended[t];
   printf("total %ld\n", total);
-  fprintf(stderr, "bench: uncontended-master %.2f uncontended-slave %.2f contended %.2f\n", t_master * 1e6,
-          t_slave * 1e6, worst * 1e6);
+  fprintf(stderr, "bench: uncontended-master %.2f uncontended-slave %.2f contended %.2f first-slave %.2f taken-slave %.2f\n",
+          t_master * 1e6, t_slave * 1e6, worst * 1e6, t_first / kRegions * 1e6, t_taken / kRegions * 1e6);
   return 0;
 }

@@ -184,6 +184,7 @@ TEST(Node, LockReleaseGoesOutAtOnceAndBeforeTheNextRequest) {
     NodeOptions so = options(1, 2, master.port(), s);
     so.heartbeat = 30s;
     so.timeout = 60s;
+    so.lock_lease = false;  // every entry asks (the lease's re-entry sends nothing)
     Node node(so);
     node.start();
     ckpt::Checkpoint g = node.lock_acquire("L", 1);
@@ -209,6 +210,66 @@ TEST(Node, LockReleaseGoesOutAtOnceAndBeforeTheNextRequest) {
   EXPECT_LT(Clock::now() - t0, 20s);  // not the heartbeat's 30 s
   EXPECT_EQ(g.timestamp, 3u);
   EXPECT_EQ(word_at(g, 0x5000), 8u);
+  master.lock_release("L", ckpt::Checkpoint{});
+  master.broadcast(make_ck("final", 0x6000, 1));
+  slave.get();
+  master.program_exited(0);
+  EXPECT_FALSE(master.failure());
+}
+
+// Lock leases (docs/critical.md): a slave re-enters a lock nobody asked for without a frame,
+// with its lease's stamp; the master asking for it gets it back with the lease's last writes,
+// at once when the slave is outside its body, at the body's exit when inside.
+TEST(Node, ALeaseIsKeptUntilAskedBackWithItsWrites) {
+  Secret s = Secret::generate();
+  NodeOptions mo = options(0, 2, 0, s);
+  mo.heartbeat = 30s;
+  mo.timeout = 60s;
+  Node master(mo);
+  std::promise<void> idle, inside, asked;
+  auto slave = std::async(std::launch::async, [&] {
+    NodeOptions so = options(1, 2, master.port(), s);
+    so.heartbeat = 30s;
+    so.timeout = 60s;
+    Node node(so);
+    node.start();
+    ckpt::Checkpoint g = node.lock_acquire("L", 1);
+    EXPECT_EQ(g.timestamp, 1u);
+    ckpt::Checkpoint w1 = make_ck("L", 0x5000, 7, 1);
+    w1.timestamp = 1;
+    node.lock_release("L", w1);
+    ckpt::Checkpoint again = node.lock_acquire("L", 1);  // the lease: same stamp, nothing to carry
+    EXPECT_EQ(again.timestamp, 1u);
+    EXPECT_TRUE(again.runs.empty());
+    ckpt::Checkpoint w2 = make_ck("L", 0x5000, 8, 1);
+    w2.timestamp = 1;
+    node.lock_release("L", w2);
+    idle.set_value();  // the master takes it back while this node is outside
+    asked.get_future().wait();
+    ckpt::Checkpoint third = node.lock_acquire("L", 1);  // asks again: the master had it
+    EXPECT_EQ(third.timestamp, 3u);
+    EXPECT_EQ(word_at(third, 0x5000), 9u);
+    inside.set_value();  // the master asks while this node is inside
+    std::this_thread::sleep_for(200ms);
+    ckpt::Checkpoint w3 = make_ck("L", 0x5000, 10, 3);
+    w3.timestamp = 3;
+    node.lock_release("L", w3);
+    ckpt::Checkpoint fin = node.receive("final");
+    node.program_exited(0);
+  });
+  master.start();
+  idle.get_future().wait();
+  auto t0 = Clock::now();
+  ckpt::Checkpoint g = master.lock_acquire("L", 1);
+  EXPECT_LT(Clock::now() - t0, 20s);  // given back at once, not at a heartbeat
+  EXPECT_EQ(g.timestamp, 2u);
+  EXPECT_EQ(word_at(g, 0x5000), 8u);  // the lease's last write
+  master.lock_release("L", make_ck("L", 0x5000, 9, 2));
+  asked.set_value();
+  inside.get_future().wait();
+  ckpt::Checkpoint g2 = master.lock_acquire("L", 1);  // waits for the slave's exit
+  EXPECT_EQ(g2.timestamp, 4u);
+  EXPECT_EQ(word_at(g2, 0x5000), 10u);
   master.lock_release("L", ckpt::Checkpoint{});
   master.broadcast(make_ck("final", 0x6000, 1));
   slave.get();
