@@ -158,6 +158,8 @@ class UffdTracker final : public DirtyTracker {
     size_t touched = 0;  // bytes of buf, from its start, that may hold data (the rest reads as 0)
     bool registered = false;  // (the old way) for stop()
     uint8_t* at(uint64_t a) const { return buf.data() + off + (a - start); }
+    // The copy now holds data up to `a` (zeroing later must not skip it as fresh memory).
+    void note_touched(uint64_t a) { touched = std::max<size_t>(touched, off + (a - start)); }
   };
   struct Spare {  // a buffer no segment uses
     PageBuffer buf;

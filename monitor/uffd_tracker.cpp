@@ -577,6 +577,7 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
         visit(p.start + off, {orig, kPageSize}, {data + off, kPageSize});
         std::memcpy(orig, data + off, kPageSize);
       }
+      p.g->note_touched(p.start + p.len);
       data += p.len;
     }
   };
@@ -752,6 +753,7 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
           visit(s + off, {orig, kPageSize}, {cur.data() + off, kPageSize});
           std::memcpy(orig, cur.data() + off, kPageSize);
         }
+        if (got) g.note_touched(s + got);
         s += got < len ? got + kPageSize : len;  // past a page unmapped meanwhile
       }
     }
