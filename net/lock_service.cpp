@@ -73,22 +73,13 @@ int LockService::next_holder(Lock& l) {
   return l.holder;
 }
 
-int LockService::give_back(const std::string& name, int rank) {
-  auto it = locks_.find(name);
-  if (it == locks_.end() || it->second.holder != rank || !it->second.leased)
-    throw std::logic_error("node " + std::to_string(rank) + " gives back lock '" + name +
-                           "', which it does not hold as a lease");
-  return next_holder(it->second);
-}
-
-int LockService::release(const std::string& name, int rank, const ckpt::Checkpoint& writes, bool keep) {
+int LockService::release(const std::string& name, int rank, const ckpt::Checkpoint& writes) {
   auto it = locks_.find(name);
   if (it == locks_.end() || it->second.holder != rank)
     throw std::logic_error("node " + std::to_string(rank) + " releases lock '" + name + "', which it does not hold");
   Lock& l = it->second;
   if (!writes.runs.empty()) l.log = ckpt::overlay(l.log, writes);
   l.released_at[rank] = writes.timestamp;
-  if (keep && l.leased) return -1;  // asked back meanwhile: its give_back or release follows
   return next_holder(l);
 }
 
