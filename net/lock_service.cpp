@@ -16,6 +16,7 @@ void LockService::new_region(uint64_t region) {
       l.leased = l.revoking = false;
     }
     l.log = ckpt::Checkpoint{};
+    l.revokes = 0;
     l.released_at.clear();
     l.next_ticket = 0;
   }
@@ -40,7 +41,7 @@ bool LockService::request(const std::string& name, int rank, uint64_t region, bo
   if (l.holder < 0 && (ticket < 0 || ticket == l.next_ticket)) {
     l.holder = rank;
     l.holder_ticket = ticket;
-    l.leased = lease && ticket < 0;
+    l.leased = lease && ticket < 0 && l.revokes < kLeaseRevokes;
     l.revoking = false;
     return true;
   }
@@ -49,6 +50,7 @@ bool LockService::request(const std::string& name, int rank, uint64_t region, bo
   // would never get a lock its last holder keeps).
   if (l.leased && !l.revoking) {
     l.revoking = true;
+    l.revokes++;
     if (revoke) *revoke = l.holder;
   }
   return false;
@@ -69,7 +71,7 @@ int LockService::next_holder(Lock& l) {
   l.waiting.erase(next);
   // Not a lease when others wait: its holder would keep it at its exit, and nobody would
   // ask it back (a revoke goes out when a request finds a lease, not for those in line).
-  l.leased = next->lease && l.waiting.empty();
+  l.leased = next->lease && l.waiting.empty() && l.revokes < kLeaseRevokes;
   return l.holder;
 }
 

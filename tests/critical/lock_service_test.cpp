@@ -170,6 +170,28 @@ TEST(LockService, TestLockAsksALeaseBack) {
   EXPECT_TRUE(s.request("lock@0x10", 2, 1, false, -1, true));
 }
 
+TEST(LockService, ALockAskedBackTwiceInARegionIsNoLongerLeased) {
+  LockService s;
+  for (int round = 0; round < LockService::kLeaseRevokes; round++) {
+    ASSERT_TRUE(s.request("c", 1, 1, true, -1, true));
+    s.grant("c", 1);
+    EXPECT_TRUE(s.leased_by("c", 1));
+    int revoke = -1;
+    EXPECT_FALSE(s.request("c", 2, 1, true, -1, true, &revoke));
+    EXPECT_EQ(revoke, 1);
+    EXPECT_EQ(s.release("c", 1, Checkpoint{}), 2);
+    s.grant("c", 2);
+    EXPECT_EQ(s.release("c", 2, Checkpoint{}), -1);
+  }
+  ASSERT_TRUE(s.request("c", 1, 1, true, -1, true));
+  s.grant("c", 1);
+  EXPECT_FALSE(s.leased_by("c", 1));  // contended: plain grants for the rest of the region
+  EXPECT_EQ(s.release("c", 1, Checkpoint{}), -1);
+  ASSERT_TRUE(s.request("c", 1, 2, true, -1, true));  // a new region: leases again
+  s.grant("c", 1);
+  EXPECT_TRUE(s.leased_by("c", 1));
+}
+
 TEST(LockService, OrderedTicketsAreNeverLeased) {
   LockService s;
   ASSERT_TRUE(s.request("ordered:1", 1, 1, true, 0, /*lease=*/true));
