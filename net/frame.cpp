@@ -165,8 +165,6 @@ const char* to_string(FrameType t) {
     case FrameType::page_request: return "page_request";
     case FrameType::page_data: return "page_data";
     case FrameType::lock_revoke: return "lock_revoke";
-    case FrameType::lock_keep: return "lock_keep";
-    case FrameType::lock_return: return "lock_return";
   }
   return "unknown";
 }
@@ -204,7 +202,7 @@ std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_paylo
   if (in[6] & ~(kFlagBroadcast | kFlagEncrypted)) return "unknown header flags " + std::to_string(in[6]);
   uint8_t t = in[5];
   if (t < static_cast<uint8_t>(FrameType::challenge) ||
-      t > static_cast<uint8_t>(FrameType::lock_return))
+      t > static_cast<uint8_t>(FrameType::lock_revoke))
     return "unknown frame type " + std::to_string(t);
   uint64_t len = get_u64(in + 8);
   if (len > max_payload)

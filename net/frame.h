@@ -88,8 +88,6 @@ enum class FrameType : uint8_t {
   page_data = 19,
   // Lock leases (docs/critical.md, "Lock leases"); lock_request's u8 bit 2 asks for one:
   lock_revoke = 20,  // master -> slave: lock name: give the leased lock back (now, or at the body's exit)
-  lock_keep = 21,    // slave -> master: as lock_release, but the node keeps its lease
-  lock_return = 22,  // slave -> master: lock name: the lease given back (writes came with the last keep)
 };
 const char* to_string(FrameType t);
 

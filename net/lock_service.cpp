@@ -16,6 +16,7 @@ void LockService::new_region(uint64_t region) {
       l.leased = l.revoking = false;
     }
     l.log = ckpt::Checkpoint{};
+    l.revokes = 0;
     l.released_at.clear();
     l.next_ticket = 0;
   }
@@ -40,7 +41,7 @@ bool LockService::request(const std::string& name, int rank, uint64_t region, bo
   if (l.holder < 0 && (ticket < 0 || ticket == l.next_ticket)) {
     l.holder = rank;
     l.holder_ticket = ticket;
-    l.leased = lease && ticket < 0;
+    l.leased = lease && ticket < 0 && l.revokes < kLeaseRevokes;
     l.revoking = false;
     return true;
   }
@@ -49,6 +50,7 @@ bool LockService::request(const std::string& name, int rank, uint64_t region, bo
   // would never get a lock its last holder keeps).
   if (l.leased && !l.revoking) {
     l.revoking = true;
+    l.revokes++;
     if (revoke) *revoke = l.holder;
   }
   return false;
@@ -69,26 +71,17 @@ int LockService::next_holder(Lock& l) {
   l.waiting.erase(next);
   // Not a lease when others wait: its holder would keep it at its exit, and nobody would
   // ask it back (a revoke goes out when a request finds a lease, not for those in line).
-  l.leased = next->lease && l.waiting.empty();
+  l.leased = next->lease && l.waiting.empty() && l.revokes < kLeaseRevokes;
   return l.holder;
 }
 
-int LockService::give_back(const std::string& name, int rank) {
-  auto it = locks_.find(name);
-  if (it == locks_.end() || it->second.holder != rank || !it->second.leased)
-    throw std::logic_error("node " + std::to_string(rank) + " gives back lock '" + name +
-                           "', which it does not hold as a lease");
-  return next_holder(it->second);
-}
-
-int LockService::release(const std::string& name, int rank, const ckpt::Checkpoint& writes, bool keep) {
+int LockService::release(const std::string& name, int rank, const ckpt::Checkpoint& writes) {
   auto it = locks_.find(name);
   if (it == locks_.end() || it->second.holder != rank)
     throw std::logic_error("node " + std::to_string(rank) + " releases lock '" + name + "', which it does not hold");
   Lock& l = it->second;
   if (!writes.runs.empty()) l.log = ckpt::overlay(l.log, writes);
   l.released_at[rank] = writes.timestamp;
-  if (keep && l.leased) return -1;  // asked back meanwhile: its give_back or release follows
   return next_holder(l);
 }
 

@@ -18,13 +18,13 @@
 //   if (next >= 0) grant_to(next, s.grant("sum", next));
 //
 // Leases (docs/critical.md, "Lock leases"): a slave may ask for a lease. Its grant is then
-// kept after its exits (`release(..., keep = true)` files the body's writes, the node stays
-// the holder and re-enters without asking), until another node asks: request() then says
-// which holder to ask back (once per lease), and the lock moves on when that holder gives it
-// back (give_back(), outside a body) or releases it (at its body's exit). Re-entries under
-// one lease share its stamp: nobody else held the lock between them, so they are one run of
-// the serial order. A new region ends every lease (the older region's writes reached every
-// node at its end, and no node is inside a body then).
+// kept by the node after its exits (no frame: the node keeps the bodies' writes) until
+// another node asks: request() then says which holder to ask back (once per lease), and the
+// lock moves on at that holder's release (sent at once when it is outside a body, at the
+// body's exit otherwise), which carries every write made under the lease. Re-entries under
+// one lease share its stamp: nobody else held the lock between them, so they are one run
+// of the serial order. A new region ends every lease (the nodes give them back before their
+// parts).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +42,10 @@ class LockService {
   // Stamps of one region go from 1 to this (the node keeps 20 bits of order: monitor's
   // kRegionShift); more acquisitions in one region fail the job with a message.
   static constexpr uint64_t kMaxStamp = (uint64_t{1} << 20) - 2;
+  // A lock asked back this many times in a region is contended: its later grants in the
+  // region are plain (a lease asked back outside its body costs the next holder one more
+  // exchange with the old one; contended entries got ~25% slower with leases throughout).
+  static constexpr int kLeaseRevokes = 2;
 
   // `rank` asks for `name` in region `region` (the asker's window number, the same on every
   // node). A newer region than the service has seen starts afresh: every node has merged
@@ -58,13 +62,7 @@ class LockService {
   // The holder leaves `name` with the writes it made holding it (runs stamped by the node;
   // the header's timestamp is the stamp of its acquisition). Returns the rank that holds the
   // lock now, or -1. Throws std::logic_error when `rank` does not hold it.
-  // `keep` (a lease's holder leaving its body while nobody asked it back): files the writes,
-  // the holder keeps the lock; returns -1.
-  int release(const std::string& name, int rank, const ckpt::Checkpoint& writes, bool keep = false);
-  // A lease's holder, asked back outside a body, gives the lock back (its writes came with
-  // its last release, earlier on the same connection). Returns the rank that holds it now, or
-  // -1. Throws std::logic_error when `rank` does not hold it as a lease.
-  int give_back(const std::string& name, int rank);
+  int release(const std::string& name, int rank, const ckpt::Checkpoint& writes);
   // For the rank that holds `name` now, once per acquisition: the grant. Its header
   // timestamp is the acquisition's stamp (1, 2, ... in the region); its runs are the writes
   // other holders made under the lock since `rank` last released it. Throws
@@ -88,6 +86,7 @@ class LockService {
     int64_t next_ticket = 0;              // ordered: the ticket that may hold it next
     bool leased = false;                  // the holder keeps it after its exits
     bool revoking = false;                // the holder was asked to give it back
+    int revokes = 0;                      // in this region: after kLeaseRevokes, no more leases
     std::deque<Waiter> waiting;
     ckpt::Checkpoint log;                 // the holders' writes, overlaid in grant order
     std::map<int, uint64_t> released_at;  // rank -> its last release's stamp (run timestamp)

@@ -231,7 +231,7 @@ class Node {
   void send_lock_frame(Peer& p, FrameType type, const std::string& head, const ckpt::Checkpoint& ck);
   void grant_to(int rank, const std::string& name);  // mu_ not held; the service says rank holds it
   void revoke(int rank, const std::string& name);    // mu_ not held: asks a lease's holder for it back
-  void give_back(const std::string& name);           // slave: the lease goes back (lock_return)
+  void give_back(const std::string& name, const ckpt::Checkpoint& writes);  // slave: a lease goes back
   void return_leases();                              // slave: every lease goes back (before a part)
   // The page frames (node_pages.cpp): the master's answer to a request, a slave's reply.
   void on_page_frame(Peer& p, Frame& f);
@@ -263,7 +263,9 @@ class Node {
     uint64_t stamp = 0;    // the grant's stamp, reused by every re-entry
     bool inside = true;    // the program is in a body under it
     bool revoked = false;  // asked back while inside: the exit releases it
-    bool returning = false;  // asked back outside: the reader is sending the lock_return
+    bool returning = false;  // asked back outside: the reader is sending its release
+    ckpt::Checkpoint writes;  // its bodies' writes, laid over each other (sent when it goes)
+    bool have_writes = false;
   };
   std::map<std::string, Lease> leases_;
   std::map<std::string, bool> lease_asked_;  // requests for a lease in flight -> asked back already

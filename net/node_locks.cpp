@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "ckpt/format.h"
+#include "ckpt/overlay.h"
 #include "net/node.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -80,8 +81,8 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
     std::optional<ckpt::Checkpoint> leased;
     if (lease) {
       std::unique_lock lk(mu_);
-      // A lease the reader is giving back: its lock_return must reach the master before
-      // this node's next request (else the master sees a holder asking for its own lock).
+      // A lease the reader is giving back: its release must reach the master before this
+      // node's next request (else the master sees a holder asking for its own lock).
       cv_.wait(lk, [&] {
         auto r = leases_.find(name);
         return r == leases_.end() || !r->second.returning || failure_;
@@ -117,14 +118,7 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
     if (meanwhile) meanwhile();
     ckpt::Checkpoint g = receive(grant_mailbox(name));
     if (lease) {
-      std::unique_lock lk(mu_);
-      // A lease the reader is giving back: its lock_return must reach the master before
-      // this node's next request (else the master sees a holder asking for its own lock).
-      cv_.wait(lk, [&] {
-        auto r = leases_.find(name);
-        return r == leases_.end() || !r->second.returning || failure_;
-      });
-      if (failure_) throw UserError(*failure_, failure_exit_code_);
+      std::lock_guard lk(mu_);
       auto it = leases_.find(name);  // recorded by the reader with the grant
       if (it != leases_.end()) {
         if (g.timestamp == 0) {
@@ -183,13 +177,12 @@ void Node::revoke(int rank, const std::string& name) {
   fail(msg, true);
 }
 
-// The reader thread (asked back while outside a body) or the monitor thread (after its
-// exit's lock_keep): Peer::send sends the frames waiting in later() first, so the master has
-// the last body's writes before it passes the lock on.
-void Node::give_back(const std::string& name) {
-  PayloadWriter w;
-  w.str(name);
-  ask_master(FrameType::lock_return, w.buffer(), "lock '" + name + "' (giving its lease back)");
+// A lease goes back with the writes its bodies made (laid over each other in their order,
+// under the lease's stamp): a plain lock_release, sent by the reader thread (asked back
+// outside a body) or the monitor thread (the window's end). Peer::send sends the frames
+// waiting in later() first, so the connection's order holds.
+void Node::give_back(const std::string& name, const ckpt::Checkpoint& writes) {
+  send_lock_frame(*peers_[0], FrameType::lock_release, name, writes);
 }
 
 // A slave's window ends (its part goes to the master next): every lease goes back first, on
@@ -197,72 +190,69 @@ void Node::give_back(const std::string& name) {
 // window anyway (LockService::new_region), but this node may end its program right after
 // and stop answering revokes, while another node still in the window waits for one.
 void Node::return_leases() {
-  std::vector<std::string> back;
+  std::vector<std::pair<std::string, ckpt::Checkpoint>> back;
   {
     std::unique_lock lk(mu_);
-    cv_.wait(lk, [&] {  // a return the reader is sending goes first
+    cv_.wait(lk, [&] {  // a lease the reader is giving back goes first
       for (auto& [name, l] : leases_)
         if (l.returning && !failure_) return false;
       return true;
     });
     for (auto it = leases_.begin(); it != leases_.end();)
       if (!it->second.inside) {
-        back.push_back(it->first);
+        back.emplace_back(it->first, std::move(it->second.writes));
         it = leases_.erase(it);
       } else {
         ++it;
       }
   }
-  for (const std::string& name : back) give_back(name);
+  for (const auto& [name, writes] : back) give_back(name, writes);
 }
 
 void Node::lock_release(const std::string& name, const ckpt::Checkpoint& writes) {
   if (opt_.rank != 0) {
-    // Under a lease nobody asked back, the writes go as lock_keep and the node keeps the
-    // lock. They are on their way (queued or sent) before the lease is marked idle: a
-    // give_back() from the reader thread must follow them, never pass them.
-    bool keep = false;
+    // Under a lease nobody asked back, the writes stay on the node, laid over the lease's
+    // earlier bodies' (the master needs them only when the lock moves on: give_back). No
+    // frame at all. Asked back meanwhile: they all go now, as a plain release.
+    std::optional<ckpt::Checkpoint> out;
     {
       std::lock_guard lk(mu_);
       auto it = leases_.find(name);
-      if (it != leases_.end()) {
-        keep = !it->second.revoked;
-        if (!keep) leases_.erase(it);
+      if (it == leases_.end()) {
+        out = writes;
+      } else {
+        Lease& l = it->second;
+        if (!writes.runs.empty() || !writes.mappings.empty() || !l.have_writes)
+          l.writes = l.have_writes ? ckpt::overlay(l.writes, writes) : writes;
+        l.writes.timestamp = writes.timestamp;
+        l.writes.name = name;
+        l.have_writes = true;
+        l.inside = false;
+        if (l.revoked) {
+          out = std::move(l.writes);
+          leases_.erase(it);
+        }
       }
     }
-    FrameType type = keep ? FrameType::lock_keep : FrameType::lock_release;
+    if (!out) return;
     // A small release goes out from the heartbeat thread, while the program runs on: its
     // send (the loopback delivery, ~17 us) left the critical path. The connection keeps the
     // order: every later frame to the master (the next request, the region's part) sends
     // the waiting ones first (Peer::later).
-    if (writes.memory_bytes() > kReleaseLaterBytes) {
-      send_lock_frame(*peers_[0], type, name, writes);
-    } else {
-      PayloadWriter w;
-      w.str(name);
-      ckpt::SerializedParts body = ckpt::serialize_parts(writes, {.checksum = false});
-      w.bytes(body.prefix);
-      w.bytes(body.data);
-      w.bytes(body.suffix);
-      peers_[0]->later(type, std::move(w.buffer()));
-      {
-        std::lock_guard lk(mu_);
-        flush_soon_ = true;
-      }
-      heartbeat_cv_.notify_one();
-    }
-    if (!keep) return;
-    bool back = false;
+    if (out->memory_bytes() > kReleaseLaterBytes)
+      return send_lock_frame(*peers_[0], FrameType::lock_release, name, *out);
+    PayloadWriter w;
+    w.str(name);
+    ckpt::SerializedParts body = ckpt::serialize_parts(*out, {.checksum = false});
+    w.bytes(body.prefix);
+    w.bytes(body.data);
+    w.bytes(body.suffix);
+    peers_[0]->later(FrameType::lock_release, std::move(w.buffer()));
     {
       std::lock_guard lk(mu_);
-      auto it = leases_.find(name);
-      if (it != leases_.end()) {
-        it->second.inside = false;
-        back = it->second.revoked;  // asked back since the check above
-        if (back) leases_.erase(it);
-      }
+      flush_soon_ = true;
     }
-    if (back) give_back(name);
+    heartbeat_cv_.notify_one();
     return;
   }
   int next = -1;
@@ -306,7 +296,7 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
           std::string lock = name.substr(name.find(':') + 1);
           auto asked = lease_asked_.find(lock);
           if (asked != lease_asked_.end()) {
-            if (lease) leases_[lock] = Lease{.revoked = asked->second};  // inside; the monitor fills in the rest
+            if (lease) leases_[lock].revoked = asked->second;  // inside; the monitor fills in the rest
             lease_asked_.erase(asked);
           }
           mail_.put(grant_mailbox(lock), Mail{p.rank, std::move(f.payload), offset});
@@ -315,7 +305,8 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
         return;
       }
       case FrameType::lock_revoke: {
-        bool back = true;
+        std::optional<ckpt::Checkpoint> back;
+        const char* what = "given back already";
         {
           std::lock_guard lk(mu_);
           lease_revokes_++;
@@ -323,23 +314,23 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
           auto asked = lease_asked_.find(name);
           if (it != leases_.end() && it->second.inside) {
             it->second.revoked = true;  // its exit releases it
-            back = false;
+            what = "at the body's exit";
           } else if (it != leases_.end()) {
-            it->second.returning = true;  // erased once the lock_return is sent
+            it->second.returning = true;  // erased once its release is sent
+            back = std::move(it->second.writes);
+            what = "given back";
           } else if (asked != lease_asked_.end()) {
             // The grant is still on its way: the master sent it and this revoke from two
             // reader threads (the grant from the holder's, the revoke from the asker's), so
             // the revoke may come first. The lease is recorded as asked back: its exit releases it.
             asked->second = true;
-            back = false;
-          } else {
-            back = false;  // given back already (return_leases, before the region's part)
+            what = "at the body's exit (the grant still on its way)";
           }
+          // (else: given back already, by return_leases; its release is on the way)
         }
-        CAPE_LOG_AT(debug, "locks") << "the master asks for '" << util::printable(name) << "' back"
-                                    << (back ? ": given back" : ": at the body's exit");
+        CAPE_LOG_AT(debug, "locks") << "the master asks for '" << util::printable(name) << "' back: " << what;
         if (back) {
-          struct Returned {  // the lease is gone once the return is on its way (or failed)
+          struct Returned {  // the lease is gone once its release is on its way (or failed)
             Node& n;
             const std::string& name;
             ~Returned() {
@@ -351,7 +342,8 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
               n.cv_.notify_all();
             }
           } returned{*this, name};
-          give_back(name);
+          back->name = name;
+          give_back(name, *back);
         }
         return;
       }
@@ -369,22 +361,12 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
         if (!now && !wait) send_lock_frame(p, FrameType::lock_grant, grant_mailbox(name), busy(name));
         return;
       }
-      case FrameType::lock_release:
-      case FrameType::lock_keep: {
+      case FrameType::lock_release: {
         ckpt::Checkpoint writes = open_mail(Mail{p.rank, std::move(f.payload), offset}, name);
         int next;
         {
           std::lock_guard lk(mu_);
-          next = locks_.release(name, p.rank, writes, f.type == FrameType::lock_keep);
-        }
-        if (next >= 0) grant_to(next, name);
-        return;
-      }
-      case FrameType::lock_return: {
-        int next;
-        {
-          std::lock_guard lk(mu_);
-          next = locks_.give_back(name, p.rank);
+          next = locks_.release(name, p.rank, writes);
         }
         if (next >= 0) grant_to(next, name);
         return;

@@ -235,8 +235,6 @@ void Node::on_frame(Peer& p, Frame& f) {
     case FrameType::lock_grant:
     case FrameType::lock_release:
     case FrameType::lock_revoke:
-    case FrameType::lock_keep:
-    case FrameType::lock_return:
       return on_lock_frame(p, f);
     case FrameType::page_request:
     case FrameType::page_data:

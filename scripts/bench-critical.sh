@@ -57,8 +57,8 @@ awk -v shm="$shm" -v tcp="$tcp" -v u0="$u0" -v u1="$u1" -v c="$c" -v f1="$f1" -v
   printf "%-44s %10.1f %14s %14s\n", "MPI send/receive round trip, TCP loopback", tcp, "", "1.0"
   printf "%-44s %10.1f %14.1f %14.1f\n", "critical entry, uncontended, master (local)", u0, u0 / shm, u0 / tcp
   printf "%-44s %10.1f %14.1f %14.1f\n", "critical entry, uncontended, slave", u1, u1 / shm, u1 / tcp
-  printf "%-44s %10.1f %14.1f %14.1f\n", "  slave's first entry of a region (lock free)", f1, f1 / shm, f1 / tcp
-  printf "%-44s %10.1f %14.1f %14.1f\n", "  slave's entry, another slave's lease held", t1, t1 / shm, t1 / tcp
+  printf "%-44s %10.1f %14.1f %14.1f\n", "  slave, first entry of a region (lock free)", f1, f1 / shm, f1 / tcp
+  printf "%-44s %10.1f %14.1f %14.1f\n", "  slave, entry while another slave leases it", t1, t1 / shm, t1 / tcp
   printf "%-44s %10.1f %14.1f %14.1f\n", "critical entry, contended (" '"$nodes"' " nodes at once)", c, c / shm, c / tcp
 }'
 exit $status

@@ -119,52 +119,40 @@ TEST(LockService, TestLockDoesNotWait) {
 }
 
 // Leases (docs/critical.md, "Lock leases"): a holder that asked for one keeps the lock
-// after its exits while nobody asks; the first asker gets its holder named (once), and the
-// lock moves on at the holder's give_back (outside a body) or final release (at its exit).
+// while nobody asks (its node re-enters without a frame); the first asker gets its holder
+// named, once, and the lock moves on at the holder's release, which carries the lease's writes.
 TEST(LockService, ALeaseStaysUntilAnotherNodeAsksAndIsAskedBackOnce) {
   LockService s;
   ASSERT_TRUE(s.request("sum", 1, 1, true, -1, /*lease=*/true));
   EXPECT_EQ(s.grant("sum", 1).timestamp, 1u);
-  EXPECT_EQ(s.release("sum", 1, writes(101, {{64, 1}}), /*keep=*/true), -1);
   EXPECT_TRUE(s.leased_by("sum", 1));
-  EXPECT_EQ(s.release("sum", 1, writes(101, {{64, 2}}), true), -1);  // re-entered without asking
   int revoke = -2;
   EXPECT_FALSE(s.request("sum", 2, 1, true, -1, true, &revoke));
   EXPECT_EQ(revoke, 1);
   EXPECT_FALSE(s.request("sum", 0, 1, true, -1, false, &revoke));
   EXPECT_EQ(revoke, -1);  // asked back already
-  EXPECT_EQ(s.give_back("sum", 1), 2);
+  // The lease's bodies' writes, laid over each other on the node, under its stamp.
+  EXPECT_EQ(s.release("sum", 1, writes(1, {{64, 2}})), 2);
   Checkpoint g2 = s.grant("sum", 2);
   EXPECT_EQ(g2.timestamp, 2u);
-  EXPECT_EQ(at(g2, 64), 2);  // the lease's last write
+  EXPECT_EQ(at(g2, 64), 2);
   EXPECT_FALSE(s.leased_by("sum", 2));  // node 0 waits behind it: a plain grant
-  // Node 0 waits behind node 2: node 2's exit releases it.
-  EXPECT_EQ(s.release("sum", 2, writes(102, {{64, 3}}), /*keep=*/false), 0);
+  EXPECT_EQ(s.release("sum", 2, writes(2, {{64, 3}})), 0);
   EXPECT_EQ(at(s.grant("sum", 0), 64), 3);
   EXPECT_FALSE(s.leased_by("sum", 0));
-  EXPECT_THROW(s.give_back("sum", 0), std::logic_error);  // not a lease
-}
-
-TEST(LockService, AKeepThatCrossesTheRevokeDoesNotPassTheLockOn) {
-  LockService s;
-  ASSERT_TRUE(s.request("a", 1, 1, true, -1, true));
-  s.grant("a", 1);
-  int revoke = -1;
-  EXPECT_FALSE(s.request("a", 2, 1, true, -1, true, &revoke));
-  EXPECT_EQ(revoke, 1);
-  // The holder's lock_keep was on its way when the revoke left: the holder keeps the lock
-  // until its lock_return, which follows the keep on the same connection.
-  EXPECT_EQ(s.release("a", 1, writes(101, {{8, 5}}), true), -1);
-  EXPECT_TRUE(s.held_by("a", 1));
-  EXPECT_EQ(s.give_back("a", 1), 2);
-  EXPECT_EQ(at(s.grant("a", 2), 8), 5);
+  EXPECT_EQ(s.release("sum", 0, writes(3, {{64, 4}})), -1);
+  // Node 1 again, a lease again: only what others wrote since its release.
+  ASSERT_TRUE(s.request("sum", 1, 1, true, -1, true));
+  Checkpoint again = s.grant("sum", 1);
+  EXPECT_EQ(at(again, 64), 4);
+  EXPECT_EQ(again.timestamp, 4u);
+  EXPECT_TRUE(s.leased_by("sum", 1));
 }
 
 TEST(LockService, ANewRegionEndsTheLeases) {
   LockService s;
   ASSERT_TRUE(s.request("a", 1, 1, true, -1, true));
   s.grant("a", 1);
-  s.release("a", 1, writes(101, {{8, 1}}), true);
   int revoke = -2;
   EXPECT_TRUE(s.request("a", 2, 2, true, -1, true, &revoke));  // region 2: node 1's lease is gone
   EXPECT_EQ(revoke, -1);
@@ -175,12 +163,33 @@ TEST(LockService, TestLockAsksALeaseBack) {
   LockService s;
   ASSERT_TRUE(s.request("lock@0x10", 1, 1, true, -1, true));
   s.grant("lock@0x10", 1);
-  s.release("lock@0x10", 1, Checkpoint{}, true);
   int revoke = -1;
   EXPECT_FALSE(s.request("lock@0x10", 2, 1, /*wait=*/false, -1, true, &revoke));  // busy now
   EXPECT_EQ(revoke, 1);                                                         // but asked back
-  EXPECT_EQ(s.give_back("lock@0x10", 1), -1);  // node 2 is not in line
+  EXPECT_EQ(s.release("lock@0x10", 1, Checkpoint{}), -1);  // node 2 is not in line
   EXPECT_TRUE(s.request("lock@0x10", 2, 1, false, -1, true));
+}
+
+TEST(LockService, ALockAskedBackTwiceInARegionIsNoLongerLeased) {
+  LockService s;
+  for (int round = 0; round < LockService::kLeaseRevokes; round++) {
+    ASSERT_TRUE(s.request("c", 1, 1, true, -1, true));
+    s.grant("c", 1);
+    EXPECT_TRUE(s.leased_by("c", 1));
+    int revoke = -1;
+    EXPECT_FALSE(s.request("c", 2, 1, true, -1, true, &revoke));
+    EXPECT_EQ(revoke, 1);
+    EXPECT_EQ(s.release("c", 1, Checkpoint{}), 2);
+    s.grant("c", 2);
+    EXPECT_EQ(s.release("c", 2, Checkpoint{}), -1);
+  }
+  ASSERT_TRUE(s.request("c", 1, 1, true, -1, true));
+  s.grant("c", 1);
+  EXPECT_FALSE(s.leased_by("c", 1));  // contended: plain grants for the rest of the region
+  EXPECT_EQ(s.release("c", 1, Checkpoint{}), -1);
+  ASSERT_TRUE(s.request("c", 1, 2, true, -1, true));  // a new region: leases again
+  s.grant("c", 1);
+  EXPECT_TRUE(s.leased_by("c", 1));
 }
 
 TEST(LockService, OrderedTicketsAreNeverLeased) {
