@@ -174,6 +174,8 @@ class UffdTracker final : public DirtyTracker {
   unsigned copy_threads_;  // start()'s copy (TrackerOptions::uffd_copy_threads)
   bool use_copy_gadget_;   // TrackerOptions::uffd_copy
   bool keep_;              // TrackerOptions::uffd_keep
+  IntervalSet registered_;      // registered with WP_ASYNC, as of registered_epoch_ (scan_hull)
+  MapsEpoch registered_epoch_;
   // collect() has the program copy its written pages here with libcape's copy gadget
   // (faster than process_vm_readv); without it (older libcape) they are read.
   bool scratch_tried_ = false;
@@ -184,8 +186,6 @@ class UffdTracker final : public DirtyTracker {
   std::vector<Spare> spares_;
   // Pages whose written marks a scan cleared (start(), collect()) since take_changes().
   IntervalSet cleared_;
-  IntervalSet registered_;      // registered with WP_ASYNC, as of registered_epoch_
-  MapsEpoch registered_epoch_;
 };
 
 
