@@ -39,6 +39,14 @@ CLI::Validator seconds_validator();
 // add_program_positional (before its program), for CLI11, which reads `-np` as `-n p`.
 void mpirun_style_args(const CLI::App& app, std::vector<std::string>& args);
 
+// How a job's region changes reach the other nodes (cape run/node --sync; docs/monitor.md,
+// "Lazy synchronisation"): `given` when --sync was given; else $CAPE_SYNC (eager or lazy;
+// anything else is refused, naming the variable); else the built-in default. Lazy needs the
+// uffd or mprotect tracker: a default (not --sync lazy itself) falls back to eager with the
+// others, which the callers then refuse only when lazy was asked for on the command line.
+inline constexpr const char* kDefaultSync = "eager";
+std::string choose_sync(const std::string& given, const std::string& tracker);
+
 // An on/off environment variable: on when set, non-empty and not "0".
 inline bool env_switch(const char* name) {
   const char* v = std::getenv(name);

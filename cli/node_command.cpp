@@ -44,7 +44,7 @@ struct NodeArgs {
   std::string secret_file;
   int secret_fd = -1, listen_fd = -1, status_fd = -1;
   std::string tracker = "uffd";
-  std::string sync = "eager";  // --sync eager|lazy (docs/monitor.md, "Lazy synchronisation")
+  std::string sync;  // --sync eager|lazy (docs/monitor.md, "Lazy synchronisation"); "": cli::choose_sync
   std::string keep;
   std::string trace;        // --trace FILE ("%r": the rank)
   double checkpoint_every = 0;  // the master's program's complete checkpoint (docs/cape1.md)
@@ -159,7 +159,7 @@ void warn_if_loopback_only(const std::string& host) {
 // The job's identity, the same on every node of one job and different between jobs that
 // share a secret file (issue 16, item 3): the launcher's job id (--job from cape run, or
 // mpirun's, srun's, PMIx's), the program and its arguments.
-std::string job_identity(const NodeArgs& a) {
+std::string job_identity(const NodeArgs& a, bool lazy) {
   std::string id = a.job;
   if (id.empty())
     if (const char* s = std::getenv("SLURM_JOB_ID"); s && *s) {
@@ -171,6 +171,9 @@ std::string job_identity(const NodeArgs& a) {
   std::string program;
   for (const auto& w : a.argv) program += (program.empty() ? "" : " ") + w;
   std::string job = (id.empty() ? "" : "job " + id + ", ") + "program " + program;
+  // Nodes that disagree on --sync (a CAPE_SYNC set on some hosts only) would misread each
+  // other's checkpoints: they are refused as another job's.
+  if (lazy) job += ", --sync lazy";
   if (job.size() > net::kMaxJobLength) {
     // Too long to travel whole: its digest stands for the rest.
     net::Mac d = net::job_value(net::Secret(std::vector<uint8_t>(job.begin(), job.end())), "job");
@@ -236,6 +239,7 @@ class NetExchange : public monitor::Exchange {
     n_.fetch_pages(first, count, out, owner, version);
   }
   std::vector<uint64_t> fetched_pages(int rank) override { return n_.fetched_pages(rank); }
+  bool read_published(uint64_t page, uint8_t* out) override { return n_.read_published(page, out); }
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes) override {
     n_.lock_release(name, writes);
   }
@@ -310,6 +314,7 @@ class NetExchange : public monitor::Exchange {
 };
 
 int run_node(const NodeArgs& a) {
+  const bool lazy = cli::choose_sync(a.sync, a.tracker) == "lazy";
   // Rank and size: options first, then the launcher's environment.
   const char* rank_src = "--rank";
   const char* size_src = "--size";
@@ -375,7 +380,7 @@ int run_node(const NodeArgs& a) {
   }
   // Not the program's business, and every node must give it the same environment.
   ::unsetenv("CAPE_SECRET");
-  o.job = job_identity(a);
+  o.job = job_identity(a, lazy);
   o.encrypt = a.encrypt;
   if (a.listen_fd >= 0) {
     o.listen_fd = a.listen_fd;
@@ -467,7 +472,7 @@ int run_node(const NodeArgs& a) {
     exchange.set_pumps({&out, &err});
     monitor::MonitorOptions mo;
     mo.tracker = monitor::parse_tracker_kind(a.tracker);
-    mo.sync_lazy = a.sync == "lazy";
+    mo.sync_lazy = lazy;
     mo.keep_checkpoints_dir = a.keep;
     if (rank == 0) {  // the master's program: restartable alone with `cape restart` (docs/cape1.md)
       mo.checkpoint_every = a.checkpoint_every;
@@ -507,7 +512,7 @@ int run_node(const NodeArgs& a) {
   // --sync=lazy: the master's program and the other slaves may still fetch the pages this
   // slave alone wrote (docs/monitor.md, "Lazy synchronisation"): it serves them until the
   // master leaves.
-  if (rank != 0 && a.sync == "lazy" && !node.failure()) node.serve_pages_until_the_master_leaves();
+  if (rank != 0 && lazy && !node.failure()) node.serve_pages_until_the_master_leaves();
   // The job failed: every node exits with the failing program's status (128+signal, like
   // a shell; 1 for a lost node), so cape run, mpirun and srun all report it.
   if (auto code = node.failure_exit_code()) return *code;
@@ -545,7 +550,8 @@ void add_node_command(CLI::App& app, Context& ctx) {
       ->group("");
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect, full or inproc")
       ->check(CLI::IsMember({"mprotect", "uffd", "full", "inproc"}));
-  sub->add_option("--sync", a->sync, "eager (default) or lazy: how a region's changes reach the slaves (docs/monitor.md)")
+  sub->add_option("--sync", a->sync, std::string("eager or lazy: how a region's changes reach the slaves (docs/monitor.md); default: "
+                              "$CAPE_SYNC, else ") + kDefaultSync + " (lazy needs --tracker uffd or mprotect)")
       ->check(CLI::IsMember({"eager", "lazy"}));
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
   sub->add_option("--checkpoint-every", a->checkpoint_every,

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "util/error.h"
 #include "util/log.h"
 
 namespace cape::cli {
@@ -29,6 +30,18 @@ CLI::Validator seconds_validator() {
         return "";
       },
       "SECONDS", "seconds");
+}
+
+std::string choose_sync(const std::string& given, const std::string& tracker) {
+  if (!given.empty()) return given;
+  std::string sync = kDefaultSync;
+  if (const char* v = std::getenv("CAPE_SYNC"); v && *v) {
+    sync = v;
+    if (sync != "eager" && sync != "lazy")
+      throw UserError("CAPE_SYNC='" + sync + "' is not eager or lazy (it sets cape run's --sync default): " +
+                      "unset it or give eager or lazy");
+  }
+  return sync == "lazy" && tracker != "uffd" && tracker != "mprotect" ? "eager" : sync;
 }
 
 void mpirun_style_args(const CLI::App& app, std::vector<std::string>& args) {

@@ -51,7 +51,7 @@ struct RunArgs {
   bool oversubscribe = false, tag_output = false, accept_new_host_keys = false, check_races = false;
   bool encrypt = false, any_program = false;
   std::string output_dir = "cape-logs", tracker = "uffd", keep, log, trace;
-  std::string sync = "eager";  // --sync: eager (every change to every node) or lazy (docs/monitor.md)
+  std::string sync;  // --sync: eager (every change to every node) or lazy; "": cli::choose_sync's default
   double checkpoint_every = 0;  // the master's program, as `cape monitor --checkpoint-every`
   std::string checkpoint_file = "cape.ckpt";
   double timeout = 5, heartbeat = 0.5, connect_timeout = 60;
@@ -80,6 +80,7 @@ int run_job(const RunArgs& a) {
     throw UserError("--sync=lazy needs --tracker uffd (the default) or mprotect, not " + a.tracker +
                     ": the others copy or protect the whole tracked set, which would fetch every page at once; "
                     "run with --tracker uffd or --sync=eager");
+  const std::string sync = cli::choose_sync(a.sync, a.tracker);
   // Said once, before any node starts (issue 16, item 14; issue 17): a program that cannot
   // run, with a shell's status; one without libcape, whose copies would not cooperate.
   std::string found = cli::find_program(a.argv.at(0));
@@ -134,7 +135,7 @@ int run_job(const RunArgs& a) {
   // The job's id: nodes of other jobs are refused in the handshake (item 3).
   std::string job_id = "cape-run-" + net::Secret::generate().text().substr(0, 16);
   std::vector<std::string> common = {"--size", std::to_string(a.n), "--job", job_id, "--tracker", a.tracker,
-                                     "--sync", a.sync,
+                                     "--sync", sync,
                                      "--output-dir", a.output_dir, "--timeout", fmt(a.timeout),
                                      "--heartbeat", fmt(a.heartbeat), "--connect-timeout",
                                      fmt(a.connect_timeout)};
@@ -270,8 +271,9 @@ void add_run_command(CLI::App& app, Context& ctx) {
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect, full or inproc")
       ->check(CLI::IsMember({"mprotect", "uffd", "full", "inproc"}));
   sub->add_option("--sync", a->sync,
-                  "eager (default: each region's end sends every change to every node) or lazy (a node learns "
-                  "which pages others changed and fetches one when it first touches it; docs/monitor.md)")
+                  std::string("eager (each region's end sends every change to every node) or lazy (a node learns which "
+                              "pages others changed and fetches one when it first touches it; docs/monitor.md); "
+                              "default: $CAPE_SYNC, else ") + cli::kDefaultSync + " (lazy needs --tracker uffd or mprotect)")
       ->check(CLI::IsMember({"eager", "lazy"}));
   sub->add_option("--keep-checkpoints", a->keep, "Every node writes its checkpoints into DIR");
   sub->add_option("--checkpoint-every", a->checkpoint_every,

@@ -59,14 +59,6 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
   PageVisitor visit = [&](uint64_t page, std::span<const uint8_t> orig, std::span<const uint8_t> cur) {
     auto [lo, hi] = reported.clip(page, page + kPageSize);
     if (lo == hi) return;
-    if (side.undiffed && lo == page && hi == page + kPageSize && side.undiffed->contains(page) &&
-        side.undiffed->contains(page + kPageSize - 1)) {
-      auto [tlo, thi] = travels.clip(page, page + kPageSize);
-      if (tlo == page && thi == page + kPageSize) {
-        side.undiffed_out->push_back(page);
-        return;
-      }
-    }
     // (Only a master with slaves merges against them: alone, no copy per page.)
     if (side.keep_base && orig.size() == kPageSize) base_pages.try_emplace(page, orig.begin(), orig.end());
     tracked_diff.add(lo, orig.subspan(lo - page, hi - lo), cur.subspan(lo - page, hi - lo));
@@ -93,7 +85,27 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
       }
     }
   };
-  if (!side.only)
+  // --sync=lazy: the written pages wholly inside `undiffed`, `reported` and `travels` are not
+  // diffed, nor even read (the tracker skips them): their addresses go to undiffed_out.
+  IntervalSet skip;
+  if (side.undiffed && !side.only && !side.exact_in) {
+    IntervalSet in = side.undiffed->minus(side.undiffed->minus(reported));
+    in = in.minus(in.minus(travels));
+    std::vector<IntervalSet::Interval> whole;
+    for (auto [s, e] : in)
+      if (page_up(s) < page_down(e)) whole.emplace_back(page_up(s), page_down(e));
+    skip = IntervalSet::of(std::move(whole));
+  }
+  if (!skip.empty()) {
+    size_t before = side.undiffed_out->size();
+    window.tracker().collect_skipping(st, skip, *side.undiffed_out, side.keep_base, visit);
+    if (side.keep_base) {  // the master merges against DATA-0: the tracker's originals (Window::read_base)
+      std::vector<IntervalSet::Interval> pages;
+      for (size_t i = before; i < side.undiffed_out->size(); i++)
+        pages.emplace_back((*side.undiffed_out)[i], (*side.undiffed_out)[i] + kPageSize);
+      window.note_skipped(IntervalSet::of(std::move(pages)));
+    }
+  } else if (!side.only)
     window.tracker().collect(st, visit);
   else if (!window.tracker().collect_only(st, *side.only, visit))
     throw std::logic_error("create(): the tracker cannot collect only some pages");

@@ -38,9 +38,10 @@ struct CreateSide {
   // slots it would overwrite (gcc -O2: a pointer to a lastprivate variable, half of it
   // overwritten by the master's int, made the slave read at a wild address).
   bool with_stack = true;
-  // --sync=lazy, a slave's `after` (lazy.h): written pages wholly inside `undiffed` (and in
-  // what travels) are not diffed; their addresses go to `undiffed_out` instead (the slave
-  // keeps such a page whole: nobody needs its words).
+  // --sync=lazy, an `after` (lazy.h): written pages wholly inside `undiffed` (and in what
+  // travels) are not diffed, nor read (DirtyTracker::collect_skipping; with keep_base the
+  // master's merge finds their DATA-0 through Window::note_skipped); their addresses go to
+  // `undiffed_out` instead (the node keeps such a page whole: nobody needs its words).
   const IntervalSet* undiffed = nullptr;
   std::vector<uint64_t>* undiffed_out = nullptr;
   // Only these pages (page-aligned) are looked at; the tracker keeps the marks of the others

@@ -18,6 +18,17 @@
 
 namespace cape::monitor {
 
+void DirtyTracker::collect_skipping(const StoppedThread& t, const IntervalSet& skip, std::vector<uint64_t>& skipped,
+                                    bool keep_originals, const PageVisitor& visit) {
+  (void)keep_originals;  // (original() says false: no lazy run uses such a tracker)
+  collect(t, [&](uint64_t page, std::span<const uint8_t> orig, std::span<const uint8_t> cur) {
+    if (skip.contains(page) && skip.contains(page + kPageSize - 1))
+      skipped.push_back(page), ++pages_skipped;
+    else
+      visit(page, orig, cur);
+  });
+}
+
 PageBuffer::PageBuffer(size_t bytes) : size_(bytes) {
   if (bytes == 0) return;
   void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -112,6 +112,28 @@ class DirtyTracker {
   }
   virtual void stop(const StoppedThread& t) = 0;
 
+  // --sync=lazy (docs/monitor.md, "Lazy synchronisation"): collect(), except that the written
+  // pages inside `skip` (page-aligned) are neither read nor visited, only added to `skipped`
+  // (ascending): a node that keeps such a page whole needs no word of it. With
+  // `keep_originals`, original() gives their DATA-0 until the next start() (the master's
+  // merge, when another node wrote the page too). The default reads them and drops them.
+  virtual void collect_skipping(const StoppedThread& t, const IntervalSet& skip, std::vector<uint64_t>& skipped,
+                                bool keep_originals, const PageVisitor& visit);
+  // DATA-0 of a page collect_skipping() skipped in this window; false when not known.
+  virtual bool original(uint64_t page, std::span<uint8_t> out) {
+    (void)page, (void)out;
+    return false;
+  }
+  // --sync=lazy: where a tracker that keeps copies (uffd) may read, later, what a skipped page
+  // held when it was skipped (this node's page service, which publishes it right after), so
+  // that it need not copy it: `source(page, out)` copies it to `out` (4096 bytes) and says
+  // whether it had it; with `out` null it only says whether it has it.
+  using OriginalSource = std::function<bool(uint64_t page, uint8_t* out)>;
+  virtual void set_original_source(OriginalSource source) { (void)source; }
+  // The skipped `pages` are now in the source, as they were when skipped (until then, and if
+  // never, the tracker cannot count on it).
+  virtual void originals_published(const IntervalSet& pages) { (void)pages; }
+
   // A SIGSEGV signal-stop of thread `t.tid`: true when it was a tracking fault that has
   // been served (resume without delivering it).
   virtual bool on_fault(const StoppedThread& t, const siginfo_t& info) {
@@ -163,6 +185,8 @@ class DirtyTracker {
   // Counters for the bench and the debug log.
   uint64_t faults = 0;        // tracking faults served
   uint64_t pages_visited = 0; // pages handed to collect()'s visitor
+  uint64_t pages_skipped = 0; // collect_skipping(): written pages not read
+  uint64_t originals_from_source = 0;  // copies made good from the original source (uffd)
 };
 
 // The trackers' variants: the defaults are what cape uses; the benchmark and the tests that

@@ -100,6 +100,12 @@ class Exchange {
     (void)first, (void)count, (void)out, (void)owner, (void)version;
     throw std::logic_error("this exchange has no page service (--sync=lazy)");
   }
+  // This node's own newest copy of `page` (4096 bytes) into `out` (null: only whether it has
+  // one): the trackers' originals of the pages create() did not read (DirtyTracker::set_original_source).
+  virtual bool read_published(uint64_t page, uint8_t* out) {
+    (void)page, (void)out;
+    return false;
+  }
   // Master: the pages slave `rank` fetched since the last call.
   virtual std::vector<uint64_t> fetched_pages(int rank) {
     (void)rank;

@@ -128,7 +128,7 @@ IntervalSet LazySync::undiffed(const std::vector<Area>& areas, const IntervalSet
 
 ckpt::Checkpoint LazySync::outgoing(const StoppedThread& st, const ckpt::Checkpoint& part,
                                     const std::vector<Area>& areas, const IntervalSet& keep_eager,
-                                    std::vector<uint64_t> undiffed) {
+                                    DirtyTracker& tracker, std::vector<uint64_t> undiffed) {
   const uint64_t version = ++epoch_;
   IntervalSet lazy_ok = lazy_areas(areas);
   // Memory mapped in this region travels: the master maps it at its inject.
@@ -171,6 +171,7 @@ ckpt::Checkpoint LazySync::outgoing(const StoppedThread& st, const ckpt::Checkpo
   kept_before_ = kept_before_.unite(IntervalSet::of(kept));
   // Their bytes as the region left them, published as this exchange's version.
   for (auto [a, b] : kept) stats_.pages_kept += publish(st, a, b, version);
+  tracker.originals_published(IntervalSet::of(kept));  // what create() skipped is here now
   std::vector<uint64_t> list{kPartMagic, version};
   for (auto [a, b] : kept) list.push_back(a), list.push_back(b);
   ckpt::Checkpoint out = part.header();
@@ -187,6 +188,17 @@ void LazySync::note_part(int from, const ckpt::Checkpoint& part) {
       auto [it, fresh] = owner_.emplace(p, from);
       if (!fresh && it->second != from) it->second = -1;
     }
+}
+
+void LazySync::take_own(const std::vector<uint64_t>& pages) {
+  if (pages.empty()) return;
+  auto& [version, ranges] = kept_[0];
+  version = epoch_;  // (begin_merge counted this exchange: broadcast() publishes as epoch_)
+  ranges = ranges_of(pages);
+  for (uint64_t p : pages) {
+    auto [it, fresh] = owner_.emplace(p, 0);
+    if (!fresh && it->second != 0) it->second = -1;
+  }
 }
 
 void LazySync::take_part(int from, ckpt::Checkpoint& part) {
@@ -212,9 +224,8 @@ void LazySync::take_part(int from, ckpt::Checkpoint& part) {
   note_part(from, part);
 }
 
-std::vector<std::pair<int, ckpt::Checkpoint>> LazySync::resolve(
-    const std::string& name, uint64_t timestamp,
-    const std::function<void(uint64_t address, std::span<uint8_t> out)>& read_base) {
+std::vector<std::pair<int, ckpt::Checkpoint>> LazySync::resolve(const std::string& name, uint64_t timestamp,
+                                                                const ReadFn& read_base, const ReadFn& read_now) {
   std::vector<std::pair<int, ckpt::Checkpoint>> parts;
   std::vector<Invalidation> mine;
   std::vector<IntervalSet::Interval> all;
@@ -224,9 +235,14 @@ std::vector<std::pair<int, ckpt::Checkpoint>> LazySync::resolve(
     for (auto [a, b] : ranges)
       for (uint64_t p = a; p < b; p += kPage) (owner_[p] == s ? alone : shared).push_back(p);
     std::vector<IntervalSet::Interval> owned = ranges_of(alone);
-    for (auto [a, b] : owned) mine.push_back({a, b, {s, version}}), all.emplace_back(a, b);
+    for (auto [a, b] : owned) {
+      if (s != 0) mine.push_back({a, b, {s, version}});  // (the master's own stay valid here)
+      all.emplace_back(a, b);
+    }
     owned_[s] = {version, std::move(owned)};
     if (shared.empty()) continue;
+    // The master's own, written by a slave too: not candidates to skip any more.
+    if (s == 0) kept_before_ = kept_before_.minus(IntervalSet::of(ranges_of(shared)));
     // Another node wrote these pages too: s's words are its page against the base.
     ckpt::Checkpoint diff;
     diff.timestamp = timestamp;
@@ -237,7 +253,9 @@ std::vector<std::pair<int, ckpt::Checkpoint>> LazySync::resolve(
         for (uint64_t p = a; p < b;) {
           uint64_t n = std::min<uint64_t>((b - p) / kPage, kMaxAhead);
           buf.resize(n * kPage);
-          {
+          if (s == 0) {
+            read_now(p, buf);  // the master's own page, here (never invalid: it kept it)
+          } else {
             std::lock_guard lk(mu_);  // one request at a time (the handler's too)
             ex_.fetch_pages(p, n, buf.data(), s, version);
           }
@@ -245,7 +263,7 @@ std::vector<std::pair<int, ckpt::Checkpoint>> LazySync::resolve(
             read_base(p + i * kPage, base);  // (may fault an invalid page in: mu_ not held)
             d.add(p + i * kPage, base, {buf.data() + i * kPage, kPage});
           }
-          stats_.pages_resolved += n;
+          (s == 0 ? stats_.own_merged : stats_.pages_resolved) += n;
           p += n * kPage;
         }
     }
@@ -282,7 +300,7 @@ ckpt::Checkpoint LazySync::without_own(const ckpt::Checkpoint& merged) const {
 }
 
 void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged, const std::vector<Area>& areas,
-                         const IntervalSet& keep_eager) {
+                         const IntervalSet& keep_eager, DirtyTracker& tracker) {
   IntervalSet lazy_ok = lazy_areas(areas);
   std::set<uint64_t> eager, pages;
   for (const ckpt::Run& r : merged.runs)
@@ -296,6 +314,17 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
     if (!eager.count(p)) lazy.push_back(p);
   std::vector<IntervalSet::Interval> published = ranges_of(lazy);
   for (auto [a, b] : published) stats_.pages_published += publish(st, a, b, epoch_);
+  // The pages the master kept (its create() skipped them: no runs), as its memory holds them.
+  std::vector<uint64_t> own;  // and those it alone wrote: next time it keeps them
+  if (auto it = owned_.find(0); it != owned_.end()) {
+    for (auto [a, b] : it->second.second) stats_.pages_kept += publish(st, a, b, it->second.first);
+    IntervalSet kept_here = IntervalSet::of(it->second.second);
+    tracker.originals_published(kept_here);
+    kept_before_ = kept_before_.unite(kept_here);
+  }
+  for (uint64_t p : lazy)
+    if (auto w = owner_.find(p); w != owner_.end() && w->second == 0) own.push_back(p);
+  kept_before_ = kept_before_.unite(IntervalSet::of(ranges_of(own)));
   // Every page some node may not hold now (for the determinism check: the same on all).
   std::vector<IntervalSet::Interval> everywhere = published;
   for (auto& [s, vo] : owned_)
@@ -314,6 +343,7 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
   std::sort(read_pages.begin(), read_pages.end());
   read_pages.erase(std::unique(read_pages.begin(), read_pages.end()), read_pages.end());
   std::vector<IntervalSet::Interval> wanted = ranges_of(read_pages);
+  wanted_ = IntervalSet::of(wanted);  // the master diffs what others read (undiffed())
   // Each slave: the eager pages' runs (with those it fetched before: what it reads, it reads
   // again), and where the pages someone else wrote are.
   for (int s = 1; s < size_; s++) {
@@ -516,17 +546,27 @@ void LazySync::fill(uint64_t first, uint64_t count, bool read) {
   for (uint64_t i = 0; i < count; i++) source_.erase(first + i * kPage);
   std::vector<uint64_t> skipped;
   stats_.fetches++;
+  // One UFFDIO_COPY stays inside one mapping (ENOENT otherwise): where the run crosses a
+  // mapping's end (the heap grown by mprotect in a later region), page by page.
+  uint64_t piece = count * kPage;
   for (uint64_t done = 0; done < count * kPage;) {
     uffdio_copy c{};
     c.dst = first + done;
     c.src = reinterpret_cast<uint64_t>(buf_.data() + done);
-    c.len = count * kPage - done;
+    c.len = std::min(piece, count * kPage - done);
     // uffd: not "written", the program's own writes are what the tracker sees. (mprotect:
     // inside a window the area is read-only; a write faults and the tracker copies this.)
     c.mode = wp_ ? UFFDIO_COPY_MODE_WP : 0;
-    if (::ioctl(uffd_.get(), UFFDIO_COPY, &c) == 0) break;
+    if (::ioctl(uffd_.get(), UFFDIO_COPY, &c) == 0) {
+      done += c.len;
+      continue;
+    }
     if (c.copy > 0) {
       done += static_cast<uint64_t>(c.copy);
+      continue;
+    }
+    if ((c.copy == -ENOENT || errno == ENOENT) && piece > kPage) {
+      piece = kPage;
       continue;
     }
     if (c.copy == -EEXIST || errno == EEXIST) {  // present already: not ours to refresh

@@ -64,7 +64,8 @@ namespace cape::monitor {
 struct LazyStats {
   uint64_t pages_invalidated = 0, pages_fetched = 0, fetches = 0, zero_pages = 0;
   uint64_t pages_published = 0, eager_bytes = 0;  // published: every node; eager_bytes: master's broadcasts
-  uint64_t pages_kept = 0, pages_resolved = 0;      // kept: a slave's parts; resolved: master, fetched to merge
+  uint64_t pages_kept = 0, pages_resolved = 0;      // kept: a node's; resolved: master, fetched to merge
+  uint64_t own_merged = 0;                          // master: its own kept pages another node wrote too
 };
 
 class LazySync {
@@ -80,10 +81,16 @@ class LazySync {
   // Slave: what travels to the master of its part `part` of an "after" exchange (the rest
   // is published here). `areas`: the tracked set now; `keep_eager`: threadprivate ranges.
   // `undiffed`: pages create() did not diff (undiffed()), kept whole.
+  // `tracker`: told which pages create() skipped are now published (their originals).
   ckpt::Checkpoint outgoing(const StoppedThread& st, const ckpt::Checkpoint& part, const std::vector<Area>& areas,
-                            const IntervalSet& keep_eager, std::vector<uint64_t> undiffed = {});
-  // Slave, before its `after` create(): the pages it may keep without diffing them (it kept
-  // them before, nobody reads them, no variable of the data-sharing table meets them: `not_these`).
+                            const IntervalSet& keep_eager, DirtyTracker& tracker, std::vector<uint64_t> undiffed = {});
+  // Before an `after` create() (a slave's, and since session 8 the master's): the pages it
+  // may keep without diffing them, nor reading them (it kept them before, nobody reads them,
+  // no variable of the data-sharing table meets them: `not_these`).
+  // The tracker's originals of what it skipped: this node's published copies.
+  DirtyTracker::OriginalSource original_source() {
+    return [this](uint64_t page, uint8_t* out) { return ex_.read_published(page, out); };
+  }
   IntervalSet undiffed(const std::vector<Area>& areas, const IntervalSet& not_these) const;
 
   // Master. A new merge begins (forget the last one's writers); `from` wrote `part`.
@@ -94,14 +101,18 @@ class LazySync {
     ++epoch_;
   }
   void note_part(int from, const ckpt::Checkpoint& part);
+  // The master's own `after` create() did not diff `pages` (undiffed()): it keeps them, as a
+  // slave keeps its (their list instead of runs).
+  void take_own(const std::vector<uint64_t>& pages);
   // Slave `from`'s part: takes its list of kept pages off (before it is merged) and notes it.
   void take_part(int from, ckpt::Checkpoint& part);
-  // Every part arrived: the pages a slave kept that another node wrote too, as runs (the
-  // kept page fetched from it against `read_base`, the region's base) to merge like parts,
-  // by slave; the pages a slave alone wrote become its own, invalidated here at inject(name).
-  std::vector<std::pair<int, ckpt::Checkpoint>> resolve(
-      const std::string& name, uint64_t timestamp,
-      const std::function<void(uint64_t address, std::span<uint8_t> out)>& read_base);
+  // Every part arrived: the pages a node kept that another node wrote too, as runs (the
+  // kept page, fetched from the slave or read here (`read_now`) for the master's own, against
+  // `read_base`, the region's base) to merge like parts, by node; the pages a slave alone
+  // wrote become its own, invalidated here at inject(name); those the master alone kept stay.
+  using ReadFn = std::function<void(uint64_t address, std::span<uint8_t> out)>;
+  std::vector<std::pair<int, ckpt::Checkpoint>> resolve(const std::string& name, uint64_t timestamp,
+                                                        const ReadFn& read_base, const ReadFn& read_now);
   // The master's inject of the merged `merged`: without the pages only the master wrote (its
   // memory holds them; comparing them cost a pass over its share), forced runs kept.
   ckpt::Checkpoint without_own(const ckpt::Checkpoint& merged) const;
@@ -109,7 +120,7 @@ class LazySync {
   // slave. `areas`: the tracked set now; `keep_eager`: ranges whose pages always travel
   // (threadprivate variables: each node keeps its own copy, the master's page would overwrite it).
   void broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged, const std::vector<Area>& areas,
-                 const IntervalSet& keep_eager);
+                 const IntervalSet& keep_eager, DirtyTracker& tracker);
 
   // A checkpoint `name` arrived (a slave's): takes its page list off it, for inject(name).
   void received(const std::string& name, ckpt::Checkpoint& ck);
@@ -160,9 +171,9 @@ class LazySync {
   // Master: the one rank that wrote each page in this merge, or -1 for several.
   std::unordered_map<uint64_t, int> owner_;
   uint64_t epoch_ = 0;  // "after" exchanges so far: the version of what this node publishes
-  // Master: by slave, the pages it kept in this merge (its list), with its version.
+  // Master: by node, the pages it kept in this merge (a slave's list; the master's own: take_own), with its version.
   std::map<int, std::pair<uint64_t, std::vector<IntervalSet::Interval>>> kept_;
-  // Master: by slave, the pages it alone wrote in this merge (kept there), with its version.
+  // Master: by node, the pages it alone wrote in this merge (kept there), with its version.
   std::map<int, std::pair<uint64_t, std::vector<IntervalSet::Interval>>> owned_;
   // Master: by slave, the pages it ever fetched: its working set, which then travels eagerly
   // to it (a stencil's halo, a vector every slave reads): no fetch, only the changed words.
@@ -173,7 +184,7 @@ class LazySync {
   // slave sends its writes there with its part instead of keeping them, so they reach the
   // readers as merged words, without a fetch (a stencil's halo rows).
   IntervalSet wanted_;
-  IntervalSet kept_before_;  // slave: every page it kept in a part
+  IntervalSet kept_before_;  // every page this node kept (a slave: in a part; the master: alone wrote)
   IntervalSet ever_lazy_;
   std::map<std::string, std::vector<Invalidation>> lists_;  // by checkpoint name: what to invalidate
   std::unordered_map<uint64_t, Source> source_;  // invalid pages not on the master; guarded by mu_

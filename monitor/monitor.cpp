@@ -141,7 +141,12 @@ class Monitor final : public CallServer {
                                    << " pages invalidated, " << l.pages_fetched << " fetched in " << l.fetches
                                    << " requests, " << l.zero_pages << " zero pages; " << l.pages_published
                                    << " pages published, " << l.pages_kept << " pages kept, " << l.pages_resolved
-                                   << " fetched to merge, " << l.eager_bytes << " bytes sent eagerly";
+                                   << " fetched to merge, " << l.own_merged << " own kept pages merged, "
+                                   << l.eager_bytes << " bytes sent eagerly; "
+                                   << (window_.has_tracker() ? window_.tracker().pages_skipped : 0)
+                                   << " written pages not read, "
+                                   << (window_.has_tracker() ? window_.tracker().originals_from_source : 0)
+                                   << " originals from the page service";
       lazy_->reset();  // the handler stops before the tracker (its descriptor's owner) goes
     }
   }
@@ -521,7 +526,10 @@ long Monitor::start(const StoppedThread& st, uint64_t boundary) {
   std::vector<ckpt::MapChange> map_state = anon_state(areas);
   // TICKPT: DATA-0 is a copy of the shared data only (002 Sect. 4.3).
   if (sharing_.model() == CkptModel::tickpt) areas = restrict_areas(areas, sharing_.tickpt_cover(areas));
-  if (lazy_) window_.tracker().set_not_here(lazy_->invalid());
+  if (lazy_) {
+    window_.tracker().set_not_here(lazy_->invalid());
+    window_.tracker().set_original_source(lazy_->original_source());
+  }
   auto t0 = std::chrono::steady_clock::now();
   window_.open(st, std::move(areas), std::move(map_state));
   auto t1 = std::chrono::steady_clock::now();
@@ -586,9 +594,9 @@ void Monitor::stamp_and_keep(ckpt::Checkpoint& c, const std::string& name) {
 long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   if (!window_.is_open()) throw UserError("create(\"" + name + "\") outside start() ... stop()");
   CreateSide side{.rank = rank_, .keep_base = rank_ == 0 && size_ > 1, .with_stack = name != "before"};
-  // --sync=lazy, a slave's `after`: the pages it keeps again need no diff (lazy.h).
+  // --sync=lazy, an `after`: the pages the node keeps again need no diff (lazy.h).
   IntervalSet undiffed;
-  if (lazy_ && rank_ != 0 && name == "after" && !criticals_.holding()) {
+  if (lazy_ && name == "after" && !criticals_.holding()) {
     std::vector<IntervalSet::Interval> vars;
     for (const Var& v : sharing_.vars()) vars.emplace_back(page_down(v.addr), page_up(v.addr + v.size));
     undiffed = lazy_->undiffed(space_.tracked(0),
@@ -636,8 +644,8 @@ long Monitor::send(const StoppedThread& st, const std::string& name, int node) {
   const ckpt::Checkpoint& c = store_.lookup(name, "send");
   if (lazy_ && rank_ != 0 && node == 0 && name == "after") {
     // --sync=lazy: the pages it alone may have written stay here (lazy.h).
-    ckpt::Checkpoint out =
-        lazy_->outgoing(st, c, space_.tracked(0), sharing_.threadprivate_ranges(), std::move(undiffed_pages_));
+    ckpt::Checkpoint out = lazy_->outgoing(st, c, space_.tracked(0), sharing_.threadprivate_ranges(),
+                                           window_.tracker(), std::move(undiffed_pages_));
     undiffed_pages_.clear();
     out.name = c.name;
     if (trace_) moved_ = {name, out.memory_bytes(), out.runs.size(), node};
@@ -664,7 +672,7 @@ long Monitor::receive(const std::string& name) {
 long Monitor::broadcast(const StoppedThread& st, const std::string& name) {
   ckpt::Checkpoint& c = store_.lookup(name, "broadcast");
   if (lazy_)
-    lazy_->broadcast(st, c, space_.tracked(0), sharing_.threadprivate_ranges());
+    lazy_->broadcast(st, c, space_.tracked(0), sharing_.threadprivate_ranges(), window_.tracker());
   else if (ex_ && size_ > 1)
     ex_->broadcast(c);
   if (trace_)
@@ -678,6 +686,8 @@ long Monitor::wait_for(const StoppedThread& st, const std::string& name) {
   if (lazy_) {
     lazy_->begin_merge();
     if (const ckpt::Checkpoint* mine = store_.find(name)) lazy_->note_part(0, *mine);
+    lazy_->take_own(undiffed_pages_);  // what its `after` create() kept whole
+    undiffed_pages_.clear();
   }
   if (ex_ && size_ > 1) {
     ex_->wait_for(name, [&](ckpt::Checkpoint&& part, int from) {
@@ -700,7 +710,8 @@ long Monitor::wait_for(const StoppedThread& st, const std::string& name) {
     if (lazy_) {
       // --sync=lazy: the pages a slave kept that another node wrote too (lazy.h).
       auto base = [&](uint64_t address, std::span<uint8_t> out) { window_.read_base(st.tracee, address, out); };
-      for (auto& [from, part] : lazy_->resolve(name, region_timestamp(window_.region()), base))
+      auto now = [&](uint64_t address, std::span<uint8_t> out) { st.tracee.read_bytes(address, out); };
+      for (auto& [from, part] : lazy_->resolve(name, region_timestamp(window_.region()), base, now))
         merge_part(st, name, std::move(part), from);
     }
     races_.say(region_label(), opt_.check_races);

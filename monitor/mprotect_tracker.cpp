@@ -173,7 +173,7 @@ MprotectTracker::Slot* MprotectTracker::slot_for(pid_t tid) {
   return slots_.emplace(tid, std::move(s)).first->second.get();
 }
 
-uint8_t* MprotectTracker::original(uint64_t page) {
+uint8_t* MprotectTracker::copy_of(uint64_t page) {
   uint32_t i = originals_.at(page);
   return arena_[i / kBlockPages].data() + uint64_t{i % kBlockPages} * kPageSize;
 }
@@ -334,8 +334,9 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
     if (s->in_flight()) flying.emplace_back(s->page, s->page + s->n * kPageSize);
   // A one-thread program's written pages, when a few, stay writable the same way: the
   // window writes them again (the master's share after its create("before"), the next
-  // create), and each fault would be a stop. Not under --sync=lazy (start() says why).
-  if (!originals_.empty() && originals_.size() <= kMaxHotPages && !lazy_ && one_thread(t.tracee.pid()))
+  // create), and each fault would be a stop. (Under --sync=lazy too: a page written here is
+  // here; start() copies again after the inject that may invalidate it.)
+  if (!originals_.empty() && originals_.size() <= kMaxHotPages && one_thread(t.tracee.pid()))
     for (auto& [page, index] : originals_) flying.emplace_back(page, page + kPageSize);
   const IntervalSet in_flight = IntervalSet::of(std::move(flying));
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> keep;
@@ -411,10 +412,23 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   }
   for (auto& [page, index] : originals_) written_.push_back(page);
   auto it = originals_.begin();
+  // collect_skipping(): pages kept whole by the node are protected again (above), not read.
+  auto skipped = [&](uint64_t page) {
+    if (!skip_ || in_flight.contains(page) || !skip_->contains(page) || !skip_->contains(page + kPageSize - 1))
+      return false;
+    skipped_->push_back(page);
+    ++pages_skipped;
+    if (keep_skipped_) {
+      const uint8_t* o = copy_of(page);
+      skipped_originals_.insert_or_assign(page, std::vector<uint8_t>(o, o + kPageSize));
+    }
+    return true;
+  };
   while (it != originals_.end()) {
     pages.clear();
     remote_iov.clear();
     for (; it != originals_.end() && pages.size() < kChunk; ++it) {
+      if (skipped(it->first)) continue;
       pages.push_back(it->first);
       if (!remote_iov.empty() &&
           reinterpret_cast<uint64_t>(remote_iov.back().iov_base) + remote_iov.back().iov_len == it->first)
@@ -433,7 +447,7 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
       if (!ok[i]) continue;  // unmapped since
       ++pages_visited;
       std::span<const uint8_t> c(cur.data() + i * kPageSize, kPageSize);
-      visit(page, {original(page), kPageSize}, c);
+      visit(page, {copy_of(page), kPageSize}, c);
       if (in_flight.contains(page)) keep.emplace_back(page, std::vector<uint8_t>(c.begin(), c.end()));
     }
   }
@@ -448,8 +462,28 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   for (auto& [tid, s] : slots_) s->run_end = 0;
 }
 
+void MprotectTracker::collect_skipping(const StoppedThread& t, const IntervalSet& skip, std::vector<uint64_t>& skipped,
+                                       bool keep_originals, const PageVisitor& visit) {
+  skip_ = &skip;
+  skipped_ = &skipped;
+  keep_skipped_ = keep_originals;
+  struct Reset {
+    MprotectTracker& m;
+    ~Reset() { m.skip_ = nullptr, m.skipped_ = nullptr; }
+  } reset{*this};
+  collect(t, visit);
+}
+
+bool MprotectTracker::original(uint64_t page, std::span<uint8_t> out) {
+  auto it = skipped_originals_.find(page);
+  if (it == skipped_originals_.end() || out.size() != kPageSize) return false;
+  std::memcpy(out.data(), it->second.data(), kPageSize);
+  return true;
+}
+
 void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& areas) {
   if (!scratch_tried_) setup_scratch(t);
+  skipped_originals_.clear();
   areas_ = areas;
   originals_.clear();
   used_ = 0;
@@ -458,12 +492,17 @@ void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& are
   // variables, libcape_cc's state, the stack around the calls): their originals are copied
   // now and they stay writable, so that writing them costs no fault (an empty region: ~5
   // per node, each a stop). A few only, and not in a program with other threads (one could
-  // write a page while it is copied) nor under --sync=lazy (a page not here would be fetched).
+  // write a page while it is copied) nor, under --sync=lazy, a page not here (copying it
+  // would fetch it): those stay protected. (Lazy invalidates pages only at an inject after
+  // the window's collect(), and start() copies again: a page kept writable is never dropped
+  // inside a window. Without this an empty region under lazy made ~5 more stops.)
   std::vector<uint64_t> hot = std::exchange(written_, {});
   std::sort(hot.begin(), hot.end());
   hot.erase(std::unique(hot.begin(), hot.end()), hot.end());
+  if (lazy_)
+    hot.erase(std::remove_if(hot.begin(), hot.end(), [this](uint64_t p) { return not_here_.contains(p); }), hot.end());
   std::vector<IntervalSet::Interval> open;
-  if (!hot.empty() && hot.size() <= kMaxHotPages && !lazy_ && one_thread(t.tracee.pid())) {
+  if (!hot.empty() && hot.size() <= kMaxHotPages && one_thread(t.tracee.pid())) {
     for (size_t i = 0; i < hot.size();) {
       const Area* r = area_of(hot[i]);
       size_t j = i + 1;

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "monitor/dirty_tracker.h"
@@ -27,10 +28,15 @@ class MprotectTracker final : public DirtyTracker {
   bool on_fault(const StoppedThread& t, const siginfo_t& info) override;
   void before_write(const StoppedThread& t, uint64_t start, uint64_t end) override;
   void thread_exited(pid_t tid) override;  // its frame in the scratch is free again
-  void set_not_here(IntervalSet pages) override {  // --sync=lazy: no pages kept writable
-    (void)pages;
+  void set_not_here(IntervalSet pages) override {  // --sync=lazy: these are not kept writable
+    not_here_ = std::move(pages);
     lazy_ = true;
   }
+  // Skipped pages are protected again, not read; with `keep_originals` their originals are
+  // kept aside until the next start().
+  void collect_skipping(const StoppedThread& t, const IntervalSet& skip, std::vector<uint64_t>& skipped,
+                        bool keep_originals, const PageVisitor& visit) override;
+  bool original(uint64_t page, std::span<uint8_t> out) override;
 
   // Counters for the bench and the debug log.
   uint64_t one_stop_faults = 0;   // served through the resume stub
@@ -52,7 +58,7 @@ class MprotectTracker final : public DirtyTracker {
   Slot* slot_for(pid_t tid);
   // Copies the originals of [page, page + n pages) (n may shrink if memory ends).
   uint64_t copy_originals(const StoppedThread& t, uint64_t page, uint64_t n);
-  uint8_t* original(uint64_t page);
+  uint8_t* copy_of(uint64_t page);  // the original copied at its fault
   // Makes [page, page + n pages) writable: through the stub (one stop) or a remote syscall.
   void unprotect(const StoppedThread& t, Slot* slot, uint64_t page, uint64_t n, int prot);
   // The thread is stopped inside the stub: finish it (run the syscall if it has not, put
@@ -67,6 +73,13 @@ class MprotectTracker final : public DirtyTracker {
   // leaves them writable (they are likely written again), up to a few.
   std::vector<uint64_t> written_;
   bool lazy_ = false;
+  IntervalSet not_here_;  // --sync=lazy: invalid pages (set_not_here), never copied at start()
+  // collect_skipping(): the pages to skip in this collect() and where they go; the originals
+  // of those skipped in this window (keep_originals), by page, until the next start().
+  const IntervalSet* skip_ = nullptr;
+  std::vector<uint64_t>* skipped_ = nullptr;
+  bool keep_skipped_ = false;
+  std::unordered_map<uint64_t, std::vector<uint8_t>> skipped_originals_;
   std::vector<PageBuffer> arena_;
   uint32_t used_ = 0;
   bool scratch_tried_ = false;
@@ -104,6 +117,16 @@ class UffdTracker final : public DirtyTracker {
     collect_in(t, visit, &only);
     return true;
   }
+  // Skipped pages are not read: their copies go stale (stale_), their bytes are the
+  // original source's from then on, until a scan finds them written again.
+  void collect_skipping(const StoppedThread& t, const IntervalSet& skip, std::vector<uint64_t>& skipped,
+                        bool keep_originals, const PageVisitor& visit) override {
+    (void)keep_originals;  // (the copy or the source has them)
+    collect_in(t, visit, nullptr, &skip, &skipped);
+  }
+  bool original(uint64_t page, std::span<uint8_t> out) override;
+  void set_original_source(OriginalSource source) override { source_ = std::move(source); }
+  void originals_published(const IntervalSet& pages) override;
   void stop(const StoppedThread& t) override;
   std::optional<Changes> take_changes(const StoppedThread& t, const std::vector<Area>& areas) override;
 
@@ -121,7 +144,10 @@ class UffdTracker final : public DirtyTracker {
 
   int userfaultfd() const override { return uffd_.valid() ? uffd_.get() : -1; }
   void refresh_original(uint64_t page, std::span<const uint8_t> bytes) override;
-  void set_not_here(IntervalSet pages) override { not_here_ = std::move(pages); }
+  void set_not_here(IntervalSet pages) override {
+    stale_ = stale_.minus(pages);  // dropped: refresh_original() gives their copy when they come
+    not_here_ = std::move(pages);
+  }
 
  private:
   // A copy of [start, end) of the program's memory (never across a gap of the tracked set).
@@ -141,7 +167,9 @@ class UffdTracker final : public DirtyTracker {
     uint64_t start, end;
   };
   enum class Scan { written, written_peek, holes, populated, present };
-  void collect_in(const StoppedThread& t, const PageVisitor& visit, const IntervalSet* only);
+  void collect_in(const StoppedThread& t, const PageVisitor& visit, const IntervalSet* only,
+                  const IntervalSet* skip = nullptr, std::vector<uint64_t>* skipped = nullptr);
+  const Seg* seg_of(uint64_t page) const;  // the segment holding `page`, or null
   void open_uffd(const StoppedThread& t);
   void start_whole(const StoppedThread& t, const std::vector<Area>& areas);
   void start_kept(const StoppedThread& t, const std::vector<Area>& areas);
@@ -186,6 +214,15 @@ class UffdTracker final : public DirtyTracker {
   std::vector<Spare> spares_;
   // Pages whose written marks a scan cleared (start(), collect()) since take_changes().
   IntervalSet cleared_;
+  // --sync=lazy (collect_skipping). Skipped pages are `unconfirmed_` until the node has
+  // published them (originals_published()); then `stale_`: their copy is not what memory held
+  // at their last scan, source_'s is, until a scan finds them written again (start() then
+  // reads them, as any written page). start() reads what is still unconfirmed (memory holds
+  // it: a write since would have marked it). Until then original() gives their DATA-0: the
+  // copy, for those whose copy was good when skipped (`base_in_copy_`), else the source's
+  // (they were stale: what it holds is what memory held at this window's start).
+  IntervalSet stale_, unconfirmed_, base_in_copy_;
+  OriginalSource source_;
 };
 
 

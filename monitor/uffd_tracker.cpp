@@ -44,6 +44,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <thread>
 
 #include "monitor/interval_set.h"
@@ -147,6 +148,33 @@ void UffdTracker::refresh_original(uint64_t page, std::span<const uint8_t> bytes
   if (page < g.start || page + bytes.size() > g.end) return;  // no copy of it: read when tracked
   std::memcpy(g.at(page), bytes.data(), bytes.size());
   g.touched = std::max<size_t>(g.touched, g.off + (page - g.start) + bytes.size());
+  IntervalSet p = IntervalSet::of({{page, page + bytes.size()}});
+  stale_ = stale_.minus(p);
+  unconfirmed_ = unconfirmed_.minus(p);
+  base_in_copy_ = base_in_copy_.minus(p);
+}
+
+const UffdTracker::Seg* UffdTracker::seg_of(uint64_t page) const {
+  auto it = segs_.upper_bound(page);
+  if (it == segs_.begin()) return nullptr;
+  const Seg& g = std::prev(it)->second;
+  return page >= g.start && page + kPageSize <= g.end ? &g : nullptr;
+}
+
+bool UffdTracker::original(uint64_t page, std::span<uint8_t> out) {
+  if (out.size() != kPageSize || !unconfirmed_.contains(page)) return false;
+  if (!base_in_copy_.contains(page)) return source_ && source_(page, out.data());
+  const Seg* g = seg_of(page);
+  if (!g) return false;
+  std::memcpy(out.data(), g->at(page), kPageSize);
+  return true;
+}
+
+void UffdTracker::originals_published(const IntervalSet& pages) {
+  IntervalSet now = unconfirmed_.minus(unconfirmed_.minus(pages));
+  stale_ = stale_.unite(now);
+  unconfirmed_ = unconfirmed_.minus(now);
+  base_in_copy_ = base_in_copy_.minus(now);
 }
 
 void UffdTracker::arm(uint64_t start, uint64_t end, bool do_register) {
@@ -501,8 +529,13 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
   reshape(cover);
   // --sync=lazy's invalid pages are not read (that would fetch them all): the scan above
   // protected them, and refresh_original() gives their copy when one is fetched.
-  IntervalSet r = IntervalSet::of(std::move(read)).minus(not_here_);
+  // Skipped pages never published (collect_skipping): memory holds their bytes (a write
+  // since would have marked them), read now.
+  IntervalSet r = IntervalSet::of(std::move(read)).unite(unconfirmed_.minus(unconfirmed_.minus(cover))).minus(not_here_);
   IntervalSet z = IntervalSet::of(std::move(zero)).minus(r).minus(not_here_);
+  unconfirmed_ = base_in_copy_ = IntervalSet();
+  stale_ = stale_.minus(r).minus(z).minus(not_here_);
+  stale_ = stale_.minus(stale_.minus(cover));
   cleared_ = cleared_.unite(r).unite(z);  // everything refreshed may have changed
   uint64_t before = start_bytes_read + start_bytes_zeroed;
   fill(t, r, z);
@@ -519,7 +552,8 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
   }
 }
 
-void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, const IntervalSet* only) {
+void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, const IntervalSet* only,
+                             const IntervalSet* skip, std::vector<uint64_t>* skipped) {
   constexpr uint64_t kChunk = 64 * kPageSize;
   std::vector<uint8_t> cur;
 
@@ -638,6 +672,61 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
       all.push_back(std::move(w));
     }
   }
+  // Pages to skip (collect_skipping) are taken out: not read, not visited, listed.
+  std::vector<uint64_t> skipped_here;
+  if (skip && !skip->empty()) {
+    written_bytes = 0;
+    for (Written& wr : all) {
+      if (!wr.whole) {  // (an area not registered any more: every page read, as above)
+        std::vector<Span> rest;
+        for (const Span& x : wr.spans) {
+          uint64_t from = x.start;
+          for (auto it = skip->first_ending_after(x.start); it != skip->end() && it->first < x.end; ++it) {
+            uint64_t a = std::max(x.start, page_up(it->first)), b = std::min(x.end, page_down(it->second));
+            if (a >= b) continue;
+            if (from < a) rest.push_back({from, a});
+            for (uint64_t p = a; p < b; p += kPageSize) skipped_here.push_back(p);
+            from = b;
+          }
+          if (from < x.end) rest.push_back({from, x.end});
+        }
+        wr.spans.swap(rest);
+      }
+      for (const Span& x : wr.spans) written_bytes += x.end - x.start;
+    }
+  }
+  // Written pages whose copy is stale: the source's bytes are their original.
+  if (!stale_.empty() || !unconfirmed_.empty()) {
+    std::vector<IntervalSet::Interval> fixed;
+    for (Written& wr : all)
+      for (const Span& x : wr.spans) {
+        if (unconfirmed_.overlaps(x.start, x.end))  // (the templates create once after a skip)
+          throw std::logic_error("uffd tracker: a page skipped by this window's last create() is written again "
+                                 "before it was published");
+        for (auto it = stale_.first_ending_after(x.start); it != stale_.end() && it->first < x.end; ++it)
+          for (uint64_t p = std::max(x.start, it->first); p < std::min(x.end, it->second); p += kPageSize) {
+            if (!source_ || !source_(p, wr.g->at(p)))
+              throw std::logic_error("uffd tracker: the original of page " + ckpt::hex_address(p) + " is lost");
+            ++originals_from_source;
+            fixed.emplace_back(p, p + kPageSize);
+          }
+      }
+    stale_ = stale_.minus(IntervalSet::of(std::move(fixed)));
+  }
+  if (!skipped_here.empty()) {
+    std::vector<IntervalSet::Interval> sk;
+    for (uint64_t p : skipped_here)
+      if (!sk.empty() && sk.back().second == p)
+        sk.back().second += kPageSize;
+      else
+        sk.emplace_back(p, p + kPageSize);
+    IntervalSet now = IntervalSet::of(std::move(sk));
+    base_in_copy_ = base_in_copy_.unite(now.minus(stale_));  // their copy is DATA-0
+    stale_ = stale_.minus(now);
+    unconfirmed_ = unconfirmed_.unite(now);
+    pages_skipped += skipped_here.size();
+    skipped->insert(skipped->end(), skipped_here.begin(), skipped_here.end());
+  }
   const bool use_program = scratch_ && written_bytes > kReadDirectlyBytes;
   for (Written& wr : all) {
     Seg& g = *wr.g;
@@ -721,7 +810,8 @@ IntervalSet UffdTracker::before_inject(const StoppedThread& t, const ckpt::Check
   }
   for (auto& [key, g] : segs_) have.emplace_back(g.start, g.end);
   IntervalSet all = IntervalSet::of(std::move(pages));
-  IntervalSet want = all.minus(all.minus(IntervalSet::of(std::move(have)))).minus(not_here_);
+  IntervalSet want =
+      all.minus(all.minus(IntervalSet::of(std::move(have)))).minus(not_here_).minus(stale_).minus(unconfirmed_);
   if (want.empty() || threads_of(pid_) != 1) return {};
   std::vector<IntervalSet::Interval> out;
   std::vector<Span> spans;

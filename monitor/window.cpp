@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "util/scoped_fd.h"
@@ -26,6 +27,7 @@ void Window::open(const StoppedThread& st, std::vector<Area> areas, std::vector<
   ++region_;
   fresh_.clear();
   base_.clear();
+  skipped_base_ = IntervalSet();
 }
 
 void Window::close(const StoppedThread& st) {
@@ -91,9 +93,14 @@ void Window::read_base(const Tracee& t, uint64_t address, std::span<uint8_t> out
     size_t n = std::min<uint64_t>(out.size() - done, page + kPageSize - a);
     std::span<uint8_t> part = out.subspan(done, n);
     auto it = base_.find(page);
-    if (it != base_.end() && it->second.size() == kPageSize)
+    if (it != base_.end() && it->second.size() == kPageSize) {
       std::memcpy(part.data(), it->second.data() + (a - page), n);
-    else if (t.read_bytes_fallible(a, part) != n)
+    } else if (skipped_base_.contains(page)) {  // the tracker has it (create(): CreateSide::undiffed)
+      std::vector<uint8_t> whole(kPageSize);
+      if (!tracker_->original(page, whole))
+        throw std::logic_error("the base of page " + ckpt::hex_address(page) + " (not diffed by create()) is lost");
+      std::memcpy(part.data(), whole.data() + (a - page), n);
+    } else if (t.read_bytes_fallible(a, part) != n)
       std::fill(part.begin(), part.end(), uint8_t{0});
     done += n;
   }

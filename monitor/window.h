@@ -32,6 +32,7 @@ class Window {
 
   bool is_open() const { return open_; }
   DirtyTracker& tracker() { return *tracker_; }
+  bool has_tracker() const { return tracker_ != nullptr; }
   // The current region's number: start() calls so far. A slave may take the master's (inject.h).
   uint64_t region() const { return region_; }
   void set_region(uint64_t r) { region_ = r; }
@@ -55,9 +56,13 @@ class Window {
   // The master's DATA-0 of the pages it wrote in the region (their first original), the
   // base of wait_for()'s three-way merge; other pages still hold DATA-0 in its memory.
   std::map<uint64_t, std::vector<uint8_t>>& base_pages() { return base_; }
-  // DATA-0 at [address, address + out.size()): the kept base pages, else the program's
-  // memory (zeros where it is unmapped).
+  // DATA-0 at [address, address + out.size()): the kept base pages, the tracker's originals of
+  // the pages create() did not diff (note_skipped), else the program's memory (zeros where
+  // it is unmapped).
   void read_base(const Tracee& t, uint64_t address, std::span<uint8_t> out) const;
+  // --sync=lazy: pages the master's create() skipped (DirtyTracker::collect_skipping): their
+  // base is the tracker's original().
+  void note_skipped(const IntervalSet& pages) { skipped_base_ = skipped_base_.unite(pages); }
 
   // Runs before inject() writes a checkpoint (--sync=lazy fetches the pages it writes that
   // are not here yet: monitor/lazy.h). Empty = nothing.
@@ -71,6 +76,7 @@ class Window {
   std::vector<ckpt::MapChange> map_state_;
   std::map<uint64_t, std::vector<uint8_t>> fresh_;
   std::map<uint64_t, std::vector<uint8_t>> base_;
+  IntervalSet skipped_base_;
   std::vector<Mapping> maps_;
   uint64_t maps_size_ = 0, maps_data_ = 0;  // statm when maps_ was read
   bool have_maps_ = false;

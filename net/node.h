@@ -163,6 +163,8 @@ class Node {
   // Master: the pages slave `rank` asked for since the last call (their addresses; from the
   // master or, through it, from another slave).
   std::vector<uint64_t> fetched_pages(int rank);
+  // This node's newest copy of `page` into `out` (4096 bytes; null: only whether it has one).
+  bool read_published(uint64_t page, uint8_t* out);
   // Slave, once its program has ended: serves its pages until the master's connection closes
   // (the master's program and the other slaves may still need them) or the job fails.
   void serve_pages_until_the_master_leaves();

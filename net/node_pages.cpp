@@ -46,6 +46,14 @@ void Node::publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, u
   for (uint64_t i = 0; i < count; i++) std::memcpy(slots[i], bytes + i * kPage, kPage);
 }
 
+bool Node::read_published(uint64_t page, uint8_t* out) {
+  std::lock_guard lk(pages_mu_);
+  auto it = pages_.find(page);
+  if (it == pages_.end() || !it->second.bytes[0]) return false;
+  if (out) std::memcpy(out, it->second.bytes[0].get(), kPage);
+  return true;
+}
+
 std::vector<uint64_t> Node::fetched_pages(int rank) {
   std::lock_guard lk(pages_mu_);
   return std::exchange(fetched_[rank], {});

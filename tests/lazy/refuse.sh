@@ -21,6 +21,24 @@ rc=$?
 if [ $rc != 2 ] || ! grep -q -- "--sync: sometimes not in {eager,lazy}" err; then echo "FAIL: bad --sync value: status $rc"; cat err; fail=1; fi
 # And the lazy job itself runs and says the same as the eager one.
 "$cape" run -n 2 --sync lazy ./p > lazy.out 2> err || { echo "FAIL: lazy run"; cat err; fail=1; }
-"$cape" run -n 2 ./p > eager.out 2> err || { echo "FAIL: eager run"; cat err; fail=1; }
+"$cape" run -n 2 --sync eager ./p > eager.out 2> err || { echo "FAIL: eager run"; cat err; fail=1; }
 cmp -s lazy.out eager.out && [ "$(cat lazy.out)" = 99 ] || { echo "FAIL: outputs differ"; fail=1; }
+# CAPE_SYNC sets the default (cli/command.h, choose_sync): lazy runs lazily (its traffic line
+# says so), --sync overrides it, a tracker that cannot be lazy falls back to eager, and a
+# value that is neither is refused before any node starts.
+lazy_line='^\[cape traffic rank 0 .*\] info: rank 0: --sync=lazy: '
+CAPE_SYNC=lazy "$cape" run -n 2 --log traffic:info ./p > out 2> err
+[ $? = 0 ] && [ "$(cat out)" = 99 ] && grep -q "$lazy_line" err || { echo "FAIL: CAPE_SYNC=lazy"; cat out err; fail=1; }
+for how in "--sync eager" "--tracker full" "--tracker inproc"; do
+  # shellcheck disable=SC2086
+  CAPE_SYNC=lazy "$cape" run -n 2 --log traffic:info $how ./p > out 2> err
+  [ $? = 0 ] && [ "$(cat out)" = 99 ] && ! grep -q "$lazy_line" err || { echo "FAIL: CAPE_SYNC=lazy $how"; cat out err; fail=1; }
+done
+CAPE_SYNC=eager "$cape" run -n 2 --log traffic:info ./p > out 2> err
+[ $? = 0 ] && ! grep -q "$lazy_line" err || { echo "FAIL: CAPE_SYNC=eager"; cat out err; fail=1; }
+CAPE_SYNC=sometimes "$cape" run -n 2 ./p > out 2> err
+rc=$?
+if [ $rc != 1 ] || [ -s out ] || ! grep -q "^cape: CAPE_SYNC='sometimes' is not eager or lazy" err; then
+  echo "FAIL: bad CAPE_SYNC: status $rc"; cat out err; fail=1
+fi
 exit $fail

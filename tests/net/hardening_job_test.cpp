@@ -170,10 +170,11 @@ TEST(Hardening, ANodeOfAnotherJobIsRefusedUpFront) {
   int port = free_port();
   std::string master = "127.0.0.1:" + std::to_string(port);
   std::string token = unique_token();
-  auto node = [&](int rank, const std::string& job, const std::string& regions) {
+  // --sync eager given: CAPE_SYNC=lazy in the environment would name it in the identities.
+  auto node = [&](int rank, const std::string& job, const std::string& regions, const std::string& sync = "eager") {
     return Proc::start({CAPE_BIN, "node", "--rank", std::to_string(rank), "--size", "2", "--master", master,
-                        "--job", job, "--secret-file", secret, "--output-dir", d.path + "/logs-" + job, "--", FIG3,
-                        regions, "0", token},
+                        "--job", job, "--secret-file", secret, "--output-dir", d.path + "/logs-" + job, "--sync",
+                        sync, "--", FIG3, regions, "0", token},
                        d.path);
   };
   Proc m = node(0, "A", "1");
@@ -188,6 +189,14 @@ TEST(Hardening, ANodeOfAnotherJobIsRefusedUpFront) {
   Proc other_args = node(1, "A", "2");
   EXPECT_EQ(other_args.wait(10s), 1);
   EXPECT_NE(read_file(d.path + "/logs-A/node.1.log").find("it belongs to another job"), std::string::npos);
+  // A node that would synchronise lazily (another --sync, or CAPE_SYNC on its host only).
+  Proc lazy = node(1, "A", "1", "lazy");
+  EXPECT_EQ(lazy.wait(10s), 1);
+  std::string log_lazy = read_file(d.path + "/logs-A/node.1.log");
+  EXPECT_NE(log_lazy.find("refused rank 1: it belongs to another job (job A, program " + std::string(FIG3) + " 1 0 " +
+                          token + ", --sync lazy; this job: job A, program " + FIG3 + " 1 0 " + token + ")"),
+            std::string::npos)
+      << log_lazy;
   Proc a = node(1, "A", "1");
   EXPECT_EQ(a.wait(30s), 0) << read_file(d.path + "/logs-A/node.1.log");
   EXPECT_EQ(m.wait(30s), 0) << m.err();
