@@ -158,8 +158,6 @@ class UffdTracker final : public DirtyTracker {
     size_t touched = 0;  // bytes of buf, from its start, that may hold data (the rest reads as 0)
     bool registered = false;  // (the old way) for stop()
     uint8_t* at(uint64_t a) const { return buf.data() + off + (a - start); }
-    // The copy now holds data up to `a` (zeroing later must not skip it as fresh memory).
-    void note_touched(uint64_t a) { touched = std::max<size_t>(touched, off + (a - start)); }
   };
   struct Spare {  // a buffer no segment uses
     PageBuffer buf;
@@ -204,6 +202,8 @@ class UffdTracker final : public DirtyTracker {
   unsigned copy_threads_;  // start()'s copy (TrackerOptions::uffd_copy_threads)
   bool use_copy_gadget_;   // TrackerOptions::uffd_copy
   bool keep_;              // TrackerOptions::uffd_keep
+  IntervalSet registered_;      // registered with WP_ASYNC, as of registered_epoch_ (scan_hull)
+  MapsEpoch registered_epoch_;
   // collect() has the program copy its written pages here with libcape's copy gadget
   // (faster than process_vm_readv); without it (older libcape) they are read.
   bool scratch_tried_ = false;
@@ -223,8 +223,6 @@ class UffdTracker final : public DirtyTracker {
   // (they were stale: what it holds is what memory held at this window's start).
   IntervalSet stale_, unconfirmed_, base_in_copy_;
   OriginalSource source_;
-  IntervalSet registered_;      // registered with WP_ASYNC, as of registered_epoch_
-  MapsEpoch registered_epoch_;
 };
 
 

@@ -576,8 +576,9 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
         ++pages_visited;
         visit(p.start + off, {orig, kPageSize}, {data + off, kPageSize});
         std::memcpy(orig, data + off, kPageSize);
+        // The copy holds data there now: fill() must zero it when the page is replaced.
+        p.g->touched = std::max<size_t>(p.g->touched, p.g->off + (p.start + off - p.g->start) + kPageSize);
       }
-      p.g->note_touched(p.start + p.len);
       data += p.len;
     }
   };
@@ -752,8 +753,8 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
           ++pages_visited;
           visit(s + off, {orig, kPageSize}, {cur.data() + off, kPageSize});
           std::memcpy(orig, cur.data() + off, kPageSize);
+          g.touched = std::max<size_t>(g.touched, g.off + (s + off - g.start) + kPageSize);  // as above
         }
-        if (got) g.note_touched(s + got);
         s += got < len ? got + kPageSize : len;  // past a page unmapped meanwhile
       }
     }
