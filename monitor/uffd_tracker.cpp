@@ -627,6 +627,17 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
   IntervalSet to_scan = IntervalSet::of(std::move(every));
   if (only) to_scan = to_scan.minus(to_scan.minus(*only));
   std::vector<Span> hull_spans;
+  // A segment's written spans: marked as cleared (their marks were), counted, kept.
+  auto take = [&](Written&& w) {
+    if (w.spans.empty()) return;
+    if (keep_) {
+      std::vector<IntervalSet::Interval> c;
+      for (const Span& x : w.spans) c.emplace_back(x.start, x.end);
+      cleared_ = cleared_.unite(IntervalSet::of(std::move(c)));
+    }
+    for (const Span& x : w.spans) written_bytes += x.end - x.start;
+    all.push_back(std::move(w));
+  };
   const bool hull = !to_scan.empty() && registered_known(to_scan) && scan_hull(to_scan, Scan::written, hull_spans);
   if (hull) {
     size_t i = 0;
@@ -638,14 +649,7 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
         if (x.start < x.end) w.spans.push_back(x);
         if (hull_spans[i].end > g.end) break;  // goes on into the next segment
       }
-      if (w.spans.empty()) continue;
-      if (keep_) {
-        std::vector<IntervalSet::Interval> c;
-        for (const Span& x : w.spans) c.emplace_back(x.start, x.end);
-        cleared_ = cleared_.unite(IntervalSet::of(std::move(c)));
-      }
-      for (const Span& x : w.spans) written_bytes += x.end - x.start;
-      all.push_back(std::move(w));
+      take(std::move(w));
     }
   }
   for (auto& [key, g] : segs_) {
@@ -662,14 +666,7 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
       // some may be unmapped now).
       w.whole = !scan(part.start, part.end, Scan::written, w.spans);
       if (w.whole) w.spans.assign(1, part);
-      if (w.spans.empty()) continue;
-      if (keep_) {
-        std::vector<IntervalSet::Interval> c;
-        for (const Span& x : w.spans) c.emplace_back(x.start, x.end);
-        cleared_ = cleared_.unite(IntervalSet::of(std::move(c)));
-      }
-      for (const Span& x : w.spans) written_bytes += x.end - x.start;
-      all.push_back(std::move(w));
+      take(std::move(w));
     }
   }
   // Pages to skip (collect_skipping) are taken out: not read, not visited, listed.
