@@ -7,15 +7,7 @@
 #   kept_again_paths.sh CAPE_CC CAPE SRC TRACKER
 set -uo pipefail
 cc=$1 cape=$2 src=$3 tracker=$4
-work=$(mktemp -d "${TMPDIR:-/tmp}/cape-lazy-kept.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-gcc -O2 -fopenmp "$src" -o native && OMP_NUM_THREADS=3 ./native > expected 2>/dev/null || exit 1
-"$cc" -O2 "$src" -o prog || exit 1
-timeout 200 "$cape" run -n 3 --sync lazy --tracker "$tracker" --output-dir logs --log traffic:info ./prog \
-  > actual 2> err || { echo "FAIL: the job failed"; tail -20 err; exit 1; }
-fail=0
-cmp -s expected actual || { echo "FAIL: the output differs from gcc -fopenmp's"; diff expected actual; fail=1; }
+. "$(dirname "$0")/paths_job.sh" kept 3 traffic:info
 grep -q "sync=lazy: .*; [1-9][0-9]* written pages not read" err ||
   { echo "FAIL: the master's create() read every page it wrote"; fail=1; }
 grep -q "sync=lazy: .*; [1-9][0-9]* written pages not read" logs/node.1.log ||

@@ -7,15 +7,7 @@
 #   owners_paths.sh CAPE_CC CAPE SRC TRACKER
 set -uo pipefail
 cc=$1 cape=$2 src=$3 tracker=$4
-work=$(mktemp -d "${TMPDIR:-/tmp}/cape-lazy-owners.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-gcc -O2 -fopenmp "$src" -o native && OMP_NUM_THREADS=4 ./native > expected 2>/dev/null || exit 1
-"$cc" -O2 "$src" -o prog || exit 1
-timeout 200 "$cape" run -n 4 --sync lazy --tracker "$tracker" --output-dir logs --log net:debug,traffic:info ./prog \
-  > actual 2> err || { echo "FAIL: the job failed"; tail -20 err; exit 1; }
-fail=0
-cmp -s expected actual || { echo "FAIL: the output differs from gcc -fopenmp's"; diff expected actual; fail=1; }
+. "$(dirname "$0")/paths_job.sh" owners 4 net:debug,traffic:info
 grep -q "page(s) from 0x[0-9a-f]* for node [1-3]$" logs/node.*.log ||
   { echo "FAIL: no slave served a page to another slave"; fail=1; }
 grep -q "page(s) from 0x[0-9a-f]* for node 0$" logs/node.*.log ||

@@ -8,15 +8,7 @@
 #   sparse_paths.sh CAPE_CC CAPE SRC TRACKER
 set -uo pipefail
 cc=$1 cape=$2 src=$3 tracker=$4
-work=$(mktemp -d "${TMPDIR:-/tmp}/cape-lazy-sparse.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-gcc -O2 -fopenmp "$src" -o native && OMP_NUM_THREADS=3 ./native > expected 2>/dev/null || exit 1
-"$cc" -O2 "$src" -o prog || exit 1
-timeout 200 "$cape" run -n 3 --sync lazy --tracker "$tracker" --output-dir logs --log traffic:info ./prog \
-  > actual 2> err || { echo "FAIL: the job failed"; tail -20 err; exit 1; }
-fail=0
-cmp -s expected actual || { echo "FAIL: the output differs from gcc -fopenmp's"; diff expected actual; fail=1; }
+. "$(dirname "$0")/paths_job.sh" sparse 3 traffic:info
 for r in 0 1 2; do
   log=logs/node.$r.log; [ $r = 0 ] && log=err
   n=$(sed -n 's/.*--sync=lazy: [0-9]* pages invalidated, [0-9]* fetched in \([0-9]*\) requests.*/\1/p' "$log")
