@@ -30,6 +30,8 @@
 // The userfaultfd is created inside the tracee by an injected userfaultfd(2) and taken by
 // the monitor with pidfd_getfd; the tracee's descriptor is closed again at once. Closing
 // ours (the tracker's end: a new image, the program gone) unregisters everything.
+// The PAGEMAP_SCAN calls are in uffd_scan.cpp, the inject() and take_changes() side in
+// uffd_inject.cpp.
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
@@ -63,22 +65,6 @@
 #ifndef UFFD_FEATURE_WP_ASYNC
 #define UFFD_FEATURE_WP_ASYNC (1 << 15)
 #endif
-namespace {
-struct page_region_v1 {
-  uint64_t start, end, categories;
-};
-struct pm_scan_arg_v1 {
-  uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages, category_inverted,
-      category_mask, category_anyof_mask, return_mask;
-};
-constexpr uint64_t kPageIsWpAllowed = 1 << 0;
-constexpr uint64_t kPageIsWritten = 1 << 1;
-constexpr uint64_t kPageIsPresent = 1 << 3;
-constexpr uint64_t kPageIsSwapped = 1 << 4;  // also uffd-wp markers of unpopulated pages
-constexpr uint64_t kScanWpMatching = 1 << 0;
-constexpr uint64_t kScanCheckWpAsync = 1 << 1;
-constexpr unsigned long kPagemapScan = _IOWR('f', 16, pm_scan_arg_v1);
-}  // namespace
 
 namespace cape::monitor {
 
@@ -191,91 +177,6 @@ void UffdTracker::arm(uint64_t start, uint64_t end, bool do_register) {
   if (::ioctl(uffd_.get(), UFFDIO_WRITEPROTECT, &wp) != 0) fail_errno("UFFDIO_WRITEPROTECT");
 }
 
-bool UffdTracker::scan(uint64_t start, uint64_t end, Scan what, std::vector<Span>& out, bool hull) {
-  constexpr size_t kVec = 512;
-  page_region_v1 vec[kVec];
-  for (uint64_t from = start; from < end;) {
-    pm_scan_arg_v1 arg{};
-    arg.size = sizeof arg;
-    arg.start = from;
-    arg.end = end;
-    arg.vec = reinterpret_cast<uint64_t>(vec);
-    arg.vec_len = kVec;
-    switch (what) {
-      case Scan::written:  // and protect them again
-        arg.flags = kScanWpMatching | kScanCheckWpAsync;
-        arg.category_mask = arg.return_mask = kPageIsWritten;
-        break;
-      case Scan::written_peek:
-        arg.flags = kScanCheckWpAsync;
-        arg.category_mask = arg.return_mask = kPageIsWritten;
-        break;
-      case Scan::holes:  // neither present nor swapped nor a marker
-        arg.flags = kScanCheckWpAsync;
-        arg.category_inverted = arg.category_mask = kPageIsPresent | kPageIsSwapped;
-        arg.return_mask = kPageIsPresent;
-        break;
-      case Scan::populated:
-        arg.category_anyof_mask = arg.return_mask = kPageIsPresent | kPageIsSwapped;
-        break;
-      case Scan::present:
-        arg.category_mask = arg.return_mask = kPageIsPresent;
-        break;
-    }
-    if (hull) {
-      // Over ranges that are all registered (scan_hull): what is not registered in between
-      // is skipped (PM_SCAN_WP_MATCHING) or left out of the categories (PAGE_IS_WPALLOWED),
-      // not a failure.
-      arg.flags &= ~kScanCheckWpAsync;
-      arg.category_mask |= kPageIsWpAllowed;
-    }
-    long n = ::ioctl(pagemap_.get(), kPagemapScan, &arg);
-    // EPERM: not registered (PM_SCAN_CHECK_WPASYNC). ENOENT, EINVAL: unmapped meanwhile.
-    if (n < 0 && (errno == EPERM || errno == ENOENT || errno == EINVAL)) return false;
-    if (n < 0) fail_errno("PAGEMAP_SCAN");
-    for (long i = 0; i < n; i++) {
-      Span r{vec[i].start, std::min<uint64_t>(vec[i].end, end)};
-      if (!out.empty() && out.back().end == r.start)
-        out.back().end = r.end;
-      else
-        out.push_back(r);
-    }
-    // A full vector may come with a stale walk_end (KERNEL-FACTS.md): go on from the last
-    // region reported; fewer regions than asked means the walk is complete.
-    if (static_cast<size_t>(n) < kVec) break;
-    from = vec[kVec - 1].end;
-  }
-  return true;
-}
-
-bool UffdTracker::scan_hull(const IntervalSet& ranges, Scan what, std::vector<Span>& out) {
-  if (ranges.empty()) return true;
-  std::vector<Span> all;
-  if (!scan(page_down(ranges[0].first), page_up(ranges[ranges.size() - 1].second), what, all, true)) return false;
-  for (const Span& x : all)
-    for (auto it = ranges.first_ending_after(x.start); it != ranges.end() && it->first < x.end; ++it) {
-      Span r{std::max(x.start, it->first), std::min(x.end, it->second)};
-      if (!out.empty() && out.back().end == r.start)
-        out.back().end = r.end;
-      else
-        out.push_back(r);
-    }
-  return true;
-}
-
-bool UffdTracker::registered_known(const IntervalSet& ranges) const {
-  if (!keep_ || !(registered_epoch_ == maps_epoch(pid_))) return false;
-  for (auto [s, e] : ranges)
-    if (!registered_.covers(s, e)) return false;
-  return true;
-}
-
-// After start(): `ranges` are registered (scanned whole, or armed). What was known before
-// stays known only if nothing changed the mappings since (was_known).
-void UffdTracker::note_registered(const IntervalSet& ranges, bool was_known) {
-  registered_ = was_known ? registered_.unite(ranges) : ranges;
-  registered_epoch_ = maps_epoch(pid_);
-}
 
 void UffdTracker::fill(const StoppedThread& t, const IntervalSet& read, const IntervalSet& zero) {
   auto first_seg = [&](uint64_t a) {  // the first segment that may hold `a` or what follows
@@ -776,111 +677,6 @@ void UffdTracker::stop(const StoppedThread& t) {
   maps_may_change();
   for (auto& [key, g] : segs_) drop(g);
   segs_.clear();
-}
-
-namespace {
-// Threads of `pid`: /proc/PID/task's link count is its threads + 2 (one stat, no open and
-// no text: issue 14); 0 when it cannot be read.
-long threads_of(pid_t pid) {
-  struct stat st;
-  std::string path = "/proc/" + std::to_string(pid) + "/task";
-  if (::stat(path.c_str(), &st) != 0 || st.st_nlink < 3) return 0;
-  return static_cast<long>(st.st_nlink) - 2;
-}
-}  // namespace
-
-// The pages of `c` whose copy is good now (in a segment, not written since the last scan,
-// not a hole, here under --sync=lazy) take its bytes after the write, and their written
-// marks (the write's own) are cleared again: the next start() does not read them. Only with
-// one thread: another thread's write between the peek here and after_inject()'s scan would
-// be lost (its mark cleared, its bytes in no copy).
-IntervalSet UffdTracker::before_inject(const StoppedThread& t, const ckpt::Checkpoint& c) {
-  (void)t;
-  if (!keep_ || !uffd_.valid() || segs_.empty() || c.runs.empty()) return {};
-  std::vector<IntervalSet::Interval> pages, have;
-  for (const ckpt::Run& r : c.runs) {
-    uint64_t s = page_down(r.address), e = page_up(r.end());
-    if (!pages.empty() && pages.back().second >= s)
-      pages.back().second = std::max(pages.back().second, e);
-    else
-      pages.emplace_back(s, e);
-  }
-  for (auto& [key, g] : segs_) have.emplace_back(g.start, g.end);
-  IntervalSet all = IntervalSet::of(std::move(pages));
-  IntervalSet want =
-      all.minus(all.minus(IntervalSet::of(std::move(have)))).minus(not_here_).minus(stale_).minus(unconfirmed_);
-  if (want.empty() || threads_of(pid_) != 1) return {};
-  std::vector<IntervalSet::Interval> out;
-  std::vector<Span> spans;
-  if (registered_known(want) && scan_hull(want, Scan::written_peek, spans) && scan_hull(want, Scan::holes, spans)) {
-    for (const Span& x : spans) out.emplace_back(x.start, x.end);
-    return want.minus(IntervalSet::of(std::move(out)));
-  }
-  for (auto [s, e] : want) {
-    spans.clear();
-    if (!scan(s, e, Scan::written_peek, spans) || !scan(s, e, Scan::holes, spans)) {
-      out.emplace_back(s, e);
-      continue;
-    }
-    for (const Span& x : spans) out.emplace_back(x.start, x.end);
-  }
-  return want.minus(IntervalSet::of(std::move(out)));
-}
-
-void UffdTracker::after_inject(const StoppedThread& t, const ckpt::Checkpoint& c, const IntervalSet& pages) {
-  (void)t;
-  for (const ckpt::Run& r : c.runs) {
-    if (!pages.overlaps(r.address, r.end())) continue;
-    c.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> bytes) {
-      const uint64_t end = a + bytes.size();
-      for (auto it = pages.first_ending_after(a); it != pages.end() && it->first < end; ++it) {
-        uint64_t lo = std::max(a, it->first), hi = std::min(end, it->second);
-        while (lo < hi) {  // segment by segment
-          auto sg = segs_.upper_bound(lo);
-          Seg& g = std::prev(sg)->second;  // before_inject() kept only pages inside one
-          uint64_t piece_end = std::min(hi, g.end);
-          std::memcpy(g.at(lo), bytes.data() + (lo - a), piece_end - lo);
-          g.touched = std::max<size_t>(g.touched, g.off + (page_up(piece_end) - g.start));
-          inject_bytes_taken += piece_end - lo;
-          lo = piece_end;
-        }
-      }
-    });
-  }
-  // The write marked them: clear the marks (and protect them again).
-  std::vector<Span> spans;
-  if (!registered_known(pages) || !scan_hull(pages, Scan::written, spans))
-    for (auto [s, e] : pages) scan(s, e, Scan::written, spans);
-  cleared_ = cleared_.unite(pages);  // changed, for take_changes()
-}
-
-// Written marks are cleared only by start()'s and collect()'s scans, which add what they
-// cleared to cleared_; so what was written since the previous call is cleared_ and what is
-// marked now. Holes (pages dropped, MADV_DONTNEED) count as changed. An area with a part not
-// registered (mapped since) is not covered. Only while the registration is kept (keep_).
-std::optional<DirtyTracker::Changes> UffdTracker::take_changes(const StoppedThread& t,
-                                                               const std::vector<Area>& areas) {
-  (void)t;
-  if (!keep_ || !uffd_.valid()) return std::nullopt;
-  std::vector<IntervalSet::Interval> changed, covered;
-  std::vector<Span> spans;
-  const IntervalSet all = spans_of(areas);
-  if (registered_known(all) && scan_hull(all, Scan::written_peek, spans) && scan_hull(all, Scan::holes, spans)) {
-    for (const Span& x : spans) changed.emplace_back(x.start, x.end);
-    Changes c{cleared_.unite(IntervalSet::of(std::move(changed))), all};
-    cleared_ = IntervalSet();
-    return c;
-  }
-  spans.clear();
-  for (const Area& a : areas) {
-    spans.clear();
-    if (!scan(a.start, a.end, Scan::written_peek, spans) || !scan(a.start, a.end, Scan::holes, spans)) continue;
-    covered.emplace_back(a.start, a.end);
-    for (const Span& x : spans) changed.emplace_back(x.start, x.end);
-  }
-  Changes c{cleared_.unite(IntervalSet::of(std::move(changed))), IntervalSet::of(std::move(covered))};
-  cleared_ = IntervalSet();
-  return c;
 }
 
 }  // namespace cape::monitor
