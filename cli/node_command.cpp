@@ -245,8 +245,8 @@ class NetExchange : public monitor::Exchange {
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes) override {
     n_.lock_release(name, writes);
   }
-  void program_streams(bool was_in_window, bool now_in_window) override {
-    for (net::OutputPump* p : pumps_) p->at_call(was_in_window, now_in_window);
+  void program_streams(bool was_in_window, bool now_in_window, bool drain) override {
+    net::OutputPump::at_call_all(pumps_, was_in_window, now_in_window, drain);
   }
   void set_pumps(std::vector<net::OutputPump*> pumps) { pumps_ = std::move(pumps); }
   void region_begun(uint64_t region) override {
