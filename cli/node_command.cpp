@@ -245,6 +245,12 @@ class NetExchange : public monitor::Exchange {
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes) override {
     n_.lock_release(name, writes);
   }
+  uint64_t lock_lease_stamp(const std::string& name) override { return n_.lock_lease_stamp(name); }
+  bool lock_lease_writes(const std::string& name, const ckpt::Checkpoint& writes,
+                         const std::function<void()>& kept) override {
+    return n_.lock_lease_writes(name, writes, kept);
+  }
+  void set_lease_hook(std::function<int(const std::string&)> hook) override { n_.set_lease_hook(std::move(hook)); }
   void program_streams(bool was_in_window, bool now_in_window, bool drain) override {
     net::OutputPump::at_call_all(pumps_, was_in_window, now_in_window, drain);
   }

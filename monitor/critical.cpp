@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <span>
 #include <stdexcept>
@@ -10,6 +11,7 @@
 #include "monitor/ckpt_ranges.h"
 #include "monitor/create.h"
 #include "monitor/inject.h"
+#include "protocol.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -25,6 +27,18 @@ double us_since(Clock::time_point& t) {
 }
 }  // namespace
 
+Criticals::Criticals(Window& w, AddressSpace& as, DataSharing& sharing, Exchange* ex, int rank, int size,
+                     bool trap_free)
+    : window_(w), space_(as), sharing_(sharing), ex_(ex), rank_(rank), size_(size),
+      trap_free_(trap_free && !(std::getenv("CAPE_LOCK_TRAP_FREE") && std::string(std::getenv("CAPE_LOCK_TRAP_FREE")) == "0")) {
+  // A lease asked back (a reader thread of the network): its word closes first.
+  if (ex_ && trap_free_ && rank_ != 0) ex_->set_lease_hook([this](const std::string& name) { return leases_.end(name); });
+}
+
+Criticals::~Criticals() {
+  if (ex_ && trap_free_ && rank_ != 0) ex_->set_lease_hook({});
+}
+
 void Criticals::report_times(int rank) const {
   const Phases& p = phases_;
   if (!p.enters) return;
@@ -33,7 +47,9 @@ void Criticals::report_times(int rank) const {
                              << " grants with writes, " << p.known << " bodies with known writes), us per entry: capture "
                              << p.capture / e << ", grant wait " << p.grant_wait / e << ", inject " << p.inject / e << ", capture after it "
                              << p.recapture / e << "; per exit: capture " << p.exit_capture / x << ", release "
-                             << p.release / x;
+                             << p.release / x << "; " << leases_.entries() << " entries without a trap, "
+                             << p.lease_reads << " reads of their targets (us each " << p.lease_read / std::max<double>(1, p.lease_reads)
+                             << ")";
 }
 
 void Criticals::share(uint64_t addr, uint64_t size) {
@@ -47,6 +63,7 @@ void Criticals::reset(uint64_t start_boundary) {
   lowest_boundary_ = 0;
   held_.clear();
   owner_ = 0;
+  leases_.free_all();  // (the leases end with the window: net/node_locks.cpp)
   pending_ = ckpt::Checkpoint{};
   have_pending_ = false;
 }
@@ -177,7 +194,8 @@ void Criticals::warn_unregistered(const ckpt::Checkpoint& c, const std::string& 
 }
 
 bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait,
-                      int64_t ticket, const std::vector<IntervalSet::Interval>* writes) {
+                      int64_t ticket, const std::vector<IntervalSet::Interval>* writes, uint64_t key,
+                      uint64_t key_addr) {
   if (!may_enter(st.tid))  // the supervisor parks such calls (may_serve_now)
     throw std::logic_error("critical section '" + name + "' entered while another thread of the node holds one");
   for (const Held& h : held_)
@@ -187,7 +205,7 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
                       "would wait for itself forever (OpenMP: nested critical sections need different names)");
     }
   if (!networked()) {
-    held_.push_back({name, 0, {}, false, {}});
+    held_.push_back({name, 0, {}, false, {}, 0, 0});
     owner_ = st.tid;
     return true;
   }
@@ -236,12 +254,60 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
     attribute(clip_to(since, IntervalSet::everything().minus(granted_bytes)), boundary);
     phases_.recapture += us_since(t);
   }
-  held_.push_back({name, stamp, {}, known, known ? IntervalSet::of(*writes) : IntervalSet{}});
+  held_.push_back({name, stamp, {}, known, known ? IntervalSet::of(*writes) : IntervalSet{}, key, key_addr});
   owner_ = st.tid;
   return true;
 }
 
-void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t boundary) {
+void Criticals::known_done(const StoppedThread& st, uint64_t boundary) {
+  const IntervalSet& w = held_.back().writes;
+  IntervalSet pages = pages_of({w.begin(), w.end()});
+  ckpt::Checkpoint c = capture(st, boundary, &pages);
+  ckpt::Checkpoint rest = clip_to(c, IntervalSet::everything().minus(w));
+  rest.mappings.clear();  // (they go with the body's)
+  attribute(clip_to(std::move(c), w), boundary);
+  Held h = std::move(held_.back());
+  held_.pop_back();
+  // Written before the body (or meanwhile by the node's other threads): under the enclosing
+  // lock, if any, else the region's own writes.
+  attribute(std::move(rest), boundary);
+  held_.push_back(std::move(h));
+}
+
+// Bodies entered without a trap since the monitor's last look (LeaseWords' logs): their
+// targets' bytes are their writes, stamped with their lease's stamp, and go to the lease
+// (sent now if it was asked back meanwhile). All the logs at once: two locks' targets may share
+// a page, whose capture files what is not a target of the lock at hand as written before it.
+void Criticals::collect_leases(const StoppedThread& st, uint64_t boundary) {
+  if (!leases_.mapped()) return;
+  std::vector<LeaseWords::Logged> logs = leases_.logs();
+  if (logs.empty()) return;
+  Clock::time_point t = Clock::now();
+  if (!held_.empty() || !window_.is_open())
+    throw std::logic_error("bodies entered without a trap are logged while a lock is held or outside a window");
+  std::vector<IntervalSet::Interval> all;
+  for (const LeaseWords::Logged& l : logs) all.insert(all.end(), l.targets.begin(), l.targets.end());
+  IntervalSet pages = pages_of(all), w = IntervalSet::of(std::move(all));
+  ckpt::Checkpoint c = capture(st, boundary, &pages);
+  ckpt::Checkpoint rest = clip_to(c, IntervalSet::everything().minus(w));
+  rest.mappings.clear();
+  ckpt::Checkpoint bodies = clip_to(clip_to(std::move(c), w), travelling(boundary));
+  attribute(std::move(rest), boundary);  // (no lock held: the region's own writes)
+  for (LeaseWords::Logged& l : logs) {
+    ckpt::Checkpoint mine = ckpt::restamped(clip_to(bodies, IntervalSet::of(std::move(l.targets))), l.run_stamp);
+    mine.mappings = std::exchange(bodies.mappings, {});
+    mine.timestamp = l.run_stamp;
+    mine.name = l.name;
+    pending_ = have_pending_ ? ckpt::overlay(pending_, mine) : mine;
+    have_pending_ = true;
+    int slot = l.slot;
+    if (!ex_->lock_lease_writes(l.name, mine, [&] { leases_.done(slot, true); })) leases_.done(slot, false);
+  }
+  phases_.lease_reads++;
+  phases_.lease_read += us_since(t);
+}
+
+long Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   if (!held_.empty() && owner_ != st.tid)
     throw UserError("end of critical section '" + name + "' by a thread that is not inside it (a lock unset by "
                     "another thread than the one that set it?)");
@@ -252,34 +318,30 @@ void Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t 
   if (!networked()) {
     held_.pop_back();
     if (held_.empty()) owner_ = 0;
-    return;
+    return 0;
   }
   Clock::time_point t = Clock::now();
   phases_.exits++;
-  ckpt::Checkpoint rest;  // a body with known writes: what else changed on their pages
-  if (held_.back().known) {
-    const IntervalSet& w = held_.back().writes;
-    IntervalSet pages = pages_of({w.begin(), w.end()});
-    ckpt::Checkpoint c = capture(st, boundary, &pages);
-    rest = clip_to(c, IntervalSet::everything().minus(w));
-    rest.mappings.clear();  // (they go with the body's)
-    attribute(clip_to(std::move(c), w), boundary);
-  } else {
+  if (held_.back().known)
+    known_done(st, boundary);
+  else
     attribute(capture(st, boundary), boundary);
-  }
   phases_.exit_capture += us_since(t);
   Held h = std::move(held_.back());
   held_.pop_back();
   if (held_.empty()) owner_ = 0;
-  // Written before the body (or meanwhile by the node's other threads): under the enclosing
-  // lock, if any, else the region's own writes.
-  attribute(std::move(rest), boundary);
   h.body.timestamp = h.stamp;
   h.body.name = name;
   CAPE_LOG_AT(debug, "critical") << "exit '" << name << "': " << h.body.runs.size() << " runs, "
                                  << h.body.memory_bytes() << " bytes";
   ex_->lock_release(name, h.body);
   phases_.release += us_since(t);
+  // A slave keeps the lease (net/node_locks.cpp): the next entries of this body need no trap.
+  // The slot is given first, then the lease looked at: a revoke in between finds the slot.
+  if (!trap_free_ || !h.known || !held_.empty() || rank_ == 0) return 0;
+  if (!leases_.mapped() && (!ex_->lock_lease_stamp(name) || !leases_.map(st))) return 0;
+  if (leases_.assign(name, h.key, h.key_addr, h.stamp) >= 0 && !ex_->lock_lease_stamp(name)) leases_.release(name);
+  return CAPE_LEASE_READY;
 }
 
 ckpt::Checkpoint Criticals::with_pending(ckpt::Checkpoint&& fresh, uint64_t boundary) {

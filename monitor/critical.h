@@ -32,14 +32,19 @@
 #include "monitor/dirty_tracker.h"
 #include "monitor/exchange.h"
 #include "monitor/interval_set.h"
+#include "monitor/lease_words.h"
 #include "monitor/window.h"
 
 namespace cape::monitor {
 
 class Criticals {
  public:
-  Criticals(Window& w, AddressSpace& as, DataSharing& sharing, Exchange* ex, int rank, int size)
-      : window_(w), space_(as), sharing_(sharing), ex_(ex), rank_(rank), size_(size) {}
+  // `trap_free`: slaves' leased bodies with known writes may be re-entered without a trap
+  // (docs/critical.md, "Trap-free re-entry"; off under --sync=lazy and CAPE_LOCK_TRAP_FREE=0).
+  Criticals(Window& w, AddressSpace& as, DataSharing& sharing, Exchange* ex, int rank, int size, bool trap_free);
+  ~Criticals();
+  Criticals(const Criticals&) = delete;
+  Criticals& operator=(const Criticals&) = delete;
 
   // A local of the enclosing function that critical bodies and lock holders may write (it is
   // on the stack, which otherwise stays home). Until the next region begins.
@@ -51,9 +56,22 @@ class Criticals {
   // `writes`: every byte the body can write, when the translator knows them (docs/critical.md,
   // "Bodies with known writes"): then no capture at the entry, and the exit's looks at their
   // pages only (under trackers that can: uffd; the others capture as for any body).
+  // `key`, `key_addr`: how libcape names the lock at a trap-free entry (the name's address;
+  // an atomic's location), for a body with known writes.
   bool enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait = true,
-             int64_t ticket = -1, const std::vector<IntervalSet::Interval>* writes = nullptr);
-  void exit(const StoppedThread& st, const std::string& name, uint64_t boundary);
+             int64_t ticket = -1, const std::vector<IntervalSet::Interval>* writes = nullptr, uint64_t key = 0,
+             uint64_t key_addr = 0);
+  // Answers CAPE_LEASE_READY when the page of trap-free re-entry is mapped (else 0).
+  long exit(const StoppedThread& st, const std::string& name, uint64_t boundary);
+  // Trap-free re-entry (lease_words.h). Before a call is served: may it be now (no body
+  // runs without a trap; `exiting`: the slot of a CAPE_OP_LEASE_EXIT)? Then, first of the
+  // call: the logged bodies' writes, read before any other capture; after it: the slots open again.
+  bool close_leases(int exiting) { return leases_.close_all(exiting); }
+  void collect_leases(const StoppedThread& st, uint64_t boundary);
+  void new_image() { leases_.forget(); }
+  void after_call() {
+    if (held_.empty() && window_.is_open()) leases_.reopen();
+  }
   // create() at `boundary`: the node's pending part with `fresh` laid over it; the pending
   // part is used up. Its stack below `boundary` (frames of runtime helpers that called
   // enter/exit, omp_set_lock's) is left out, as create() leaves it out.
@@ -80,7 +98,11 @@ class Criticals {
     ckpt::Checkpoint body;  // its writes so far
     bool known = false;     // the body writes `writes` and nothing else (enter's `writes`)
     IntervalSet writes;
+    uint64_t key = 0, key_addr = 0;  // enter's
   };
+  // A body with known writes is over: its writes (the targets' bytes) go to its Held's body
+  // and the pending part, what else changed on their pages is filed as written before it.
+  void known_done(const StoppedThread& st, uint64_t boundary);
   bool networked() const { return ex_ && size_ > 1; }
   ckpt::Checkpoint capture(const StoppedThread& st, uint64_t boundary, const IntervalSet* only = nullptr);
   // Files `c` (writes since the last create) under the innermost held lock, if any.
@@ -95,6 +117,8 @@ class Criticals {
   Exchange* ex_;
   const int rank_, size_;
   std::vector<Held> held_;
+  LeaseWords leases_;
+  const bool trap_free_;
   pid_t owner_ = 0;  // the thread that holds them
   ckpt::Checkpoint pending_;
   bool have_pending_ = false;
@@ -110,6 +134,8 @@ class Criticals {
   struct Phases {
     uint64_t enters = 0, exits = 0, granted_writes = 0;
     uint64_t known = 0;  // entries of bodies with known writes
+    uint64_t lease_reads = 0;  // collect_leases() that read logged targets
+    double lease_read = 0;
     double capture = 0, grant_wait = 0, inject = 0, recapture = 0, exit_capture = 0, release = 0;
   } phases_;
 };

@@ -90,7 +90,7 @@ bool has_gadget(const StoppedThread& t, uint64_t offset, const char* tag) {
 }
 
 std::unique_ptr<Scratch> Scratch::map(const StoppedThread& t, uint64_t name_in_tracee, size_t bytes,
-                                      bool populate, std::string* why) {
+                                      bool populate, std::string* why, uint64_t at) {
   const long pop = populate ? MAP_POPULATE : 0;
   util::ScopedFd fd;
   {
@@ -104,7 +104,7 @@ std::unique_ptr<Scratch> Scratch::map(const StoppedThread& t, uint64_t name_in_t
     if (pidfd.valid()) fd.reset(static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), rfd, 0)));
     long addr = -EBADF;
     if (fd.valid() && ::ftruncate(fd.get(), static_cast<off_t>(bytes)) == 0)
-      addr = remote.syscall(SYS_mmap, static_cast<long>(kScratchAddress), static_cast<long>(bytes),
+      addr = remote.syscall(SYS_mmap, static_cast<long>(at), static_cast<long>(bytes),
                             PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED_NOREPLACE | pop,
                             rfd, 0);
     remote.syscall(SYS_close, rfd);
@@ -112,7 +112,7 @@ std::unique_ptr<Scratch> Scratch::map(const StoppedThread& t, uint64_t name_in_t
       *why = std::string("no scratch mapping: ") + strerror(static_cast<int>(-addr));
       return nullptr;
     }
-    if (static_cast<uint64_t>(addr) != kScratchAddress) {  // a kernel without MAP_FIXED_NOREPLACE
+    if (static_cast<uint64_t>(addr) != at) {  // a kernel without MAP_FIXED_NOREPLACE
       remote.syscall(SYS_munmap, addr, static_cast<long>(bytes));
       *why = "the scratch address is taken";
       return nullptr;
@@ -121,7 +121,7 @@ std::unique_ptr<Scratch> Scratch::map(const StoppedThread& t, uint64_t name_in_t
   }
   void* local = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | static_cast<int>(pop), fd.get(), 0);
   if (local == MAP_FAILED) fail_errno("mmap of the scratch memfd");
-  return std::unique_ptr<Scratch>(new Scratch(static_cast<uint8_t*>(local), bytes));
+  return std::unique_ptr<Scratch>(new Scratch(static_cast<uint8_t*>(local), bytes, at));
 }
 
 Scratch::~Scratch() { ::munmap(local_, size_); }

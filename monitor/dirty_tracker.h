@@ -78,17 +78,19 @@ class Scratch {
  public:
   // nullptr (and `why` set) when it cannot be made: the caller works without.
   // `populate`: allocate every page now (no faults when it is first used, on either side).
+  // `at`: another fixed address (the lease page of docs/critical.md, "Trap-free re-entry").
   static std::unique_ptr<Scratch> map(const StoppedThread& t, uint64_t name_in_tracee, size_t bytes,
-                                      bool populate, std::string* why);
+                                      bool populate, std::string* why, uint64_t at = kScratchAddress);
   ~Scratch();
   uint8_t* local() const { return local_; }
-  uint64_t remote() const { return kScratchAddress; }
+  uint64_t remote() const { return at_; }
   size_t size() const { return size_; }
 
  private:
-  Scratch(uint8_t* local, size_t size) : local_(local), size_(size) {}
+  Scratch(uint8_t* local, size_t size, uint64_t at) : local_(local), size_(size), at_(at) {}
   uint8_t* local_;
   size_t size_;
+  uint64_t at_;
 };
 
 // True when libcape in the tracee carries `tag` at gadget + offset (protocol.h).

@@ -85,6 +85,21 @@ class Exchange {
     (void)writes;
     throw std::logic_error("lock '" + name + "': this exchange has no lock service");
   }
+  // Trap-free re-entry (docs/critical.md; net::Node says more): the stamp of the lease this
+  // slave keeps of `name`, nobody asking for it (0: none); bodies' writes read later, laid
+  // over the lease's (false: the lease is gone); the hook a reader thread calls when a lease
+  // is asked back (it answers net::Node::kLease*).
+  virtual uint64_t lock_lease_stamp(const std::string& name) {
+    (void)name;
+    return 0;
+  }
+  // (`kept` runs, under the network's mutex, when they were laid over the lease.)
+  virtual bool lock_lease_writes(const std::string& name, const ckpt::Checkpoint& writes,
+                                 const std::function<void()>& kept) {
+    (void)name, (void)writes, (void)kept;
+    return false;
+  }
+  virtual void set_lease_hook(std::function<int(const std::string&)> hook) { (void)hook; }
   // --sync=lazy (monitor/lazy.h; docs/monitor.md, "Lazy synchronisation"). Keeps `count`
   // pages from `first` (count * 4096 bytes) as `version`, for the other nodes to fetch
   // (the last two versions of each). fetch_pages: fetches `count` pages from `first` from node

@@ -70,12 +70,12 @@ const char* op_name(int op) {
       "reduction", "set_ckpt_model", "set_order", "region_begin",
       "create_complete", "cape1_copy", "cape1_diff", "cape1_merge", "cape1_wait_for", "cape1_restart_on",
       "cape1_restart", "cape1_serve", "critical_enter", "critical_exit", "critical_shared", "critical_try",
-      "ordered_enter", "cape1_send"};
+      "ordered_enter", "cape1_send", "lease_exit"};
   return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
 }
 
 static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_C1_SERVE == 34 &&
-                  CAPE_OP_CRITICAL_SHARED == 37 && CAPE_OP_ORDERED_ENTER == 39 && CAPE_OP_C1_SEND == 40 && CAPE_OP_COUNT == 41,
+                  CAPE_OP_CRITICAL_SHARED == 37 && CAPE_OP_ORDERED_ENTER == 39 && CAPE_OP_C1_SEND == 40 && CAPE_OP_COUNT == 42,
               "op_name() follows protocol.h");
 
 // Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
@@ -111,7 +111,7 @@ class Monitor final : public CallServer {
   // Throws UserError for bad options (monitor.h), before anything starts.
   Monitor(const MonitorOptions& o, Exchange* ex)
       : opt_(o), ex_(ex), rank_(ex ? ex->rank() : o.node_rank), size_(ex ? ex->size() : 1), store_(rank_),
-        criticals_(window_, space_, sharing_, ex_, rank_, size_), cape1_(ex, rank_) {
+        criticals_(window_, space_, sharing_, ex_, rank_, size_, !o.sync_lazy), cape1_(ex, rank_) {
     for (const auto& [name, file] : o.loads) store_.load(name, file);
     store_.keep_in(o.keep_checkpoints_dir);
     if (o.argv.empty()) throw UserError("no program to run");
@@ -156,7 +156,9 @@ class Monitor final : public CallServer {
   bool may_serve_now(pid_t tid, const user_regs_struct& regs) override {
     int op = static_cast<int>(regs.rax & 0xff);
     bool entry = op == CAPE_OP_CRITICAL_ENTER || op == CAPE_OP_ORDERED_ENTER || op == CAPE_OP_CRITICAL_TRY;
-    return !entry || criticals_.may_enter(tid);
+    // (No body runs without a trap while a call is served: docs/critical.md, "Trap-free re-entry".)
+    return criticals_.close_leases(op == CAPE_OP_LEASE_EXIT ? static_cast<int>(regs.rdi & 0xff) : -1) &&
+           (!entry || criticals_.may_enter(tid));
   }
   long serve(const StoppedThread& st, const user_regs_struct& regs);  // one call
   bool tracking_fault(const StoppedThread& st, const siginfo_t& info) override;
@@ -262,6 +264,7 @@ void Monitor::new_image(pid_t pid) {
   if (lazy_) lazy_->reset();
   window_.reset(make_tracker(opt_.tracker, pid, opt_.tracker_options));
   space_.reset(pid);
+  criticals_.new_image();  // (the page of trap-free re-entry went with the old image)
   if (trace_) trace_->program_started(Trace::Clock::now());
 }
 
@@ -286,6 +289,7 @@ std::optional<TraceOp> Monitor::traced(int op) {
 long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs) {
   ++times_.traps;
   if (lazy_) lazy_->at_call(window_.tracker());
+  criticals_.collect_leases(st, regs.rdx);  // before anything else captures
   // Calls deferred by libcape ride on this trap and are served first, in order (protocol.h).
   if (regs.r8 != 0) {
     uint64_t n = regs.r8 & 0xff;
@@ -322,6 +326,7 @@ long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs
     }
   }
   long answer = serve(st, regs);
+  criticals_.after_call();
   // region_begin: the region's start() follows at once.
   computes_next_ = (regs.rax & 0xff) != CAPE_OP_REGION_BEGIN;
   return answer;
@@ -417,9 +422,11 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
       std::vector<IntervalSet::Interval> writes = body_writes(st, a2 & ~CAPE_CRITICAL_WRITES_BIT);
       std::string lock = name(a1);
       if (lock == "atomic") lock += "@" + hex(writes.empty() ? 0 : writes[0].first);
-      return criticals_.enter(st, lock, boundary, true, -1, &writes), 0;
+      uint64_t at = lock.starts_with("atomic@") && !writes.empty() ? writes[0].first : 0;  // (libcape's key: lease_words.h)
+      return criticals_.enter(st, lock, boundary, true, -1, &writes, a1, at), 0;
     }
-    case CAPE_OP_CRITICAL_EXIT: return criticals_.exit(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
+    case CAPE_OP_CRITICAL_EXIT: return criticals_.exit(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary);
+    case CAPE_OP_LEASE_EXIT: return 0;  // (its body's writes were read first: runtime_call)
     case CAPE_OP_CRITICAL_SHARED: return criticals_.share(a1, a2), 0;
     case CAPE_OP_C1_COPY: return cape1_.copy(name(a1), name(a2)), 0;
     case CAPE_OP_C1_DIFF: {

@@ -149,6 +149,22 @@ class Node {
   ckpt::Checkpoint lock_acquire(const std::string& name, uint64_t region, bool wait = true, int64_t ticket = -1,
                                 const std::function<void()>& meanwhile = {});
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes);
+  // Slave, trap-free re-entry (docs/critical.md, "Trap-free re-entry"): the stamp of the
+  // lease this node keeps of `name` and nobody asked back (0: none); lock_lease_writes lays
+  // bodies' writes the monitor read later over the lease's (false: the lease is gone, they
+  // went with it or it was asked back and they go now); the hook, called by a reader thread
+  // (mu_ held) when a lease is asked back, closes the program's word for it and says whether
+  // the program is outside with nothing logged (kLeaseIdle: give it back now), has bodies'
+  // targets logged (kLeaseLogged) or runs a body (kLeaseInside): then the monitor sends it
+  // (lock_lease_writes), at its next runtime call.
+  static constexpr int kLeaseNone = 0, kLeaseIdle = 1, kLeaseLogged = 2, kLeaseInside = 3;
+  uint64_t lock_lease_stamp(const std::string& name);
+  // (`kept` runs under mu_ when they were laid over the lease: the hook sees it done.)
+  bool lock_lease_writes(const std::string& name, const ckpt::Checkpoint& writes, const std::function<void()>& kept);
+  void set_lease_hook(std::function<int(const std::string&)> hook) {
+    std::lock_guard lk(mu_);
+    lease_hook_ = std::move(hook);
+  }
 
   // --sync=lazy (net/node_pages.cpp; docs/net.md, "Lazy synchronisation"). Every node keeps
   // `count` pages from `first` as `version` (their bytes as this node's memory held them
@@ -270,6 +286,7 @@ class Node {
   std::map<std::string, Lease> leases_;
   std::map<std::string, bool> lease_asked_;  // requests for a lease in flight -> asked back already
   uint64_t lease_entries_ = 0, lease_grants_ = 0, lease_revokes_ = 0;  // for the log at the end
+  std::function<int(const std::string&)> lease_hook_;  // set_lease_hook; guarded by mu_
   // --sync=lazy: the pages this node publishes, by address (4096 bytes each, the last two
   // versions).
   struct PageCopies {

@@ -200,6 +200,9 @@ void Node::return_leases() {
     });
     for (auto it = leases_.begin(); it != leases_.end();)
       if (!it->second.inside) {
+        // (The monitor read every body's targets at this runtime call, before its part.)
+        if (lease_hook_ && lease_hook_(it->first) >= kLeaseLogged)
+          throw std::logic_error("lock '" + it->first + "': a lease given back with bodies' writes not read yet");
         back.emplace_back(it->first, std::move(it->second.writes));
         it = leases_.erase(it);
       } else {
@@ -267,6 +270,32 @@ void Node::lock_release(const std::string& name, const ckpt::Checkpoint& writes)
   if (next > 0) grant_to(next, name);
 }
 
+uint64_t Node::lock_lease_stamp(const std::string& name) {
+  std::lock_guard lk(mu_);
+  auto it = leases_.find(name);
+  if (it == leases_.end() || it->second.revoked || it->second.returning || it->second.inside) return 0;
+  return it->second.stamp;
+}
+
+bool Node::lock_lease_writes(const std::string& name, const ckpt::Checkpoint& writes, const std::function<void()>& kept) {
+  {
+    std::lock_guard lk(mu_);
+    auto it = leases_.find(name);
+    if (it == leases_.end() || it->second.returning) return false;  // went with its release
+    if (!it->second.revoked) {
+      Lease& l = it->second;
+      l.writes = l.have_writes ? ckpt::overlay(l.writes, writes) : writes;
+      l.writes.timestamp = writes.timestamp;
+      l.writes.name = name;
+      l.have_writes = true;
+      if (kept) kept();
+      return true;
+    }
+  }
+  lock_release(name, writes);  // asked back: all of them go now
+  return false;
+}
+
 void Node::on_lock_frame(Peer& p, Frame& f) {
   PayloadReader in(f.payload);
   std::string name = in.str(ckpt::kMaxNameLength);
@@ -312,9 +341,16 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
           lease_revokes_++;
           auto it = leases_.find(name);
           auto asked = lease_asked_.find(name);
+          // The program's word for it (trap-free re-entry) is closed first: a body that runs
+          // or targets logged since the monitor's last look make the monitor send it.
+          const int word = it != leases_.end() && lease_hook_ ? lease_hook_(name) : kLeaseNone;
           if (it != leases_.end() && it->second.inside) {
             it->second.revoked = true;  // its exit releases it
             what = "at the body's exit";
+          } else if (word == kLeaseLogged || word == kLeaseInside) {
+            it->second.revoked = true;
+            what = word == kLeaseInside ? "at the exit of a body entered without a trap"
+                                        : "at the program's next runtime call (bodies entered without a trap)";
           } else if (it != leases_.end()) {
             it->second.returning = true;  // erased once its release is sent
             back = std::move(it->second.writes);

@@ -10,6 +10,8 @@
 #
 #   scripts/bench-critical.sh [BUILD_DIR]   (default build-bench; `make bench` runs it)
 #   BENCH_RUNS=N (default 3)  BENCH_ENTRIES=N (default 200)  BENCH_NODES=3
+#   BENCH_BASELINE=DIR: another build (e.g. main's) run in the same rounds, interleaved: a
+#   before/after table of the same run (its cape-cc builds its own copy of the program).
 set -uo pipefail
 build=${1:-build-bench}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +21,8 @@ entries=${BENCH_ENTRIES:-200}
 nodes=${BENCH_NODES:-3}
 cape=$build/cli/cape
 cape_cc=$build/translator/cape-cc
-for t in "$cape" "$cape_cc"; do
+base=${BENCH_BASELINE:-}
+for t in "$cape" "$cape_cc" ${base:+"$base/cli/cape" "$base/translator/cape-cc"}; do
   [ -x "$t" ] || { echo "bench-critical: $t is missing: build first (make bench)" >&2; exit 1; }
 done
 command -v mpicc >/dev/null && command -v mpirun >/dev/null ||
@@ -30,6 +33,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/cape-bench-critical.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 "$cape_cc" -O2 "$root/bench/critical/critical.c" -o crit 2>cc.err || { cat cc.err; exit 1; }
+[ -z "$base" ] || "$base/translator/cape-cc" -O2 "$root/bench/critical/critical.c" -o crit.base 2>>cc.err || { cat cc.err; exit 1; }
 gcc -O2 -fopenmp "$root/bench/critical/critical.c" -o native 2>>cc.err || { cat cc.err; exit 1; }
 mpicc -O2 "$root/bench/critical/pingpong_mpi.c" -o pingpong 2>>cc.err || { cat cc.err; exit 1; }
 OMP_NUM_THREADS=$nodes ./native "$entries" >native.out 2>/dev/null
@@ -40,16 +44,17 @@ status=0
 for ((i = 1; i <= runs; i++)); do
   "${mpirun[@]}" ./pingpong 2000 </dev/null >/dev/null 2>mpi.err && field mpi.err roundtrip >>rt.shm
   "${mpirun[@]}" --mca btl tcp,self ./pingpong 2000 </dev/null >/dev/null 2>mpi.err && field mpi.err roundtrip >>rt.tcp
-  "$cape" run -n "$nodes" -- ./crit "$entries" </dev/null >cape.out 2>cape.err || { status=1; tail -3 cape.err; }
-  cmp -s native.out cape.out || { echo "bench-critical: cape's total differs from gcc -fopenmp's"; status=1; }
-  field cape.err uncontended-master >>u0
-  field cape.err uncontended-slave >>u1
-  field cape.err contended >>c
-  field cape.err first-slave >>f1
-  field cape.err taken-slave >>t1
+  for side in ${base:+base} new; do
+    if [ "$side" = base ]; then c_bin=$base/cli/cape prog=./crit.base; else c_bin=$cape prog=./crit; fi
+    "$c_bin" run -n "$nodes" -- "$prog" "$entries" </dev/null >cape.out 2>cape.err || { status=1; tail -3 cape.err; }
+    cmp -s native.out cape.out || { echo "bench-critical: cape's total differs from gcc -fopenmp's ($side)"; status=1; }
+    for f in uncontended-master:u0 uncontended-slave:u1 contended:c first-slave:f1 taken-slave:t1; do
+      field cape.err "${f%%:*}" >>"${f#*:}.$side"
+    done
+  done
 done
-shm=$(median <rt.shm) tcp=$(median <rt.tcp) u0=$(median <u0) u1=$(median <u1) c=$(median <c)
-f1=$(median <f1) t1=$(median <t1)
+shm=$(median <rt.shm) tcp=$(median <rt.tcp) u0=$(median <u0.new) u1=$(median <u1.new) c=$(median <c.new)
+f1=$(median <f1.new) t1=$(median <t1.new)
 echo "critical entry on $nodes local nodes, $entries entries, medians of $runs interleaved runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 awk -v shm="$shm" -v tcp="$tcp" -v u0="$u0" -v u1="$u1" -v c="$c" -v f1="$f1" -v t1="$t1" 'BEGIN {
   printf "%-44s %10s %14s %14s\n", "", "us", "x MPI rt shm", "x MPI rt tcp"
@@ -61,4 +66,16 @@ awk -v shm="$shm" -v tcp="$tcp" -v u0="$u0" -v u1="$u1" -v c="$c" -v f1="$f1" -v
   printf "%-44s %10.1f %14.1f %14.1f\n", "  slave, entry while another slave leases it", t1, t1 / shm, t1 / tcp
   printf "%-44s %10.1f %14.1f %14.1f\n", "critical entry, contended (" '"$nodes"' " nodes at once)", c, c / shm, c / tcp
 }'
+if [ -n "$base" ]; then
+  echo "before ($base) and after ($build), the same rounds:"
+  printf '%-44s %10s %10s %8s %9s %9s\n' "" "before us" "after us" "after/" "before" "after"
+  printf '%-44s %10s %10s %8s %9s %9s\n' "" "" "" "before" "x rt tcp" "x rt tcp"
+  for row in "u0:critical entry, uncontended, master (local)" "u1:critical entry, uncontended, slave" \
+             "f1:  slave, first entry of a region (lock free)" "t1:  slave, entry while another slave leases it" \
+             "c:critical entry, contended ($nodes nodes at once)"; do
+    k=${row%%:*}
+    awk -v label="${row#*:}" -v b="$(median <"$k.base")" -v a="$(median <"$k.new")" -v tcp="$tcp" \
+      'BEGIN { printf "%-44s %10.1f %10.1f %8.3f %9.2f %9.2f\n", label, b, a, a / b, b / tcp, a / tcp }'
+  done
+fi
 exit $status

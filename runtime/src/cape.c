@@ -370,24 +370,114 @@ void cape_reduction(void* addr, unsigned long size, int op, int type) {
                          ((unsigned long)(type & 0xff) << (CAPE_RED_SIZE_BITS + 8));
   trap(__func__, CAPE_OP_REDUCTION, (long)addr, (long)packed, BOUNDARY);
 }
-void cape_critical_enter(const char* name) { trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)name, 0, BOUNDARY); }
-void cape_critical_enter_writes(const char* name, const struct cape_write* writes) {
-  trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)name, (long)((unsigned long)writes | CAPE_CRITICAL_WRITES_BIT), BOUNDARY);
+/* Trap-free re-entry of a leased lock (protocol.h, CAPE_LEASE_*; docs/critical.md). TLS only:
+ * lease_ready once a critical exit said the page is mapped; lock_depth counts the locks this
+ * thread holds (a body inside another lock always traps: the outer body's writes before it are
+ * the outer lock's); lease_in is the slot of the body this thread runs without a trap. */
+static __thread int lease_ready, lock_depth;
+static __thread struct cape_lease_slot* lease_in;
+
+static struct cape_lease_slot* lease_find(const char* name, const struct cape_write* w) {
+  struct cape_lease_page* page = (struct cape_lease_page*)CAPE_LEASE_PAGE_ADDRESS;
+  for (int i = 0; i < CAPE_LEASE_SLOTS; i++) {
+    struct cape_lease_slot* s = &page->slots[i];
+    if (s->key == (unsigned long)name && (s->addr == 0 || s->addr == (unsigned long)w[0].addr)) return s;
+  }
+  return 0;
 }
-void cape_critical_exit(const char* name) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)name, 0, BOUNDARY); }
-void cape_atomic_enter(void* x) { trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)"atomic", (long)x, BOUNDARY); }
-void cape_atomic_exit(void* x) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)"atomic", (long)x, BOUNDARY); }
-void cape_lock_set(void* l) { trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)"lock", (long)l, BOUNDARY); }
-void cape_lock_unset(void* l) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)"lock", (long)l, BOUNDARY); }
-int cape_lock_test(void* l) { return (int)trap(__func__, CAPE_OP_CRITICAL_TRY, (long)"lock", (long)l, BOUNDARY); }
+
+/* The slot of `s` goes back (OPEN; or, when the monitor wants it, through the exit's trap). */
+static void lease_leave(struct cape_lease_slot* s, void* boundary) {
+  unsigned long inside = CAPE_LEASE_INSIDE;
+  if (!__atomic_compare_exchange_n(&s->state, &inside, CAPE_LEASE_OPEN, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+    trap("cape_critical_exit", CAPE_OP_LEASE_EXIT, s - ((struct cape_lease_page*)CAPE_LEASE_PAGE_ADDRESS)->slots, 0,
+         boundary);
+}
+
+/* 1: the body may run now, its targets logged (the slot's word INSIDE). */
+static int lease_enter(const char* name, const struct cape_write* w, void* boundary) {
+  if (!lease_ready || lock_depth) return 0;
+  struct cape_lease_slot* s = lease_find(name, w);
+  if (!s || __atomic_load_n(&s->state, __ATOMIC_RELAXED) != CAPE_LEASE_OPEN) return 0;
+  unsigned long open = CAPE_LEASE_OPEN;
+  if (!__atomic_compare_exchange_n(&s->state, &open, CAPE_LEASE_INSIDE, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 0;
+  /* (The monitor gives a slot to another lock only while it is FREE: another thread of the
+   * node may have done that between the look-up and the CAS. Now it cannot change.) */
+  if (!(s->key == (unsigned long)name && (s->addr == 0 || s->addr == (unsigned long)w[0].addr))) {
+    lease_leave(s, boundary);
+    return 0;
+  }
+  unsigned long n = s->count;
+  for (const struct cape_write* x = w; x->addr || x->size; x++) {
+    unsigned long k = 0;
+    while (k < n && !(s->log[k].addr == (unsigned long)x->addr && s->log[k].size == x->size)) k++;
+    if (k < n) continue;
+    if (n == CAPE_LEASE_LOG) { /* no room: the ordinary trap, which reads the log */
+      s->count = n;
+      lease_leave(s, boundary);
+      return 0;
+    }
+    s->log[n].addr = (unsigned long)x->addr;
+    s->log[n].size = x->size;
+    n++;
+  }
+  s->count = n;
+  s->entries++;
+  lease_in = s;
+  return 1;
+}
+
+/* 1: the body was entered without a trap, and has been left. */
+static int lease_exit(void* boundary) {
+  struct cape_lease_slot* s = lease_in;
+  if (!s || lock_depth) return 0;
+  lease_in = 0;
+  lease_leave(s, boundary);
+  return 1;
+}
+
+static void lock_exit(long name, long x, void* boundary) {
+  lock_depth--;
+  if (lease_exit(boundary)) return;
+  if (trap("cape_critical_exit", CAPE_OP_CRITICAL_EXIT, name, x, boundary) == (long)CAPE_LEASE_READY) lease_ready = 1;
+}
+
+void cape_critical_enter(const char* name) {
+  lock_depth++;
+  trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)name, 0, BOUNDARY);
+}
+void cape_critical_enter_writes(const char* name, const struct cape_write* writes) {
+  if (!lease_enter(name, writes, BOUNDARY))
+    trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)name, (long)((unsigned long)writes | CAPE_CRITICAL_WRITES_BIT), BOUNDARY);
+  lock_depth++;
+}
+void cape_critical_exit(const char* name) { lock_exit((long)name, 0, BOUNDARY); }
+void cape_atomic_enter(void* x) {
+  lock_depth++;
+  trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)"atomic", (long)x, BOUNDARY);
+}
+void cape_atomic_exit(void* x) { lock_exit((long)"atomic", (long)x, BOUNDARY); }
+void cape_lock_set(void* l) {
+  lock_depth++;
+  trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)"lock", (long)l, BOUNDARY);
+}
+void cape_lock_unset(void* l) { lock_exit((long)"lock", (long)l, BOUNDARY); }
+int cape_lock_test(void* l) {
+  int in = (int)trap(__func__, CAPE_OP_CRITICAL_TRY, (long)"lock", (long)l, BOUNDARY);
+  lock_depth += in != 0;
+  return in;
+}
 void cape_ordered_enter(const char* name, unsigned long long iteration) {
+  lock_depth++;
   trap(__func__, CAPE_OP_ORDERED_ENTER, (long)name, (long)iteration, BOUNDARY);
 }
 /* The iteration's top bit (never set: iterations count from 0) says "do not wait". */
 int cape_ordered_try(const char* name, unsigned long long iteration) {
-  return (int)trap(__func__, CAPE_OP_ORDERED_ENTER, (long)name, (long)(iteration | CAPE_ORDERED_TRY_BIT), BOUNDARY);
+  int in = (int)trap(__func__, CAPE_OP_ORDERED_ENTER, (long)name, (long)(iteration | CAPE_ORDERED_TRY_BIT), BOUNDARY);
+  lock_depth += in != 0;
+  return in;
 }
-void cape_ordered_exit(const char* name) { trap(__func__, CAPE_OP_CRITICAL_EXIT, (long)name, 0, BOUNDARY); }
+void cape_ordered_exit(const char* name) { lock_exit((long)name, 0, BOUNDARY); }
 void cape_critical_shared(void* addr, unsigned long size) {
   trap(__func__, CAPE_OP_CRITICAL_SHARED, (long)addr, (long)size, BOUNDARY);
 }

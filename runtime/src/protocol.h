@@ -138,6 +138,9 @@ enum cape_op {
   /* CAPE-1 barriers (docs/cape1.md): send the checkpoint file rdi to node rsi, whose
    * cape1_wait_for(rdi) takes it (on `cape run`; alone, the file is already there). */
   CAPE_OP_C1_SEND,
+  /* The exit of a body entered without a trap (CAPE_LEASE_*, below) when its slot's word said
+   * the monitor wants it: rdi = the slot's index. */
+  CAPE_OP_LEASE_EXIT,
   CAPE_OP_COUNT
 };
 /* CAPE_OP_CRITICAL_ENTER: rsi with this bit set points (the bit cleared) at every byte the
@@ -150,6 +153,38 @@ enum cape_op {
 #define CAPE_ORDERED_TRY_BIT (1ULL << 63)
 
 #define CAPE_RED_SIZE_BITS 48
+
+/* Trap-free re-entry of a leased lock (docs/critical.md, "Trap-free re-entry"). On a slave, a
+ * lock whose lease the node keeps and whose body's writes the translator knows gets a slot in
+ * a page the monitor maps at CAPE_LEASE_PAGE_ADDRESS (a memfd, MAP_SHARED in both processes,
+ * never tracked). cape_critical_enter_writes finds the slot by its key (the name's address;
+ * for "atomic" also the location, `addr`), takes it with a CAS OPEN -> INSIDE, logs the body's
+ * targets (no duplicates) and runs the body without a trap; the exit puts OPEN back with a CAS,
+ * or, when the word says WANTED (the monitor asked for the lease back, or another thread of the
+ * node waits), traps with CAPE_OP_LEASE_EXIT. Any other state: the ordinary trap. The monitor
+ * reads the logged targets' bytes (at its next trap, before any capture) as the lease's
+ * writes. A critical exit's answer CAPE_LEASE_READY tells libcape the page is mapped. */
+#define CAPE_LEASE_PAGE_ADDRESS 0x101000000000ULL /* 16 TiB + 64 GiB */
+#define CAPE_LEASE_READY 0x4c45415345ULL        /* "LEASE" */
+#define CAPE_LEASE_SLOTS 16
+#define CAPE_LEASE_LOG 64
+#define CAPE_LEASE_FREE 0UL     /* no lease */
+#define CAPE_LEASE_CLOSED 1UL   /* leased, but the monitor serves a call now (or a thread holds a lock) */
+#define CAPE_LEASE_OPEN 2UL     /* leased: enter with a CAS */
+#define CAPE_LEASE_INSIDE 3UL   /* a body runs */
+#define CAPE_LEASE_WANTED 4UL   /* with INSIDE: the exit traps */
+#define CAPE_LEASE_REVOKED 8UL  /* asked back: the log still to be read */
+struct cape_lease_target {
+  unsigned long addr, size;
+};
+struct cape_lease_slot {
+  unsigned long state, key, addr, count, entries;
+  struct cape_lease_target log[CAPE_LEASE_LOG];
+};
+struct cape_lease_page {
+  struct cape_lease_slot slots[CAPE_LEASE_SLOTS];
+};
+#define CAPE_LEASE_PAGE_BYTES ((sizeof(struct cape_lease_page) + 4095) & ~4095UL)
 
 /* The cape heap (runtime/src/heap_*.c; docs/monitor.md "The heap and stdio"): libcape's malloc
  * keeps every block and all of its state in arenas at fixed addresses, in tracked memory.
