@@ -175,6 +175,7 @@ ckpt::Checkpoint LazySync::outgoing(const ckpt::Checkpoint& part, const std::vec
   }
   std::vector<IntervalSet::Interval> kept = ranges_of(keep);
   kept_before_ = kept_before_.unite(IntervalSet::of(kept));
+  note_kept(IntervalSet::of(kept));
   // Their bytes as the region left them, published as this exchange's version by
   // publish_pending(), once the part is on its way.
   pending_ = {version, kept};
@@ -341,10 +342,13 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
     ~Published() { ex.end_publishing(); }
   } published_at_end{ex_};
   std::vector<uint64_t> own;  // the pages the master alone wrote: next time it keeps them
-  if (auto it = owned_.find(0); it != owned_.end()) kept_before_ = kept_before_.unite(IntervalSet::of(it->second.second));
+  IntervalSet owned_here;
+  if (auto it = owned_.find(0); it != owned_.end()) owned_here = IntervalSet::of(it->second.second);
   for (uint64_t p : lazy)
     if (auto w = owner_.find(p); w != owner_.end() && w->second == 0) own.push_back(p);
-  kept_before_ = kept_before_.unite(IntervalSet::of(ranges_of(own)));
+  owned_here = owned_here.unite(IntervalSet::of(ranges_of(own)));
+  kept_before_ = kept_before_.unite(owned_here);
+  note_kept(std::move(owned_here));
   // Every page some node may not hold now (for the determinism check: the same on all).
   std::vector<IntervalSet::Interval> everywhere = published;
   for (auto& [s, vo] : owned_)

@@ -51,6 +51,7 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "ckpt/checkpoint.h"
@@ -96,6 +97,10 @@ class LazySync {
     return [this](uint64_t page, uint8_t* out) { return ex_.read_published(page, out); };
   }
   IntervalSet undiffed(const std::vector<Area>& areas, const IntervalSet& not_these) const;
+  // What this node kept at the `after` exchange before the last: the pages its next window
+  // likely writes (a stencil swaps two grids: the same pages every other region; one grid:
+  // every region), which may stay writable until its `after` create() (Monitor::open_kept).
+  const IntervalSet& kept_two_ago() const { return kept_history_[0]; }
 
   // Master. A new merge begins (forget the last one's writers); `from` wrote `part`.
   void begin_merge() {
@@ -190,6 +195,8 @@ class LazySync {
   IntervalSet wanted_;
   std::pair<uint64_t, std::vector<IntervalSet::Interval>> pending_;  // slave: outgoing()'s kept pages, to publish
   IntervalSet kept_before_;  // every page this node kept (a slave: in a part; the master: alone wrote)
+  IntervalSet kept_history_[2];  // what it kept two `after` exchanges ago, and at the last one
+  void note_kept(IntervalSet now) { kept_history_[0] = std::exchange(kept_history_[1], std::move(now)); }
   IntervalSet ever_lazy_;
   std::map<std::string, std::vector<Invalidation>> lists_;  // by checkpoint name: what to invalidate
   std::unordered_map<uint64_t, Source> source_;  // invalid pages not on the master; guarded by mu_

@@ -146,7 +146,9 @@ class Monitor final : public CallServer {
                                    << (window_.has_tracker() ? window_.tracker().pages_skipped : 0)
                                    << " written pages not read, "
                                    << (window_.has_tracker() ? window_.tracker().originals_from_source : 0)
-                                   << " originals from the page service";
+                                   << " originals from the page service, "
+                                   << (window_.has_tracker() ? window_.tracker().pages_opened : 0)
+                                   << " kept pages left writable";
       lazy_->reset();  // the handler stops before the tracker (its descriptor's owner) goes
     }
   }
@@ -192,6 +194,9 @@ class Monitor final : public CallServer {
   long declare(Attr a, uint64_t addr, uint64_t size, ckpt::Reduction red = {});
   long reduction(uint64_t addr, uint64_t packed);
   long create(const StoppedThread& st, const std::string& name, uint64_t boundary);
+  // --sync=lazy: the pages an `after` create() may keep without a diff (LazySync::undiffed).
+  IntervalSet lazy_undiffed() const;
+  void open_kept(const StoppedThread& st);
   long inject(const StoppedThread& st, const std::string& name, uint64_t boundary);
   long send(const StoppedThread& st, const std::string& name, int node);
   long receive(const std::string& name);
@@ -546,8 +551,9 @@ long Monitor::start(const StoppedThread& st, uint64_t boundary) {
   auto t1 = std::chrono::steady_clock::now();
   if (lazy_) {
     lazy_->after_start();
+    if (rank_ != 0) open_kept(st);
     CAPE_LOG_AT(debug, "monitor") << "start(): open " << std::chrono::duration<double, std::milli>(t1 - t0).count()
-                                  << " ms, missing mode again "
+                                  << " ms, missing mode again, kept pages opened "
                                   << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count()
                                   << " ms";
   }
@@ -608,10 +614,7 @@ long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t 
   // --sync=lazy, an `after`: the pages the node keeps again need no diff (lazy.h).
   IntervalSet undiffed;
   if (lazy_ && name == "after" && !criticals_.holding()) {
-    std::vector<IntervalSet::Interval> vars;
-    for (const Var& v : sharing_.vars()) vars.emplace_back(page_down(v.addr), page_up(v.addr + v.size));
-    undiffed = lazy_->undiffed(space_.tracked(0),
-                               IntervalSet::of(std::move(vars)).unite(sharing_.threadprivate_ranges()));
+    undiffed = lazy_undiffed();
     side.undiffed = &undiffed;
     side.undiffed_out = &undiffed_pages_;
     undiffed_pages_.clear();
@@ -623,7 +626,24 @@ long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t 
                                 << " pages visited so far, " << window_.tracker().faults << " faults";
   if (trace_) moved_ = {name, out.memory_bytes(), out.runs.size()};
   store_.put(name, std::move(out));
+  // The master's share comes next (its `before` is made: what it wrote since start()).
+  if (lazy_ && rank_ == 0 && name == "before") open_kept(st);
   return 0;
+}
+
+IntervalSet Monitor::lazy_undiffed() const {
+  std::vector<IntervalSet::Interval> vars;
+  for (const Var& v : sharing_.vars()) vars.emplace_back(page_down(v.addr), page_up(v.addr + v.size));
+  return lazy_->undiffed(space_.tracked(0), IntervalSet::of(std::move(vars)).unite(sharing_.threadprivate_ranges()));
+}
+
+// --sync=lazy: the pages this node keeps again take no fault until its `after` create()
+// skips them (DirtyTracker::open_until_collect); the master's share follows its `before`.
+void Monitor::open_kept(const StoppedThread& st) {
+  if (criticals_.holding()) return;
+  IntervalSet pages = lazy_undiffed();
+  pages = pages.minus(pages.minus(spans_of(window_.at_start()))).minus(pages.minus(lazy_->kept_two_ago()));
+  window_.tracker().open_until_collect(st, pages);
 }
 
 long Monitor::inject(const StoppedThread& st, const std::string& name, uint64_t boundary) {

@@ -127,6 +127,7 @@ class UffdTracker final : public DirtyTracker {
   bool original(uint64_t page, std::span<uint8_t> out) override;
   void set_original_source(OriginalSource source) override { source_ = std::move(source); }
   void originals_published(const IntervalSet& pages) override;
+  uint64_t open_until_collect(const StoppedThread& t, const IntervalSet& pages) override;
   void stop(const StoppedThread& t) override;
   std::optional<Changes> take_changes(const StoppedThread& t, const std::vector<Area>& areas) override;
 

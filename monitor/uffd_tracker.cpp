@@ -163,6 +163,29 @@ void UffdTracker::originals_published(const IntervalSet& pages) {
   base_in_copy_ = base_in_copy_.minus(now);
 }
 
+// Write protection off (UFFDIO_WRITEPROTECT without MODE_WP: the kernel makes the entries
+// writable): the program's writes take no fault, and PAGEMAP_SCAN reports the pages written
+// (no uffd-wp bit), so the next collect()'s scan finds them and protects them again. Only
+// inside the copies (what start() registered; a range no longer registered is refused) and
+// where the page is here (not invalid: a missing-mode page; not skipped and unpublished).
+uint64_t UffdTracker::open_until_collect(const StoppedThread& t, const IntervalSet& pages) {
+  (void)t;
+  if (!keep_ || !uffd_.valid() || pages.empty()) return 0;
+  std::vector<IntervalSet::Interval> copies;
+  for (auto& [key, g] : segs_) copies.emplace_back(g.start, g.end);
+  IntervalSet open = pages.minus(pages.minus(IntervalSet::of(std::move(copies)))).minus(not_here_).minus(unconfirmed_);
+  uint64_t n = 0;
+  for (auto [s, e] : open) {
+    uffdio_writeprotect wp{};
+    wp.range = {s, e - s};
+    wp.mode = 0;
+    // (A failure leaves some pages protected: they fault as before; none is lost.)
+    if (::ioctl(uffd_.get(), UFFDIO_WRITEPROTECT, &wp) == 0) n += (e - s) / kPageSize;
+  }
+  pages_opened += n;
+  return n;
+}
+
 void UffdTracker::arm(uint64_t start, uint64_t end, bool do_register) {
   if (do_register) {
     uffdio_register reg{};
