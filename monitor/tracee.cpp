@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "util/error.h"
 
@@ -18,6 +20,12 @@ Tracee::Tracee(pid_t pid) : pid_(pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/mem";
   mem_.reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!mem_.valid()) fail_errno("open " + path);
+}
+
+bool Tracee::one_thread() const {
+  if (traced_threads_ == 1) return true;
+  struct stat st {};
+  return ::stat(("/proc/" + std::to_string(pid_) + "/task").c_str(), &st) == 0 && st.st_nlink == 3;
 }
 
 int Tracee::pagemap_fd() const {

@@ -42,6 +42,12 @@ class Tracee {
   // /proc/PID/pagemap of this image (PAGEMAP_SCAN), opened at the first use and kept (an
   // open per region's digest, issue 14); -1 when it cannot be opened.
   int pagemap_fd() const;
+  // Does the program have one thread? The supervisor says how many threads it traces (every
+  // thread is traced, PTRACE_O_TRACECLONE, and a new one runs only after its first stop is
+  // seen): one is one, without the stat of /proc/PID/task per call it replaced (issue 14);
+  // otherwise (more, or not said) /proc/PID/task's link count.
+  bool one_thread() const;
+  void set_traced_threads(size_t n) { traced_threads_ = n; }
 
   static user_regs_struct get_regs(pid_t tid);
   static void set_regs(pid_t tid, const user_regs_struct& r);
@@ -51,6 +57,7 @@ class Tracee {
   util::ScopedFd mem_;
   mutable util::ScopedFd pagemap_;
   mutable bool pagemap_tried_ = false;
+  size_t traced_threads_ = 0;  // 0: not said
 };
 
 }  // namespace cape::monitor
