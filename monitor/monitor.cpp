@@ -242,7 +242,7 @@ class Monitor final : public CallServer {
       size_t nul = rest.find('\0');
       if (nul != std::string_view::npos) return std::string(rest.substr(0, nul));
     }
-    return st.tracee.read_c_string(p);
+    return st.tracee.read_constant_string(p);
   }
   uint64_t drained_at_trap_ = 0;  // the trap (times_.traps) at which the program's output was last read
   std::unique_ptr<Trace> trace_;  // --trace: null when off (one test per call)
@@ -470,7 +470,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
 long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t boundary) {
   ++begins_;
   criticals_.new_region();
-  std::string site = where ? st.tracee.read_c_string(where) : std::string();
+  std::string site = where ? st.tracee.read_constant_string(where) : std::string();
   places_.set_region_site(site);
   if (ex_) ex_->region_begun(begins_);
   if (trace_) moved_.site = site;

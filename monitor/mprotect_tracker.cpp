@@ -20,7 +20,6 @@
 // TrackerOptions::mprotect_ahead (default 16; 1 = never). Their originals are copied first, so a page
 // that is then not written is only reported unchanged.
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -46,12 +45,6 @@ constexpr uint64_t kScratchBytes = kListOffset + (kListEntries + 1) * 40;
 constexpr uint32_t kBlockPages = 1024;  // arena block: 4 MiB
 constexpr uint64_t kStubBytes = 16;     // the resume stub: syscall ... iretq (cape.c)
 constexpr size_t kMaxHotPages = 64;     // pages start() keeps writable (MprotectTracker::written_)
-
-// Does the program have one thread? (/proc/PID/task links one directory per thread.)
-bool one_thread(pid_t pid) {
-  struct stat st {};
-  return ::stat(("/proc/" + std::to_string(pid) + "/task").c_str(), &st) == 0 && st.st_nlink == 3;
-}
 
 // The stub's view: status, then what it pops (protocol.h).
 struct Frame {
@@ -336,7 +329,7 @@ void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) 
   // window writes them again (the master's share after its create("before"), the next
   // create), and each fault would be a stop. (Under --sync=lazy too: a page written here is
   // here; start() copies again after the inject that may invalidate it.)
-  if (!originals_.empty() && originals_.size() <= kMaxHotPages && one_thread(t.tracee.pid()))
+  if (!originals_.empty() && originals_.size() <= kMaxHotPages && t.tracee.one_thread())
     for (auto& [page, index] : originals_) flying.emplace_back(page, page + kPageSize);
   const IntervalSet in_flight = IntervalSet::of(std::move(flying));
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> keep;
@@ -502,7 +495,7 @@ void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& are
   if (lazy_)
     hot.erase(std::remove_if(hot.begin(), hot.end(), [this](uint64_t p) { return not_here_.contains(p); }), hot.end());
   std::vector<IntervalSet::Interval> open;
-  if (!hot.empty() && hot.size() <= kMaxHotPages && one_thread(t.tracee.pid())) {
+  if (!hot.empty() && hot.size() <= kMaxHotPages && t.tracee.one_thread()) {
     for (size_t i = 0; i < hot.size();) {
       const Area* r = area_of(hot[i]);
       size_t j = i + 1;

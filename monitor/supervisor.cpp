@@ -428,6 +428,7 @@ void Supervisor::on_signal_stop(pid_t tid, int sig) {
     }
   }
   threads_.insert(tid);
+  tracee_->set_traced_threads(threads_.size());  // (the trackers' one-thread check)
   // Without the maps signal, the maps are read once per stop while the program has one
   // thread; with more, another thread may map something while this one is stopped. With
   // it, such a call is counted (maps_signal.h) and the cache lasts across stops.
@@ -550,11 +551,9 @@ void Supervisor::pin_program_for_call(pid_t tid) {
   cpu_set_t own;
   if (::sched_getaffinity(tid, sizeof own, &own) != 0) return;
   uint64_t mask = 0;
-  for (int c = 0; c < CPU_SETSIZE; c++)
-    if (CPU_ISSET(c, &own)) {
-      if (c >= 64) return;
-      mask |= uint64_t{1} << c;
-    }
+  for (int c = 0; c < 64; c++)
+    if (CPU_ISSET(c, &own)) mask |= uint64_t{1} << c;
+  if (CPU_COUNT(&own) != __builtin_popcountll(mask)) return;  // a CPU above 63
   program_cpus_ = mask;
   cpu_set_t set;
   CPU_ZERO(&set);

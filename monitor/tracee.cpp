@@ -3,13 +3,16 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ptrace.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
+#include "monitor/memory_map.h"
 #include "util/error.h"
 
 namespace cape::monitor {
@@ -18,6 +21,12 @@ Tracee::Tracee(pid_t pid) : pid_(pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/mem";
   mem_.reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!mem_.valid()) fail_errno("open " + path);
+}
+
+bool Tracee::one_thread() const {
+  if (traced_threads_ == 1) return true;
+  struct stat st {};
+  return ::stat(("/proc/" + std::to_string(pid_) + "/task").c_str(), &st) == 0 && st.st_nlink == 3;
 }
 
 int Tracee::pagemap_fd() const {
@@ -65,6 +74,22 @@ void Tracee::write_bytes(uint64_t remote, std::span<const uint8_t> data) const {
     if (n <= 0) fail_errno("write tracee memory");
     done += static_cast<size_t>(n);
   }
+}
+
+std::string Tracee::read_constant_string(uint64_t remote) const {
+  MapsEpoch e = maps_epoch(pid_);
+  if (!e.known()) return read_c_string(remote);
+  for (const ConstantString& c : strings_)
+    if (c.at == remote && MapsEpoch{c.epoch_signal, c.epoch_monitor} == e) return c.text;
+  std::string s = read_c_string(remote);
+  // Kept only when read-only now; the same epoch later means no mapping changed since.
+  for (const Mapping& m : read_maps(pid_))
+    if (m.start <= remote && remote < m.end) {
+      if (!m.write && remote + s.size() + 1 <= m.end)
+        strings_[next_string_++ % strings_.size()] = {remote, e.signal, e.monitor, s};
+      break;
+    }
+  return s;
 }
 
 std::string Tracee::read_c_string(uint64_t remote, size_t max) const {

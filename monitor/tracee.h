@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -37,11 +38,22 @@ class Tracee {
   // Through /proc/PID/mem: works on write-protected pages (mprotect and uffd WP_ASYNC).
   void write_bytes(uint64_t remote, std::span<const uint8_t> data) const;
   std::string read_c_string(uint64_t remote, size_t max = 4096) const;
+  // The same, for a string the program cannot change without a mapping call (it lies in a
+  // read-only mapping: the translator's region sites, the checkpoints' names): read once
+  // while the maps epoch stays the same (memory_map.h; a read per runtime call before,
+  // issue 14).
+  std::string read_constant_string(uint64_t remote) const;
   // /proc/PID/mem of this image, open for reading and writing (the injector writes through it).
   int mem_fd() const { return mem_.get(); }
   // /proc/PID/pagemap of this image (PAGEMAP_SCAN), opened at the first use and kept (an
   // open per region's digest, issue 14); -1 when it cannot be opened.
   int pagemap_fd() const;
+  // Does the program have one thread? The supervisor says how many threads it traces (every
+  // thread is traced, PTRACE_O_TRACECLONE, and a new one runs only after its first stop is
+  // seen): one is one, without the stat of /proc/PID/task per call it replaced (issue 14);
+  // otherwise (more, or not said) /proc/PID/task's link count.
+  bool one_thread() const;
+  void set_traced_threads(size_t n) { traced_threads_ = n; }
 
   static user_regs_struct get_regs(pid_t tid);
   static void set_regs(pid_t tid, const user_regs_struct& r);
@@ -51,6 +63,13 @@ class Tracee {
   util::ScopedFd mem_;
   mutable util::ScopedFd pagemap_;
   mutable bool pagemap_tried_ = false;
+  size_t traced_threads_ = 0;  // 0: not said
+  struct ConstantString {
+    uint64_t at = 0, epoch_signal = 0, epoch_monitor = 0;
+    std::string text;
+  };
+  mutable std::array<ConstantString, 8> strings_;
+  mutable size_t next_string_ = 0;
 };
 
 }  // namespace cape::monitor
