@@ -92,6 +92,7 @@ void LazySync::reset() {
   uffd_.reset();
   std::lock_guard lk(mu_);
   invalid_ = {};
+  registered_at_ = {};
   refreshed_.clear();
   lists_.clear();
 }
@@ -530,12 +531,15 @@ void LazySync::after_inject(const StoppedThread& st, const std::string& name, Di
       else
         source_[p] = i.from;
   }
-  {
-    IntervalSet joined = IntervalSet::of(std::move(ranges));
-    ranges.assign(joined.begin(), joined.end());
-  }
-  for (auto [s, e] : ranges) register_missing(s, e);
-  {
+  // Pages still invalid from an earlier list (not fetched since: a stencil's other shares,
+  // every region) are dropped and registered already; if the mappings changed since, every
+  // invalid page is registered again (one may have lost it).
+  const IntervalSet listed = IntervalSet::of(std::move(ranges));
+  const bool intact = maps_epoch(pid_) == registered_at_;
+  const IntervalSet fresh = intact ? listed.minus(invalid_) : listed;
+  for (auto [s, e] : intact ? fresh : invalid_.unite(listed)) register_missing(s, e);
+  ranges.assign(fresh.begin(), fresh.end());
+  if (!ranges.empty()) {
     AutoRemoteSyscalls remote(st.tracee.pid(), st.tid, st.gadget);
     for (auto [s, e] : ranges) {
       long r = remote.syscall(SYS_madvise, static_cast<long>(s), static_cast<long>(e - s), MADV_DONTNEED);
@@ -549,13 +553,15 @@ void LazySync::after_inject(const StoppedThread& st, const std::string& name, Di
     }
     remote.restore();
   }
-  invalid_ = invalid_.unite(IntervalSet::of(std::move(ranges)));
+  invalid_ = invalid_.unite(listed);
+  registered_at_ = maps_epoch(pid_);
 }
 
 void LazySync::after_start() {
   std::lock_guard lk(mu_);
-  if (!uffd_.valid()) return;
+  if (!uffd_.valid() || maps_epoch(pid_) == registered_at_) return;
   for (auto [s, e] : invalid_) register_missing(s, e);
+  registered_at_ = maps_epoch(pid_);
 }
 
 void LazySync::at_call(DirtyTracker& tracker) {
