@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <set>
 #include <utility>
 
@@ -92,6 +93,7 @@ void LazySync::reset() {
   uffd_.reset();
   std::lock_guard lk(mu_);
   invalid_ = {};
+  registered_at_ = {};
   refreshed_.clear();
   lists_.clear();
 }
@@ -151,12 +153,17 @@ ckpt::Checkpoint LazySync::outgoing(const ckpt::Checkpoint& part, const std::vec
   // Pages create() did not diff have no runs: they are kept whatever the rules below say
   // (undiffed() left out what must travel; a page another node wrote too is merged by
   // resolve()).
+  // (Sorted vectors, not sets: a stencil's slave keeps ~2,600 such pages every region.)
   std::sort(undiffed.begin(), undiffed.end());
-  std::set<uint64_t> whole(undiffed.begin(), undiffed.end());
-  for (uint64_t p : undiffed) eager.erase(p), pages.insert(p);
-  std::vector<uint64_t> candidates;
+  undiffed.erase(std::unique(undiffed.begin(), undiffed.end()), undiffed.end());
+  auto whole = [&](uint64_t p) { return std::binary_search(undiffed.begin(), undiffed.end(), p); };
+  if (!eager.empty())
+    for (uint64_t p : undiffed) eager.erase(p);
+  std::vector<uint64_t> with_runs, candidates;
   for (uint64_t p : pages)
-    if (!eager.count(p)) candidates.push_back(p);
+    if (!eager.count(p)) with_runs.push_back(p);
+  candidates.reserve(with_runs.size() + undiffed.size());
+  std::set_union(with_runs.begin(), with_runs.end(), undiffed.begin(), undiffed.end(), std::back_inserter(candidates));
   // The first and last page of each range travel: where the neighbouring node's share of a
   // loop begins, the page is usually written by both (a row of a grid is not a page), and
   // the master would have to fetch it back to merge it (resolve()).
@@ -167,7 +174,7 @@ ckpt::Checkpoint LazySync::outgoing(const ckpt::Checkpoint& part, const std::vec
   for (auto [a, b] : ranges_of(candidates)) {
     for (uint64_t p = a; p < b; p += kPage) {
       bool edge = b - a <= 2 * kPage || p == a || p == b - kPage;
-      if (!whole.count(p) && (edge || wanted_.overlaps(p, p + kPage)))
+      if (!whole(p) && (edge || wanted_.overlaps(p, p + kPage)))
         eager.insert(p);
       else
         keep.push_back(p);
@@ -530,12 +537,15 @@ void LazySync::after_inject(const StoppedThread& st, const std::string& name, Di
       else
         source_[p] = i.from;
   }
-  {
-    IntervalSet joined = IntervalSet::of(std::move(ranges));
-    ranges.assign(joined.begin(), joined.end());
-  }
-  for (auto [s, e] : ranges) register_missing(s, e);
-  {
+  // Pages still invalid from an earlier list (not fetched since: a stencil's other shares,
+  // every region) are dropped and registered already; if the mappings changed since, every
+  // invalid page is registered again (one may have lost it).
+  const IntervalSet listed = IntervalSet::of(std::move(ranges));
+  const bool intact = maps_epoch(pid_) == registered_at_;
+  const IntervalSet fresh = intact ? listed.minus(invalid_) : listed;
+  for (auto [s, e] : intact ? fresh : invalid_.unite(listed)) register_missing(s, e);
+  ranges.assign(fresh.begin(), fresh.end());
+  if (!ranges.empty()) {
     AutoRemoteSyscalls remote(st.tracee.pid(), st.tid, st.gadget);
     for (auto [s, e] : ranges) {
       long r = remote.syscall(SYS_madvise, static_cast<long>(s), static_cast<long>(e - s), MADV_DONTNEED);
@@ -549,13 +559,15 @@ void LazySync::after_inject(const StoppedThread& st, const std::string& name, Di
     }
     remote.restore();
   }
-  invalid_ = invalid_.unite(IntervalSet::of(std::move(ranges)));
+  invalid_ = invalid_.unite(listed);
+  registered_at_ = maps_epoch(pid_);
 }
 
 void LazySync::after_start() {
   std::lock_guard lk(mu_);
-  if (!uffd_.valid()) return;
+  if (!uffd_.valid() || maps_epoch(pid_) == registered_at_) return;
   for (auto [s, e] : invalid_) register_missing(s, e);
+  registered_at_ = maps_epoch(pid_);
 }
 
 void LazySync::at_call(DirtyTracker& tracker) {

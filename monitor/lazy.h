@@ -58,6 +58,7 @@
 #include "monitor/dirty_tracker.h"
 #include "monitor/exchange.h"
 #include "monitor/interval_set.h"
+#include "monitor/memory_map.h"
 #include "util/scoped_fd.h"
 
 namespace cape::monitor {
@@ -202,6 +203,10 @@ class LazySync {
   std::unordered_map<uint64_t, Source> source_;  // invalid pages not on the master; guarded by mu_
   std::mutex mu_;                 // the invalid set, fetching, the refreshes
   IntervalSet invalid_;           // pages not fetched since they were invalidated
+  // The maps when every invalid page was last known registered in missing mode: while they
+  // are the same, none lost it (only a mapping call or a new registration can: both move
+  // the epoch), and a page invalid again needs neither a registration nor a drop.
+  MapsEpoch registered_at_;
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> refreshed_;  // fetched, for the tracker
   std::vector<uint8_t> buf_;      // fetched bytes
   uint64_t next_expected_ = 0;    // the page after the last fetched run (sequential reads)

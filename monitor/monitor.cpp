@@ -195,7 +195,7 @@ class Monitor final : public CallServer {
   long reduction(uint64_t addr, uint64_t packed);
   long create(const StoppedThread& st, const std::string& name, uint64_t boundary);
   // --sync=lazy: the pages an `after` create() may keep without a diff (LazySync::undiffed).
-  IntervalSet lazy_undiffed() const;
+  IntervalSet lazy_undiffed(const std::vector<Area>& areas) const;
   void open_kept(const StoppedThread& st);
   long inject(const StoppedThread& st, const std::string& name, uint64_t boundary);
   long send(const StoppedThread& st, const std::string& name, int node);
@@ -614,7 +614,7 @@ long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t 
   // --sync=lazy, an `after`: the pages the node keeps again need no diff (lazy.h).
   IntervalSet undiffed;
   if (lazy_ && name == "after" && !criticals_.holding()) {
-    undiffed = lazy_undiffed();
+    undiffed = lazy_undiffed(space_.tracked(0));
     side.undiffed = &undiffed;
     side.undiffed_out = &undiffed_pages_;
     undiffed_pages_.clear();
@@ -631,17 +631,17 @@ long Monitor::create(const StoppedThread& st, const std::string& name, uint64_t 
   return 0;
 }
 
-IntervalSet Monitor::lazy_undiffed() const {
+IntervalSet Monitor::lazy_undiffed(const std::vector<Area>& areas) const {
   std::vector<IntervalSet::Interval> vars;
   for (const Var& v : sharing_.vars()) vars.emplace_back(page_down(v.addr), page_up(v.addr + v.size));
-  return lazy_->undiffed(space_.tracked(0), IntervalSet::of(std::move(vars)).unite(sharing_.threadprivate_ranges()));
+  return lazy_->undiffed(areas, IntervalSet::of(std::move(vars)).unite(sharing_.threadprivate_ranges()));
 }
 
 // --sync=lazy: the pages this node keeps again take no fault until its `after` create()
 // skips them (DirtyTracker::open_until_collect); the master's share follows its `before`.
 void Monitor::open_kept(const StoppedThread& st) {
   if (criticals_.holding()) return;
-  IntervalSet pages = lazy_undiffed();
+  IntervalSet pages = lazy_undiffed(window_.at_start());  // (mprotect: the maps show them read-only now)
   pages = pages.minus(pages.minus(spans_of(window_.at_start()))).minus(pages.minus(lazy_->kept_two_ago()));
   window_.tracker().open_until_collect(st, pages);
 }

@@ -519,6 +519,36 @@ void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& are
     }
 }
 
+// --sync=lazy (DirtyTracker::open_until_collect): like start()'s few hot pages, by the
+// thousand: each run of pages inside one writable area is copied (its originals, what its
+// first fault would copy) and unprotected; collect() finds them among the written pages.
+// Not with other threads (one could write a page while it is copied), not invalid pages.
+uint64_t MprotectTracker::open_until_collect(const StoppedThread& t, const IntervalSet& pages) {
+  if (!lazy_ || pages.empty() || !one_thread(t.tracee.pid())) return 0;
+  std::vector<Protect> calls;
+  uint64_t n = 0;
+  auto flush = [&](uint64_t first, uint64_t end) {
+    if (first >= end) return;
+    uint64_t got = copy_originals(t, first, (end - first) / kPageSize);
+    calls.push_back({first, got * kPageSize, area_of(first)->prot});
+    n += got;
+  };
+  for (auto [s, e] : pages.minus(not_here_)) {
+    uint64_t first = s;
+    for (uint64_t p = s; p < e; p += kPageSize) {
+      const Area* r = area_of(p);
+      bool ok = r && (r->prot & PROT_WRITE) && p + kPageSize <= r->end && !originals_.count(p);
+      if (ok && p > first && area_of(first) != r) flush(first, p), first = p;
+      if (!ok) flush(first, p), first = p + kPageSize;
+    }
+    flush(first, e);
+  }
+  for (long r : mprotect_all(t, calls))
+    if (r < 0) n = 0;  // (a page left protected faults and finds its original copied already)
+  pages_opened += n;
+  return n;
+}
+
 void MprotectTracker::stop(const StoppedThread& t) {
   // Give the program its protections back, mapping by mapping (some may be gone).
   std::vector<Mapping> maps = read_maps(t.tracee.pid());

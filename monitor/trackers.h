@@ -37,6 +37,8 @@ class MprotectTracker final : public DirtyTracker {
   void collect_skipping(const StoppedThread& t, const IntervalSet& skip, std::vector<uint64_t>& skipped,
                         bool keep_originals, const PageVisitor& visit) override;
   bool original(uint64_t page, std::span<uint8_t> out) override;
+  // Their originals copied now (as a fault would) and writable: no fault, no stop each.
+  uint64_t open_until_collect(const StoppedThread& t, const IntervalSet& pages) override;
 
   // Counters for the bench and the debug log.
   uint64_t one_stop_faults = 0;   // served through the resume stub
