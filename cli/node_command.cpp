@@ -245,7 +245,9 @@ class NetExchange : public monitor::Exchange {
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes) override {
     n_.lock_release(name, writes);
   }
-  uint64_t lock_lease_stamp(const std::string& name) override { return n_.lock_lease_stamp(name); }
+  uint64_t lock_lease_stamp(const std::string& name, uint64_t region) override {
+    return n_.lock_lease_stamp(name, region);
+  }
   bool lock_lease_writes(const std::string& name, const ckpt::Checkpoint& writes,
                          const std::function<void()>& kept) override {
     return n_.lock_lease_writes(name, writes, kept);
@@ -391,6 +393,7 @@ int run_node(const NodeArgs& a) {
   o.job = job_identity(a, lazy);
   o.encrypt = a.encrypt;
   if (const char* l = std::getenv("CAPE_LOCK_LEASE"); l && std::string(l) == "0") o.lock_lease = false;
+  if (const char* l = std::getenv("CAPE_LOCK_RENEW"); l && std::string(l) == "0") o.lock_renew = false;
   if (a.listen_fd >= 0) {
     o.listen_fd = a.listen_fd;
   } else {

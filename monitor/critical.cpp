@@ -63,7 +63,6 @@ void Criticals::reset(uint64_t start_boundary) {
   lowest_boundary_ = 0;
   held_.clear();
   owner_ = 0;
-  leases_.free_all();  // (the leases end with the window: net/node_locks.cpp)
   pending_ = ckpt::Checkpoint{};
   have_pending_ = false;
 }
@@ -278,6 +277,23 @@ void Criticals::known_done(const StoppedThread& st, uint64_t boundary) {
 // targets' bytes are their writes, stamped with their lease's stamp, and go to the lease
 // (sent now if it was asked back meanwhile). All the logs at once: two locks' targets may share
 // a page, whose capture files what is not a target of the lock at hand as written before it.
+// A new window: the slots of leases renewed into it (net/node_locks.cpp) stay, with the
+// window's stamp, so that even its first entry needs no trap; the others are freed. The slot
+// is closed first, then the lease looked at: a revoke in between finds it closed.
+void Criticals::carry_leases() {
+  carried_ = window_.region();
+  for (const std::string& name : leases_.assigned()) {
+    leases_.hold(name);
+    uint64_t stamp = ex_->lock_lease_stamp(name, carried_);
+    CAPE_LOG_AT(debug, "critical") << "window " << carried_ << ": lock '" << name << "' "
+                                   << (stamp ? "renewed: entered without a trap" : "not leased: its slot is freed");
+    if (stamp)
+      leases_.restamp(name, region_timestamp(carried_) + stamp);
+    else
+      leases_.release(name);
+  }
+}
+
 void Criticals::collect_leases(const StoppedThread& st, uint64_t boundary) {
   if (!leases_.mapped()) return;
   std::vector<LeaseWords::Logged> logs = leases_.logs();
@@ -339,8 +355,9 @@ long Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t 
   // A slave keeps the lease (net/node_locks.cpp): the next entries of this body need no trap.
   // The slot is given first, then the lease looked at: a revoke in between finds the slot.
   if (!trap_free_ || !h.known || !held_.empty() || rank_ == 0) return 0;
-  if (!leases_.mapped() && (!ex_->lock_lease_stamp(name) || !leases_.map(st))) return 0;
-  if (leases_.assign(name, h.key, h.key_addr, h.stamp) >= 0 && !ex_->lock_lease_stamp(name)) leases_.release(name);
+  const uint64_t w = window_.region();
+  if (!leases_.mapped() && (!ex_->lock_lease_stamp(name, w) || !leases_.map(st))) return 0;
+  if (leases_.assign(name, h.key, h.key_addr, h.stamp) >= 0 && !ex_->lock_lease_stamp(name, w)) leases_.release(name);
   return CAPE_LEASE_READY;
 }
 

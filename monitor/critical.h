@@ -70,6 +70,7 @@ class Criticals {
   void collect_leases(const StoppedThread& st, uint64_t boundary);
   void new_image() { leases_.forget(); }
   void after_call() {
+    if (window_.is_open() && leases_.mapped() && carried_ != window_.region()) carry_leases();
     if (held_.empty() && window_.is_open()) leases_.reopen();
   }
   // create() at `boundary`: the node's pending part with `fresh` laid over it; the pending
@@ -119,6 +120,8 @@ class Criticals {
   std::vector<Held> held_;
   LeaseWords leases_;
   const bool trap_free_;
+  uint64_t carried_ = 0;  // the window whose slots carry_leases() settled
+  void carry_leases();
   pid_t owner_ = 0;  // the thread that holds them
   ckpt::Checkpoint pending_;
   bool have_pending_ = false;

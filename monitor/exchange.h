@@ -86,11 +86,11 @@ class Exchange {
     throw std::logic_error("lock '" + name + "': this exchange has no lock service");
   }
   // Trap-free re-entry (docs/critical.md; net::Node says more): the stamp of the lease this
-  // slave keeps of `name`, nobody asking for it (0: none); bodies' writes read later, laid
+  // slave keeps of `name` in window `region`, nobody asking for it (0: none); bodies' writes read later, laid
   // over the lease's (false: the lease is gone); the hook a reader thread calls when a lease
   // is asked back (it answers net::Node::kLease*).
-  virtual uint64_t lock_lease_stamp(const std::string& name) {
-    (void)name;
+  virtual uint64_t lock_lease_stamp(const std::string& name, uint64_t region) {
+    (void)name, (void)region;
     return 0;
   }
   // (`kept` runs, under the network's mutex, when they were laid over the lease.)

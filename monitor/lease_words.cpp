@@ -93,6 +93,27 @@ void LeaseWords::release(const std::string& name) {
     }
 }
 
+std::vector<std::string> LeaseWords::assigned() const {
+  std::lock_guard lk(mu_);
+  std::vector<std::string> out;
+  for (int i = 0; i < kSlots; i++)
+    if (used_[i]) out.push_back(names_[i]);
+  return out;
+}
+
+void LeaseWords::hold(const std::string& name) {
+  std::lock_guard lk(mu_);
+  for (int i = 0; i < kSlots; i++)
+    if (used_[i] && names_[i] == name && !inside(load(page_->slots[i].state)) && page_->slots[i].count == 0)
+      store(page_->slots[i].state, kClosed);
+}
+
+void LeaseWords::restamp(const std::string& name, uint64_t run_stamp) {
+  std::lock_guard lk(mu_);
+  for (int i = 0; i < kSlots; i++)
+    if (used_[i] && names_[i] == name) stamps_[i] = run_stamp;
+}
+
 void LeaseWords::free_all() {
   if (!page_) return;
   std::lock_guard lk(mu_);
@@ -116,17 +137,10 @@ std::vector<LeaseWords::Logged> LeaseWords::logs() {
   if (!page_) return out;
   std::lock_guard lk(mu_);
   for (int i = 0; i < kSlots; i++) {
+    // (A slot asked back with nothing logged keeps its lock until the next window or entry.)
     cape_lease_slot& slot = page_->slots[i];
-    Word s = load(slot.state);
-    uint64_t n = slot.count;
-    if (!used_[i]) continue;
-    if (n == 0) {
-      if (s == kRevoked) {  // asked back with nothing logged: given back by the reader already
-        used_[i] = false;
-        store(slot.state, kFree);
-      }
-      continue;
-    }
+    uint64_t n = load(slot.count);
+    if (!used_[i] || n == 0) continue;
     Logged l{i, names_[i], stamps_[i], {}};
     for (uint64_t k = 0; k < n && k < CAPE_LEASE_LOG; k++) {
       uint64_t a = slot.log[k].addr, z = slot.log[k].size;

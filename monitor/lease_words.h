@@ -39,6 +39,11 @@ class LeaseWords {
   // `key` and `addr` are what libcape matches (the name's address; an atomic's location). -1: none free.
   int assign(const std::string& name, uint64_t key, uint64_t addr, uint64_t run_stamp);
   void release(const std::string& name);  // the lease is gone: its slot is free
+  // A new window (Criticals::carry_leases): the locks with a slot; hold() closes one (whatever
+  // its state but INSIDE), restamp() gives it the new window's stamp.
+  std::vector<std::string> assigned() const;
+  void hold(const std::string& name);
+  void restamp(const std::string& name, uint64_t run_stamp);
   void free_all();                        // a window ends or begins
   void forget();                          // the program replaced its image (execve): no page
   // Slots whose log holds targets (validated), for Criticals::collect_leases; then done(slot)

@@ -51,7 +51,7 @@
 namespace cape::net {
 
 inline constexpr uint32_t kFrameMagic = 0x4e504143;  // "CAPN"
-inline constexpr uint8_t kProtocolVersion = 5;  // 4: output frames carry their region; the lock frames; 5: leases
+inline constexpr uint8_t kProtocolVersion = 6;  // 4: output frames carry their region; the lock frames; 5: leases; 6: renewals
 inline constexpr size_t kFrameHeaderSize = 32;
 inline constexpr size_t kFrameTrailerSize = 16;
 inline constexpr uint8_t kFlagBroadcast = 1;  // stream kBroadcastStream

@@ -22,6 +22,42 @@ void LockService::new_region(uint64_t region) {
   }
   region_ = region;
   stamp_ = 0;
+  for (auto& [name, r] : renewals_)
+    if (r.second == region) {  // never asked for since: nobody holds or waits for it
+      Lock& l = locks_[name];
+      l.holder = r.first;
+      l.holder_ticket = -1;
+      l.leased = true;
+      l.revoking = false;
+      stamp_ = 1;  // the renewed leases' stamp
+    }
+  renewals_.clear();
+}
+
+void LockService::catch_up(const std::string& name, int rank) {
+  auto r = renewals_.find(name);
+  if (r != renewals_.end() && r->second.first == rank && r->second.second > region_) new_region(r->second.second);
+}
+
+bool LockService::release_renew(const std::string& name, int rank, const ckpt::Checkpoint& writes, uint64_t next,
+                                int* next_holder, uint64_t* token) {
+  catch_up(name, rank);
+  auto it = locks_.find(name);
+  const bool keep = it != locks_.end() && it->second.holder == rank && it->second.leased && !it->second.revoking &&
+                    it->second.waiting.empty() && it->second.holder_ticket < 0 && next == region_ + 1;
+  if (it != locks_.end()) *token = it->second.asked;
+  *next_holder = release(name, rank, writes);
+  return keep;
+}
+
+bool LockService::confirm_renewal(const std::string& name, int rank, uint64_t next, uint64_t token) {
+  Lock& l = locks_[name];
+  if (l.asked == token && next == region_ + 1 && !renewals_.count(name)) {
+    renewals_[name] = {rank, next};
+    return true;
+  }
+  cancelled_.insert({name, rank});
+  return false;
 }
 
 bool LockService::request(const std::string& name, int rank, uint64_t region, bool wait, int64_t ticket, bool lease,
@@ -29,6 +65,13 @@ bool LockService::request(const std::string& name, int rank, uint64_t region, bo
   if (revoke) *revoke = -1;
   if (region > region_) new_region(region);
   Lock& l = locks_[name];
+  l.asked++;
+  if (auto r = renewals_.find(name); r != renewals_.end() && r->second.second > region_) {
+    // Kept into the next window by a node that left this one, but others still want it here.
+    cancelled_.insert({name, r->second.first});
+    if (revoke) *revoke = r->second.first;
+    renewals_.erase(r);
+  }
   if (l.holder == rank ||
       std::find_if(l.waiting.begin(), l.waiting.end(), [&](const Waiter& w) { return w.rank == rank; }) != l.waiting.end())
     throw std::logic_error("node " + std::to_string(rank) + " asks for lock '" + name +
@@ -76,7 +119,10 @@ int LockService::next_holder(Lock& l) {
 }
 
 int LockService::release(const std::string& name, int rank, const ckpt::Checkpoint& writes) {
+  catch_up(name, rank);
   auto it = locks_.find(name);
+  if (cancelled_.erase({name, rank}) && (it == locks_.end() || it->second.holder != rank))
+    return -1;  // a cancelled renewal given back (request())
   if (it == locks_.end() || it->second.holder != rank)
     throw std::logic_error("node " + std::to_string(rank) + " releases lock '" + name + "', which it does not hold");
   Lock& l = it->second;

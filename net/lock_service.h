@@ -24,12 +24,15 @@
 // body's exit otherwise), which carries every write made under the lease. Re-entries under
 // one lease share its stamp: nobody else held the lock between them, so they are one run
 // of the serial order. A new region ends every lease (the nodes give them back before their
-// parts).
+// parts), but for renewals: a holder that used its lease in a window and was never asked for
+// it may keep it into the next window (release_renew), with stamp 1 there (every other
+// acquisition of that window comes later: stamps start at 2 when a lease was renewed).
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,13 +59,24 @@ class LockService {
   // `ticket` >= 0 (`ordered`): the lock goes to tickets 0, 1, 2, ... of the region in that
   // order, whoever asks first (the logical iteration numbers of an ordered loop).
   // `lease` (never with a ticket): the grant is a lease (above). `revoke`, when given, is set
-  // to the lease holder to ask for the lock back (the caller sends the frame), else -1.
+  // to the lease holder to ask for the lock back (the caller sends the frame), else -1; also
+  // when the request succeeds (a renewal for the next window cancelled: release_renew).
   bool request(const std::string& name, int rank, uint64_t region, bool wait = true, int64_t ticket = -1,
                bool lease = false, int* revoke = nullptr);
   // The holder leaves `name` with the writes it made holding it (runs stamped by the node;
   // the header's timestamp is the stamp of its acquisition). Returns the rank that holds the
   // lock now, or -1. Throws std::logic_error when `rank` does not hold it.
   int release(const std::string& name, int rank, const ckpt::Checkpoint& writes);
+  // The same, the holder asking to keep its lease into window `next` (its next window). True
+  // when it may (it holds a lease nobody waits for nor asked back): the caller tells it so
+  // (a grant), then confirm_renewal() with `token`, and from new_region(next) the lock is its
+  // own again, stamp 1. Else a plain release (`next_holder` as release()'s).
+  bool release_renew(const std::string& name, int rank, const ckpt::Checkpoint& writes, uint64_t next,
+                     int* next_holder, uint64_t* token);
+  // False when the lock was asked for since (its answer was on its way): the renewal is
+  // cancelled, the caller asks the holder for it back (a revoke, after the grant), and that
+  // release only ends the cancellation.
+  bool confirm_renewal(const std::string& name, int rank, uint64_t next, uint64_t token);
   // For the rank that holds `name` now, once per acquisition: the grant. Its header
   // timestamp is the acquisition's stamp (1, 2, ... in the region); its runs are the writes
   // other holders made under the lock since `rank` last released it. Throws
@@ -87,11 +101,20 @@ class LockService {
     bool leased = false;                  // the holder keeps it after its exits
     bool revoking = false;                // the holder was asked to give it back
     int revokes = 0;                      // in this region: after kLeaseRevokes, no more leases
+    uint64_t asked = 0;                   // requests so far (confirm_renewal)
     std::deque<Waiter> waiting;
     ckpt::Checkpoint log;                 // the holders' writes, overlaid in grant order
     std::map<int, uint64_t> released_at;  // rank -> its last release's stamp (run timestamp)
   };
   void new_region(uint64_t region);
+  // A release from a node already in a window the service has not seen (its renewed lease
+  // going back with nothing else asked in that window): that window starts now.
+  void catch_up(const std::string& name, int rank);
+  // Renewals not yet in effect: lock -> (holder, its window). A request for the lock in the
+  // meantime (the older window: other nodes are still in it) cancels it, and asks the holder to
+  // give it back (`revoke`); that release then only ends the cancellation (cancelled_).
+  std::map<std::string, std::pair<int, uint64_t>> renewals_;
+  std::set<std::pair<std::string, int>> cancelled_;
   int next_holder(Lock& l);  // the lock is free: who holds it now, or -1
   std::map<std::string, Lock> locks_;
   uint64_t region_ = 0;

@@ -71,7 +71,8 @@ Node::~Node() {
     stopping_ = true;
     if (lease_grants_)
       CAPE_LOG_AT(info, "calls") << "rank " << opt_.rank << ": " << lease_grants_ << " lock leases granted, "
-                                 << lease_entries_ << " entries under a lease without asking, " << lease_revokes_
+                                 << lease_entries_ << " entries under a lease without asking, " << lease_renewals_
+                                 << " renewed into the next window, " << lease_revokes_
                                  << " asked back";
   }
   cv_.notify_all();

@@ -73,6 +73,9 @@ struct NodeOptions {
   // for stays with the node after its exit, and re-entering it needs no round trip.
   // CAPE_LOCK_LEASE=0 in the environment turns them off (cli/node_command.cpp).
   bool lock_lease = true;
+  // Slave: a lease used in a window and never asked back is kept into the next one (a
+  // renewal, docs/critical.md); CAPE_LOCK_RENEW=0 turns that off.
+  bool lock_renew = true;
   // Runs once, on a network thread, when the job fails. `report` is true on exactly one
   // node per failure (the master, or slave 1 when the master is gone): print it there.
   std::function<void(const std::string& message, bool report)> on_failure;
@@ -158,7 +161,7 @@ class Node {
   // targets logged (kLeaseLogged) or runs a body (kLeaseInside): then the monitor sends it
   // (lock_lease_writes), at its next runtime call.
   static constexpr int kLeaseNone = 0, kLeaseIdle = 1, kLeaseLogged = 2, kLeaseInside = 3;
-  uint64_t lock_lease_stamp(const std::string& name);
+  uint64_t lock_lease_stamp(const std::string& name, uint64_t region);
   // (`kept` runs under mu_ when they were laid over the lease: the hook sees it done.)
   bool lock_lease_writes(const std::string& name, const ckpt::Checkpoint& writes, const std::function<void()>& kept);
   void set_lease_hook(std::function<int(const std::string&)> hook) {
@@ -244,7 +247,8 @@ class Node {
   // The lock frames (node_locks.cpp): the master's side of a slave's request and release,
   // a slave's grant; sending a checkpoint-shaped lock frame.
   void on_lock_frame(Peer& p, Frame& f);
-  void send_lock_frame(Peer& p, FrameType type, const std::string& head, const ckpt::Checkpoint& ck);
+  // `quiet`: a failure only says so (false) instead of failing the job.
+  bool send_lock_frame(Peer& p, FrameType type, const std::string& head, const ckpt::Checkpoint& ck, bool quiet = false);
   void grant_to(int rank, const std::string& name);  // mu_ not held; the service says rank holds it
   void revoke(int rank, const std::string& name);    // mu_ not held: asks a lease's holder for it back
   void give_back(const std::string& name, const ckpt::Checkpoint& writes);  // slave: a lease goes back
@@ -282,10 +286,11 @@ class Node {
     bool returning = false;  // asked back outside: the reader is sending its release
     ckpt::Checkpoint writes;  // its bodies' writes, laid over each other (sent when it goes)
     bool have_writes = false;
+    bool used = true;  // entered in its window (a renewed one: not yet), so worth renewing
   };
   std::map<std::string, Lease> leases_;
   std::map<std::string, bool> lease_asked_;  // requests for a lease in flight -> asked back already
-  uint64_t lease_entries_ = 0, lease_grants_ = 0, lease_revokes_ = 0;  // for the log at the end
+  uint64_t lease_entries_ = 0, lease_grants_ = 0, lease_revokes_ = 0, lease_renewals_ = 0;  // for the log at the end
   std::function<int(const std::string&)> lease_hook_;  // set_lease_hook; guarded by mu_
   // --sync=lazy: the pages this node publishes, by address (4096 bytes each, the last two
   // versions).

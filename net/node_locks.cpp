@@ -19,6 +19,21 @@ namespace {
 std::string grant_mailbox(const std::string& name) { return "lock:" + name; }
 // A grant that is a lease says so in its head (the reader files it as grant_mailbox's).
 std::string lease_head(const std::string& name) { return "lease:" + name; }
+// A lease kept into window `region` (LockService::release_renew): the holder's release and
+// the master's answer (a grant, stamp 1) are headed so.
+std::string renew_head(uint64_t region, const std::string& name) { return "renew:" + std::to_string(region) + ":" + name; }
+bool parse_renew(const std::string& head, uint64_t* region, std::string* name) {
+  if (!head.starts_with("renew:")) return false;
+  size_t colon = head.find(':', 6);
+  if (colon == std::string::npos || colon == 6) return false;
+  try {
+    *region = std::stoull(head.substr(6, colon - 6));
+  } catch (const std::exception&) {
+    return false;
+  }
+  *name = head.substr(colon + 1);
+  return true;
+}
 // omp_test_lock's answer when the lock is busy: no stamp.
 ckpt::Checkpoint busy(const std::string& name) {
   ckpt::Checkpoint c;
@@ -28,14 +43,15 @@ ckpt::Checkpoint busy(const std::string& name) {
 }
 }  // namespace
 
-void Node::send_lock_frame(Peer& p, FrameType type, const std::string& head, const ckpt::Checkpoint& ck) {
+bool Node::send_lock_frame(Peer& p, FrameType type, const std::string& head, const ckpt::Checkpoint& ck, bool quiet) {
   PayloadWriter w;
   w.str(head);
   ckpt::SerializedParts body = ckpt::serialize_parts(ck, {.checksum = false});
   iovec v[4] = {iov_of(w.buffer().data(), w.buffer().size()), iov_of(body.prefix.data(), body.prefix.size()),
                 iov_of(body.data.data(), body.data.size()), iov_of(body.suffix.data(), body.suffix.size())};
   IoResult r = p.send(type, v, opt_.timeout);
-  if (r.ok()) return;
+  if (r.ok()) return true;
+  if (quiet) return false;
   std::string msg;
   {
     std::lock_guard lk(mu_);
@@ -97,6 +113,7 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
         if (it->second.inside || it->second.revoked)
           throw UserError("lock '" + name + "' entered again while this node is inside it (node-side lease state)");
         it->second.inside = true;  // a revoke from now on waits for the exit
+        it->second.used = true;
         lease_entries_++;
         leased.emplace();
         leased->name = name;
@@ -137,14 +154,13 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
   if (failure_) throw UserError(*failure_, failure_exit_code_);
   int holder = -1;
   try {
-    if (!locks_.request(name, 0, region, wait, ticket, false, &holder)) {
-      if (holder > 0) {
-        lk.unlock();
-        revoke(holder, name);
-        lk.lock();
-      }
-      if (!wait) return busy(name);
+    const bool now = locks_.request(name, 0, region, wait, ticket, false, &holder);
+    if (holder > 0) {  // (also a renewal cancelled: LockService::request)
+      lk.unlock();
+      revoke(holder, name);
+      lk.lock();
     }
+    if (!now && !wait) return busy(name);
   } catch (const std::logic_error& e) {
     throw UserError(e.what());
   }
@@ -172,6 +188,9 @@ void Node::revoke(int rank, const std::string& name) {
   std::string msg;
   {
     std::lock_guard lk(mu_);
+    // A renewal cancelled (LockService::request): nobody waits for that node's answer, and a
+    // node that has ended its program cannot use it.
+    if (!locks_.held_by(name, rank)) return;
     msg = "sending a lock_revoke frame to " + peers_[rank]->who() + ": " + r.describe();
   }
   fail(msg, true);
@@ -190,7 +209,7 @@ void Node::give_back(const std::string& name, const ckpt::Checkpoint& writes) {
 // window anyway (LockService::new_region), but this node may end its program right after
 // and stop answering revokes, while another node still in the window waits for one.
 void Node::return_leases() {
-  std::vector<std::pair<std::string, ckpt::Checkpoint>> back;
+  std::vector<std::pair<std::string, ckpt::Checkpoint>> back;  // (a renewal's head for the name)
   {
     std::unique_lock lk(mu_);
     cv_.wait(lk, [&] {  // a lease the reader is giving back goes first
@@ -203,7 +222,11 @@ void Node::return_leases() {
         // (The monitor read every body's targets at this runtime call, before its part.)
         if (lease_hook_ && lease_hook_(it->first) >= kLeaseLogged)
           throw std::logic_error("lock '" + it->first + "': a lease given back with bodies' writes not read yet");
-        back.emplace_back(it->first, std::move(it->second.writes));
+        // Used in this window and nobody asked for it: asked to be kept into the next one
+        // (CAPE_LOCK_RENEW=0: never), where the first entry then needs no message either.
+        const Lease& l = it->second;
+        const bool renew = l.used && !l.revoked && !l.returning && opt_.lock_renew;
+        back.emplace_back(renew ? renew_head(l.region + 1, it->first) : it->first, std::move(it->second.writes));
         it = leases_.erase(it);
       } else {
         ++it;
@@ -242,8 +265,10 @@ void Node::lock_release(const std::string& name, const ckpt::Checkpoint& writes)
     // send (the loopback delivery, ~17 us) left the critical path. The connection keeps the
     // order: every later frame to the master (the next request, the region's part) sends
     // the waiting ones first (Peer::later).
-    if (out->memory_bytes() > kReleaseLaterBytes)
-      return send_lock_frame(*peers_[0], FrameType::lock_release, name, *out);
+    if (out->memory_bytes() > kReleaseLaterBytes) {
+      send_lock_frame(*peers_[0], FrameType::lock_release, name, *out);
+      return;
+    }
     PayloadWriter w;
     w.str(name);
     ckpt::SerializedParts body = ckpt::serialize_parts(*out, {.checksum = false});
@@ -270,10 +295,12 @@ void Node::lock_release(const std::string& name, const ckpt::Checkpoint& writes)
   if (next > 0) grant_to(next, name);
 }
 
-uint64_t Node::lock_lease_stamp(const std::string& name) {
+uint64_t Node::lock_lease_stamp(const std::string& name, uint64_t region) {
   std::lock_guard lk(mu_);
   auto it = leases_.find(name);
-  if (it == leases_.end() || it->second.revoked || it->second.returning || it->second.inside) return 0;
+  if (it == leases_.end() || it->second.revoked || it->second.returning || it->second.inside ||
+      it->second.region != region)
+    return 0;
   return it->second.stamp;
 }
 
@@ -284,6 +311,7 @@ bool Node::lock_lease_writes(const std::string& name, const ckpt::Checkpoint& wr
     if (it == leases_.end() || it->second.returning) return false;  // went with its release
     if (!it->second.revoked) {
       Lease& l = it->second;
+      l.used = true;
       l.writes = l.have_writes ? ckpt::overlay(l.writes, writes) : writes;
       l.writes.timestamp = writes.timestamp;
       l.writes.name = name;
@@ -319,6 +347,19 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
   try {
     switch (f.type) {
       case FrameType::lock_grant: {
+        uint64_t window = 0;
+        std::string renewed;
+        if (parse_renew(name, &window, &renewed)) {  // a lease kept into `window`: not asked for
+          std::lock_guard lk(mu_);
+          Lease& l = leases_[renewed];
+          l = Lease{};
+          l.region = window;
+          l.stamp = 1;
+          l.inside = false;
+          l.used = false;
+          lease_renewals_++;
+          return;
+        }
         {
           std::lock_guard lk(mu_);
           const bool lease = name.starts_with("lease:");
@@ -398,11 +439,36 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
         return;
       }
       case FrameType::lock_release: {
+        uint64_t next_window = 0;
+        std::string lock;
+        const bool renew = parse_renew(name, &next_window, &lock);
+        if (renew) name = lock;
         ckpt::Checkpoint writes = open_mail(Mail{p.rank, std::move(f.payload), offset}, name);
         int next;
+        bool kept = false;
+        uint64_t token = 0;
         {
           std::lock_guard lk(mu_);
-          next = locks_.release(name, p.rank, writes);
+          if (renew)
+            kept = locks_.release_renew(name, p.rank, writes, next_window, &next, &token);
+          else
+            next = locks_.release(name, p.rank, writes);
+        }
+        CAPE_LOG_AT(debug, "locks") << "node " << p.rank << " gives '" << util::printable(name) << "' back"
+                                    << (renew ? kept ? ", kept into its next window" : ", not kept (asked for)" : "");
+        if (kept) {  // before anything of that window reaches the node (the same connection)
+          ckpt::Checkpoint g;
+          g.name = name;
+          g.timestamp = 1;
+          // (Not delivered: the node has ended; nothing to keep.)
+          if (send_lock_frame(p, FrameType::lock_grant, renew_head(next_window, name), g, /*quiet=*/true)) {
+            bool still;
+            {
+              std::lock_guard lk(mu_);
+              still = locks_.confirm_renewal(name, p.rank, next_window, token);
+            }
+            if (!still) revoke(p.rank, name);  // asked for meanwhile: after the grant, on this connection
+          }
         }
         if (next >= 0) grant_to(next, name);
         return;

@@ -198,6 +198,102 @@ TEST(LockService, OrderedTicketsAreNeverLeased) {
   EXPECT_FALSE(s.leased_by("ordered:1", 1));
 }
 
+// Renewals (docs/critical.md, "Lock leases"): an uncontended lease kept into the holder's next
+// window is its own there with stamp 1 (the window's grants start at 2); asked back there, it
+// goes as any lease; a lease asked for (or waited for) is never renewed, and a renewal is
+// cancelled when somebody still in the older window asks for the lock.
+namespace {
+bool renew(LockService& s, const char* name, int rank, uint64_t next, int* next_holder) {
+  uint64_t token = 0;
+  return s.release_renew(name, rank, Checkpoint{}, next, next_holder, &token) &&
+         s.confirm_renewal(name, rank, next, token);
+}
+}  // namespace
+
+TEST(LockService, AnUncontendedLeaseIsKeptIntoTheNextWindowWithStampOne) {
+  LockService s;
+  ASSERT_TRUE(s.request("c", 1, 1, true, -1, true));
+  EXPECT_EQ(s.grant("c", 1).timestamp, 1u);
+  int next = -2;
+  EXPECT_TRUE(renew(s, "c", 1, 2, &next));
+  EXPECT_EQ(next, -1);
+  EXPECT_FALSE(s.held_by("c", 1));  // not before window 2
+  // Window 2: another node asks: node 1 holds it (a lease), asked back.
+  int revoke = -1;
+  EXPECT_FALSE(s.request("c", 2, 2, true, -1, true, &revoke));
+  EXPECT_EQ(revoke, 1);
+  EXPECT_TRUE(s.leased_by("c", 1));
+  EXPECT_EQ(s.release("c", 1, Checkpoint{}), 2);
+  EXPECT_EQ(s.grant("c", 2).timestamp, 2u);  // after the renewed lease's stamp 1
+}
+
+TEST(LockService, ARenewedLeaseGoingBackUnusedStartsItsWindow) {
+  LockService s;
+  ASSERT_TRUE(s.request("c", 1, 1, true, -1, true));
+  s.grant("c", 1);
+  int next = -2;
+  ASSERT_TRUE(renew(s, "c", 1, 2, &next));
+  // Nothing else asked in window 2; node 1 gives it back at its end, and may renew again.
+  EXPECT_TRUE(renew(s, "c", 1, 3, &next));
+  EXPECT_EQ(s.region(), 2u);
+  ASSERT_TRUE(s.request("x", 2, 3));  // window 3 begins: node 1 holds "c" again
+  EXPECT_TRUE(s.leased_by("c", 1));
+  EXPECT_EQ(s.release("c", 1, Checkpoint{}), -1);
+}
+
+TEST(LockService, ALeaseAskedForIsNotRenewed) {
+  LockService s;
+  ASSERT_TRUE(s.request("c", 1, 1, true, -1, true));
+  s.grant("c", 1);
+  int revoke = -1;
+  EXPECT_FALSE(s.request("c", 2, 1, true, -1, true, &revoke));
+  int next = -2;
+  EXPECT_FALSE(renew(s, "c", 1, 2, &next));  // node 2 waits: a plain release
+  EXPECT_EQ(next, 2);
+  s.grant("c", 2);
+  EXPECT_EQ(s.release("c", 2, Checkpoint{}), -1);
+  ASSERT_TRUE(s.request("c", 3, 2));  // window 2: nobody holds it
+  EXPECT_EQ(s.grant("c", 3).timestamp, 1u);
+  // Nor a plain (not leased) grant, nor one for another window than the next.
+  EXPECT_EQ(s.release("c", 3, Checkpoint{}), -1);
+  ASSERT_TRUE(s.request("d", 1, 2));
+  s.grant("d", 1);
+  EXPECT_FALSE(renew(s, "d", 1, 3, &next));
+  ASSERT_TRUE(s.request("e", 1, 2, true, -1, true));
+  s.grant("e", 1);
+  EXPECT_FALSE(renew(s, "e", 1, 4, &next));
+}
+
+// crit_threads.c: node 2 kept the lock into window 2 while the master and node 1 were still in
+// window 1 and took it there: both would have held it in window 2.
+TEST(LockService, ARenewalIsCancelledWhenTheOlderWindowStillAsks) {
+  LockService s;
+  ASSERT_TRUE(s.request("c", 2, 1, true, -1, true));
+  s.grant("c", 2);
+  int next = -2;
+  ASSERT_TRUE(renew(s, "c", 2, 2, &next));
+  int revoke = -1;
+  ASSERT_TRUE(s.request("c", 0, 1, true, -1, false, &revoke));  // the master, still in window 1
+  EXPECT_EQ(revoke, 2);                                         // node 2 is asked to give it back
+  s.grant("c", 0);
+  EXPECT_EQ(s.release("c", 0, Checkpoint{}), -1);
+  ASSERT_TRUE(s.request("c", 1, 1, true, -1, true));
+  s.grant("c", 1);
+  EXPECT_EQ(s.release("c", 2, Checkpoint{}), -1);  // node 2's answer ends the cancellation only
+  EXPECT_TRUE(s.leased_by("c", 1));
+  ASSERT_TRUE(renew(s, "c", 1, 2, &next));
+  ASSERT_TRUE(s.request("x", 0, 2));
+  EXPECT_TRUE(s.leased_by("c", 1));  // node 1's renewal, not node 2's
+  // Asked for between the release and the confirmation: cancelled too.
+  uint64_t token = 0;
+  ASSERT_TRUE(s.release_renew("c", 1, Checkpoint{}, 3, &next, &token));
+  ASSERT_TRUE(s.request("c", 2, 2));
+  EXPECT_FALSE(s.confirm_renewal("c", 1, 3, token));
+  s.grant("c", 2);
+  EXPECT_EQ(s.release("c", 1, Checkpoint{}), -1);  // node 1's answer to its revoke
+  EXPECT_EQ(s.release("c", 2, Checkpoint{}), -1);
+}
+
 TEST(Overlay, AMaskedRunsUnmarkedWordsHoldTheOtherSidesBytes) {
   // `over` has a masked run over a page with words 0, 2, 4, 6 set; `under` writes word 3.
   Checkpoint over;
