@@ -44,7 +44,7 @@ void mpirun_style_args(const CLI::App& app, std::vector<std::string>& args);
 // anything else is refused, naming the variable); else the built-in default. Lazy needs the
 // uffd or mprotect tracker: a default (not --sync lazy itself) falls back to eager with the
 // others, which the callers then refuse only when lazy was asked for on the command line.
-inline constexpr const char* kDefaultSync = "eager";
+inline constexpr const char* kDefaultSync = "lazy";  // since session 9 (docs/monitor.md, "The default")
 std::string choose_sync(const std::string& given, const std::string& tracker);
 
 // An on/off environment variable: on when set, non-empty and not "0".

@@ -563,7 +563,8 @@ void add_node_command(CLI::App& app, Context& ctx) {
   sub->add_option("--tracker", a->tracker, "uffd (default), mprotect, full or inproc")
       ->check(CLI::IsMember({"mprotect", "uffd", "full", "inproc"}));
   sub->add_option("--sync", a->sync, std::string("eager or lazy: how a region's changes reach the slaves (docs/monitor.md); default: "
-                              "$CAPE_SYNC, else ") + kDefaultSync + " (lazy needs --tracker uffd or mprotect)")
+                              "$CAPE_SYNC, else ") + kDefaultSync + " (lazy needs --tracker uffd or mprotect: with full or inproc "
+                              "the default is eager)")
       ->check(CLI::IsMember({"eager", "lazy"}));
   sub->add_option("--keep-checkpoints", a->keep, "Write every checkpoint into DIR");
   sub->add_option("--checkpoint-every", a->checkpoint_every,

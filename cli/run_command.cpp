@@ -273,7 +273,8 @@ void add_run_command(CLI::App& app, Context& ctx) {
   sub->add_option("--sync", a->sync,
                   std::string("eager (each region's end sends every change to every node) or lazy (a node learns which "
                               "pages others changed and fetches one when it first touches it; docs/monitor.md); "
-                              "default: $CAPE_SYNC, else ") + cli::kDefaultSync + " (lazy needs --tracker uffd or mprotect)")
+                              "default: $CAPE_SYNC, else ") + cli::kDefaultSync + " (lazy needs --tracker uffd or mprotect: with full or inproc "
+                              "the default is eager)")
       ->check(CLI::IsMember({"eager", "lazy"}));
   sub->add_option("--keep-checkpoints", a->keep, "Every node writes its checkpoints into DIR");
   sub->add_option("--checkpoint-every", a->checkpoint_every,

@@ -55,8 +55,11 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
   std::vector<Area> joined;
   for (const Area& a : tracked) {
     // (A piece of .bss split off by a userfaultfd registration, --sync lazy's, reads as
-    // anonymous memory: .bss and anonymous neighbours are one part too.)
-    auto anonymous = [](Area::Kind k) { return k == Area::bss || k == Area::anon; };
+    // anonymous memory: .bss and anonymous neighbours are one part too. So are .bss and the
+    // brk heap: the kernel grows the heap into the .bss's mapping where their flags agree,
+    // and lazy's registrations, which differ from node to node, decide that: the whole
+    // mapping is then "[heap]" on one node, .bss and "[heap]" on another.)
+    auto anonymous = [](Area::Kind k) { return k == Area::bss || k == Area::anon || k == Area::heap; };
     if (!joined.empty() && joined.back().end == a.start &&
         (joined.back().kind == a.kind || (anonymous(joined.back().kind) && anonymous(a.kind))))
       joined.back().end = a.end;

@@ -1,5 +1,7 @@
 #include "monitor/inject.h"
 
+#include <sys/syscall.h>
+
 #include "ckpt/ops.h"
 #include "injector/injector.h"
 #include "monitor/ckpt_ranges.h"
@@ -39,6 +41,12 @@ void inject(const StoppedThread& st, const ckpt::Checkpoint& c, const std::strin
     if (window.is_open())
       for (const MapOp& op : ops)
         if (op.kind == MapOp::mprotect) window.tracker().before_write(st, op.start, op.end);
+    if (window.before_map_call)
+      for (const MapOp& op : ops) {
+        uint64_t args[6] = {op.start, op.end - op.start, 0, 0, 0, 0};
+        if (op.kind == MapOp::munmap) window.before_map_call(SYS_munmap, args);
+        if (op.kind == MapOp::brk) window.before_map_call(SYS_brk, {op.end, 0, 0, 0, 0, 0});
+      }
     if (!ops.empty()) {
       AutoRemoteSyscalls remote(as.pid(), st.tid, st.gadget);
       run_replay(remote, ops, what);

@@ -90,10 +90,11 @@ void LazySync::reset() {
   stop_ = true;
   if (handler_.joinable()) handler_.join();
   stop_ = false;
-  uffd_.reset();
   std::lock_guard lk(mu_);
-  invalid_ = {};
+  uffd_.reset();
+  invalid_ = registered_ = {};
   registered_at_ = {};
+  source_.clear();
   refreshed_.clear();
   lists_.clear();
 }
@@ -507,6 +508,7 @@ void LazySync::register_missing(uint64_t start, uint64_t end) {
     throw UserError(errno_message("--sync=lazy: UFFDIO_REGISTER (missing mode) of " + ckpt::hex_address(start) + "-" +
                                   ckpt::hex_address(end)) +
                     " (run with --sync=eager)");
+  registered_ = registered_.unite(IntervalSet::of({{start, end}}));
 }
 
 void LazySync::after_inject(const StoppedThread& st, const std::string& name, DirtyTracker& tracker) {

@@ -147,6 +147,13 @@ class LazySync {
     std::lock_guard lk(mu_);
     return invalid_;
   }
+  // The program (a thread sharing its memory) is about to make mapping call `nr` with `args`
+  // (the maps signal's notifier thread, before it lets the call go on; lazy_mappings.cpp):
+  // mremap first gets the invalid pages it moves and its source back in one mapping (lazy's
+  // registrations split mappings, and mremap refuses a range over several: EFAULT); munmap,
+  // mmap(MAP_FIXED), mremap's unmapped parts, a shrinking brk and madvise(MADV_DONTNEED..)
+  // make invalid pages gone or zeros: they are forgotten (never fetched).
+  void before_mapping_call(long nr, const uint64_t (&args)[6]);
   const LazyStats& stats() const { return stats_; }
   // Every page a merge ever published (the same set on every node): the determinism check
   // counts them as zeros, since a slave may not hold them yet.
@@ -173,6 +180,12 @@ class LazySync {
   // `read`: for an access (a fault), not for an inject (the master notes what it reads).
   void fill(uint64_t first, uint64_t count, bool read);
   void register_missing(uint64_t start, uint64_t end);
+  // lazy_mappings.cpp, mu_ held: invalid pages in [s, e) no longer hold what was invalidated
+  // (`unmapped`: nor is the range registered any more); [s, e) made valid and registered as
+  // before lazy (write protection only, or nothing); the end of the brk heap (0: unknown).
+  void forget(uint64_t s, uint64_t e, bool unmapped);
+  void make_plain(uint64_t s, uint64_t e);
+  uint64_t brk_end() const;
   void open_own_uffd(const StoppedThread& st);
 
   Exchange& ex_;
@@ -207,6 +220,7 @@ class LazySync {
   // are the same, none lost it (only a mapping call or a new registration can: both move
   // the epoch), and a page invalid again needs neither a registration nor a drop.
   MapsEpoch registered_at_;
+  IntervalSet registered_;        // ranges lazy registered in missing mode (a superset of invalid_)
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> refreshed_;  // fetched, for the tracker
   std::vector<uint8_t> buf_;      // fetched bytes
   uint64_t next_expected_ = 0;    // the page after the last fetched run (sequential reads)

@@ -130,9 +130,9 @@ bool is_mapping_syscall(long nr) {
   return false;
 }
 
-bool MapsSignal::prepare() {
+bool MapsSignal::prepare(bool needed) {
   const char* e = std::getenv("CAPE_MAPS_SIGNAL");
-  if (e && std::string_view(e) == "0") return false;
+  if (e && std::string_view(e) == "0" && !needed) return false;
   std::call_once(g_built, [] {
     g_filter = build_filter();
     g_prog.len = static_cast<unsigned short>(g_filter.size());
@@ -154,7 +154,7 @@ void MapsSignal::install_in_child(bool wanted) {
   g_child_result = fd >= 0 ? fd : -errno;
 }
 
-std::unique_ptr<MapsSignal> MapsSignal::take(pid_t pid, bool wanted) {
+std::unique_ptr<MapsSignal> MapsSignal::take(pid_t pid, bool wanted, BeforeCall before_call) {
   if (!wanted) return nullptr;
   errno = 0;
   long r = ::ptrace(PTRACE_PEEKDATA, pid, const_cast<long*>(&g_child_result), nullptr);
@@ -171,10 +171,13 @@ std::unique_ptr<MapsSignal> MapsSignal::take(pid_t pid, bool wanted) {
     throw std::runtime_error(std::string("taking the program's seccomp listener: ") + std::strerror(errno) +
                              " (CAPE_MAPS_SIGNAL=0 runs without it)");
   }
-  return std::unique_ptr<MapsSignal>(new MapsSignal(pid, fd));
+  return std::unique_ptr<MapsSignal>(new MapsSignal(pid, fd, std::move(before_call)));
 }
 
-MapsSignal::MapsSignal(pid_t pid, int listener) : pid_(pid), listener_(listener) {
+MapsSignal::MapsSignal(pid_t pid, int listener, BeforeCall before_call)
+    : pid_(pid), listener_(listener), before_call_(std::move(before_call)) {
+  const char* e = std::getenv("CAPE_MAPS_SIGNAL");
+  vouches_ = !(e && std::string_view(e) == "0");
   stop_.reset(::eventfd(0, EFD_CLOEXEC));
   if (!stop_.valid()) throw std::runtime_error(std::string("eventfd: ") + std::strerror(errno));
   notifier_ = std::thread([this] { serve(); });
@@ -231,12 +234,17 @@ void MapsSignal::serve() {
     notifications_.fetch_add(1, std::memory_order_relaxed);
     pid_t tid = static_cast<pid_t>(n.pid);
     long nr = n.data.nr;
+    bool same_memory = false;
+    pid_t program = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
+      program = pid_;
       bool thread = tid == pid_ || ::syscall(SYS_tgkill, pid_, tid, 0) == 0;
       // Another process sharing the program's memory (vfork, clone(CLONE_VM)): not traced,
       // so the end of its call is never seen.
-      bool shares = thread || ::syscall(SYS_kcmp, pid_, tid, KCMP_VM, 0, 0) <= 0;  // 0: the same; -1: unknown
+      long same_vm = thread ? 0 : ::syscall(SYS_kcmp, pid_, tid, KCMP_VM, 0, 0);
+      bool shares = thread || same_vm <= 0;  // 0: the same; -1: unknown
+      same_memory = same_vm == 0;
       if (thread) {
         if (n.data.arch != AUDIT_ARCH_X86_64 || nr >= 0x40000000)
           distrust("a 32-bit or x32 system call");
@@ -251,6 +259,19 @@ void MapsSignal::serve() {
       } else if (shares) {
         distrust("another process shares the program's memory");
         generation_.fetch_add(1, std::memory_order_acq_rel);
+      }
+    }
+    // Counted first: the mappings lazy joins again meanwhile are then not trusted either.
+    if (before_call_ && same_memory && n.data.arch == AUDIT_ARCH_X86_64) {
+      uint64_t args[6];
+      for (int i = 0; i < 6; i++) args[i] = n.data.args[i];
+      try {
+        before_call_(nr, args);
+      } catch (const std::exception& e) {
+        // The page could not be fetched (the job is failing): end the program, as the page
+        // fault handler does, after saying why.
+        CAPE_LOG_AT(error, "monitor") << "before the program's mapping call " << nr << ": " << e.what();
+        ::kill(program, SIGKILL);
       }
     }
     std::memset(&resp, 0, sizeof resp);

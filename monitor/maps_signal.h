@@ -24,6 +24,11 @@
 // not one of the program's threads) turns it off for the image: the maps are read again
 // after every stop, as without it. CAPE_MAPS_SIGNAL=0 turns it off.
 //
+// --sync=lazy also needs to see the program's mapping calls before they run (lazy.h,
+// before_mapping_call): the notifier calls `before_call` for every call of a thread sharing
+// the program's memory, then lets it go on. Then the filter is installed even with
+// CAPE_MAPS_SIGNAL=0 (prepare(true)), which then only stops the maps cache trusting it.
+//
 //   bool want = MapsSignal::prepare();          // before fork: builds the filter
 //   child:  MapsSignal::install_in_child(want); raise(SIGSTOP); exec
 //   parent: auto s = MapsSignal::take(pid, want); // after the child's SIGSTOP; nullptr = off
@@ -33,6 +38,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -53,21 +59,23 @@ bool is_mapping_syscall(long nr);
 class MapsSignal {
  public:
   // Before fork (not async-signal-safe): builds the filter; false when CAPE_MAPS_SIGNAL=0
-  // (then install_in_child(false) and take(pid, false) do nothing).
-  static bool prepare();
+  // and `needed` is false (then install_in_child(false) and take(pid, false) do nothing).
+  static bool prepare(bool needed = false);
   // In the fork child, async-signal-safe: installs the filter with a listener; the result
   // (the listener's descriptor, or -errno) stays in the child's memory for take().
   static void install_in_child(bool wanted);
   // In the monitor, the child stopped (ptrace) after install_in_child(): takes the
   // listener (pidfd_getfd) and starts the notifier. nullptr when there is no signal.
-  static std::unique_ptr<MapsSignal> take(pid_t pid, bool wanted);
+  // `before_call(nr, args)`: see above (may be empty).
+  using BeforeCall = std::function<void(long nr, const uint64_t (&args)[6])>;
+  static std::unique_ptr<MapsSignal> take(pid_t pid, bool wanted, BeforeCall before_call = {});
 
   ~MapsSignal();  // stops the notifier
   MapsSignal(const MapsSignal&) = delete;
   MapsSignal& operator=(const MapsSignal&) = delete;
 
   // False once the signal cannot vouch for the maps any more (see above).
-  bool trusted() const { return trusted_.load(std::memory_order_acquire); }
+  bool trusted() const { return vouches_ && trusted_.load(std::memory_order_acquire); }
   // Changes counted so far (mapping calls of the program, in any thread).
   uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
   // No counted mapping call of a thread is still under way.
@@ -81,13 +89,15 @@ class MapsSignal {
   uint64_t notifications() const { return notifications_.load(std::memory_order_relaxed); }
 
  private:
-  MapsSignal(pid_t pid, int listener);
+  MapsSignal(pid_t pid, int listener, BeforeCall before_call);
   void serve();
   void distrust(const char* why);
 
   pid_t pid_;
   util::ScopedFd listener_, stop_;
   std::atomic<bool> trusted_{true};
+  bool vouches_ = true;     // false: CAPE_MAPS_SIGNAL=0 (installed for before_call_ only)
+  BeforeCall before_call_;  // set before the notifier starts
   std::atomic<uint64_t> generation_{1}, notifications_{0};
   mutable std::mutex mu_;
   std::set<pid_t> under_way_;  // threads let go in a mapping call, not seen to stop since

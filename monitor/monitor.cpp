@@ -127,6 +127,7 @@ class Monitor final : public CallServer {
                         "(not --uffd-copy-all)");
       lazy_ = std::make_unique<LazySync>(*ex_, rank_, size_);
       window_.before_inject = [this](const ckpt::Checkpoint& c) { lazy_->before_inject(c); };
+      window_.before_map_call = [this](long nr, const uint64_t(&args)[6]) { lazy_->before_mapping_call(nr, args); };
     }
   }
 
@@ -154,6 +155,10 @@ class Monitor final : public CallServer {
   }
 
   void new_image(pid_t pid) override;
+  bool needs_mapping_calls() const override { return lazy_ != nullptr; }
+  void before_mapping_call(long nr, const uint64_t (&args)[6]) override {
+    if (lazy_) lazy_->before_mapping_call(nr, args);
+  }
   long runtime_call(const StoppedThread& st, const user_regs_struct& regs) override;
   bool may_serve_now(pid_t tid, const user_regs_struct& regs) override {
     int op = static_cast<int>(regs.rax & 0xff);

@@ -157,7 +157,7 @@ void Supervisor::launch() {
   }
   // The in-process tracker's program changes protections itself at every fault: a
   // notification each would cost more than the maps reads it saves.
-  bool maps_signal = opt_.tracker != TrackerKind::inproc && MapsSignal::prepare();
+  bool maps_signal = opt_.tracker != TrackerKind::inproc && MapsSignal::prepare(server_.needs_mapping_calls());
   pid_t pid = ::fork();
   if (pid < 0) fail_errno("fork");
   if (pid == 0) {
@@ -191,7 +191,13 @@ void Supervisor::launch() {
     throw UserError(opt_.kill_switch->reason());
   if (ws.kind() != WaitStatus::signal_stop || ws.signal() != SIGSTOP)
     throw UserError("the program did not start: " + ws.describe());
-  maps_signal_ = MapsSignal::take(pid, maps_signal);
+  MapsSignal::BeforeCall before;
+  if (server_.needs_mapping_calls())
+    before = [this](long nr, const uint64_t(&args)[6]) { server_.before_mapping_call(nr, args); };
+  maps_signal_ = MapsSignal::take(pid, maps_signal, std::move(before));
+  if (!maps_signal_ && server_.needs_mapping_calls())
+    throw UserError("--sync=lazy needs to see the program's mapping calls (a seccomp filter with a listener), "
+                    "which could not be installed (the node's log says why); run with --sync=eager");
   long options = PTRACE_O_TRACECLONE | PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC;
   if (::ptrace(PTRACE_SETOPTIONS, pid, nullptr, options) != 0) fail_errno("PTRACE_SETOPTIONS");
   threads_.insert(pid);
@@ -209,6 +215,8 @@ void Supervisor::launch_restarted() {
   ro.stdout_fd = opt_.stdout_fd;
   ro.stderr_fd = opt_.stderr_fd;
   ro.die_with_parent = true;
+  if (server_.needs_mapping_calls())
+    throw UserError("--sync=lazy cannot follow a restarted program's mapping calls; run with --sync=eager");
   pid_t pid = restart_process(*opt_.restart, ro);
   pid_ = pid;
   if (opt_.kill_switch) opt_.kill_switch->attach(pid);

@@ -56,6 +56,13 @@ class CallServer {
   // A signal is about to kill the program; `first_frames` are the first lines of its crash
   // report (the whole report is on the node's stderr).
   virtual void crashed(const std::string& first_frames) { (void)first_frames; }
+  // Must the monitor see the program's mapping calls before they run (--sync=lazy)? Then
+  // the maps signal's filter is installed whatever CAPE_MAPS_SIGNAL says, or the program
+  // does not start.
+  virtual bool needs_mapping_calls() const { return false; }
+  // The program is about to make mapping call `nr` (maps_signal.h): called on the notifier's
+  // thread, the caller waiting, while the supervisor's thread goes on.
+  virtual void before_mapping_call(long nr, const uint64_t (&args)[6]) { (void)nr, (void)args; }
   // A tick of --checkpoint-every (monitor/cape1_calls.h) stopped the program.
   virtual void checkpoint_tick(pid_t pid) { (void)pid; }
   // After a runtime call (the trap): may the program compute next, so that it may float

@@ -67,6 +67,9 @@ class Window {
   // Runs before inject() writes a checkpoint (--sync=lazy fetches the pages it writes that
   // are not here yet: monitor/lazy.h). Empty = nothing.
   std::function<void(const ckpt::Checkpoint&)> before_inject;
+  // --sync=lazy: the mapping calls an inject replays (another node's mapping changes) are
+  // about to run, as a system call number and its arguments (lazy.h, before_mapping_call).
+  std::function<void(long nr, const uint64_t (&args)[6])> before_map_call;
 
  private:
   std::unique_ptr<DirtyTracker> tracker_;

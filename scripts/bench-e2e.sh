@@ -111,7 +111,7 @@ while IFS='|' read -r name src mpisrc qargs fargs; do
     cmp -s "$d/native.out" "$d/mpi.out" || ok="MPI-DIFFERS"
     for v in "${variants[@]}"; do
       read -r t tracker b sync <<<"$v"
-      sflag=(); [ "$sync" = lazy ] && sflag=(--sync lazy)
+      sflag=(--sync "$sync")  # explicit: the default is lazy since session 9 (the baseline's was eager)
       exe=$d/prog.cur; [ "$b" = "$build" ] || exe=$d/prog.base
       (cd "$d" && "$b/cli/cape" run -n "$nodes" --tracker "$tracker" "${sflag[@]}" --output-dir "$d/logs" --log traffic:info -- \
         "$exe" "${argv[@]}" </dev/null >"$d/cape.$t.out" 2>"$d/cape.$t.err")

@@ -15,7 +15,7 @@
 # "contract: region begins" and "contract: region ends" lines) in one of its lines.
 #
 #   run.sh --name NAME --out DIR --cc CAPE_CC --cape CAPE --ckpt dickpt|tickpt --opt O0|O2
-#          --nodes N [--tracker uffd|mprotect] [--stdin none|empty|seq:K|ask:A,B,...]
+#          --nodes N [--tracker uffd|mprotect] [--sync eager|lazy] [--stdin none|empty|seq:K|ask:A,B,...]
 #          [--expect divergence] [--repeat K] [--run-timeout SECONDS (180)] SOURCE.c...
 #
 # --repeat K runs cape K times, each run checked (for failures that come and go).
@@ -26,7 +26,7 @@
 set -uo pipefail
 trap '' PIPE   # a question to a program that has ended is an error in the transcript, not our death
 
-name= out= cc= cape= ckpt= opt= nodes= tracker= stdin=none expect= repeat=1 run_timeout=180
+name= out= cc= cape= ckpt= opt= nodes= tracker= sync= stdin=none expect= repeat=1 run_timeout=180
 srcs=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -38,6 +38,7 @@ while [ $# -gt 0 ]; do
     --opt) opt=$2; shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
     --tracker) tracker=$2; shift 2 ;;
+    --sync) sync=$2; shift 2 ;;
     --stdin) stdin=$2; shift 2 ;;
     --expect) expect=$2; shift 2 ;;
     --repeat) repeat=$2; shift 2 ;;
@@ -58,7 +59,7 @@ rm -rf "$dir"
 mkdir -p "$dir"
 cd "$dir" || exit 2
 progs=$(for s in "${srcs[@]}"; do basename "$s"; done | paste -sd+)
-what="$progs, cape-cc --ckpt=$ckpt -$opt, cape run -n $nodes${tracker:+ --tracker $tracker}, stdin $stdin"
+what="$progs, cape-cc --ckpt=$ckpt -$opt, cape run -n $nodes${tracker:+ --tracker $tracker}${sync:+ --sync $sync}, stdin $stdin"
 
 fail() {
   {
@@ -150,6 +151,7 @@ LC_ALL=C sort native.out > native.sorted.out
 LC_ALL=C sort native.err > native.sorted.err
 cape_args=(run -n "$nodes")
 [ -n "$tracker" ] && cape_args+=(--tracker "$tracker")
+[ -n "$sync" ] && cape_args+=(--sync "$sync")
 
 # cape's own lines: on cape run's stderr, and (to show) the warnings and errors in the
 # slaves' logs.
