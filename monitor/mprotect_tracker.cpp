@@ -524,7 +524,7 @@ void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& are
 // first fault would copy) and unprotected; collect() finds them among the written pages.
 // Not with other threads (one could write a page while it is copied), not invalid pages.
 uint64_t MprotectTracker::open_until_collect(const StoppedThread& t, const IntervalSet& pages) {
-  if (!lazy_ || pages.empty() || !one_thread(t.tracee.pid())) return 0;
+  if (!lazy_ || pages.empty() || !t.tracee.one_thread()) return 0;
   std::vector<Protect> calls;
   uint64_t n = 0;
   auto flush = [&](uint64_t first, uint64_t end) {
