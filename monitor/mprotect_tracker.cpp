@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <cerrno>
 #include <cstring>
 
@@ -173,6 +174,7 @@ uint8_t* MprotectTracker::copy_of(uint64_t page) {
 
 uint64_t MprotectTracker::copy_originals(const StoppedThread& t, uint64_t page, uint64_t n) {
   // A run is copied with one read into consecutive arena pages of one block.
+  if (n > kBlockPages) throw std::logic_error("mprotect tracker: a run of originals longer than an arena block");
   if (used_ % kBlockPages + n > kBlockPages) used_ = (used_ / kBlockPages + 1) * kBlockPages;
   uint32_t block = used_ / kBlockPages;
   while (arena_.size() <= block)
@@ -528,10 +530,15 @@ uint64_t MprotectTracker::open_until_collect(const StoppedThread& t, const Inter
   std::vector<Protect> calls;
   uint64_t n = 0;
   auto flush = [&](uint64_t first, uint64_t end) {
-    if (first >= end) return;
-    uint64_t got = copy_originals(t, first, (end - first) / kPageSize);
-    calls.push_back({first, got * kPageSize, area_of(first)->prot});
-    n += got;
+    // In pieces: copy_originals() puts a run into one arena block (kBlockPages at most).
+    for (uint64_t p = first; p < end;) {
+      uint64_t want = std::min<uint64_t>((end - p) / kPageSize, 256);
+      uint64_t got = copy_originals(t, p, want);
+      calls.push_back({p, got * kPageSize, area_of(p)->prot});
+      n += got;
+      if (got < want) break;  // memory ends there
+      p += got * kPageSize;
+    }
   };
   for (auto [s, e] : pages.minus(not_here_)) {
     uint64_t first = s;
