@@ -11,6 +11,7 @@
 // sequential part, a serialized region) the body runs as written: one thread, nothing to
 // exclude. Inside `master`, `single` or a section too the service is asked: one thread runs
 // that body, but other threads may be in a critical section of the same name meanwhile.
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string>
@@ -41,7 +42,13 @@ std::string lock_shared(const TranslationContext& cx, Construct* c, const Clause
   for (auto& v : threadprivates_at(cx, c->dir.first_tok)) ex.push_back(v);
   if (!loop_var.empty()) ex.push_back(loop_var);
   std::string out;
-  for (auto& x : cx.decls().implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false))
+  std::vector<std::string> shared =
+      cx.decls().implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false);
+  // Also the locals the region does not name but a pointer may reach (`long *pc = &count;`
+  // then `*pc += v` in a body): OpenMP shares them too, and unregistered their lock writes
+  // would stay on the node that made them (a silently wrong total).
+  add_reachable_by_pointer(cx, c, ex, shared);
+  for (auto& x : shared)
     out += Holes{{"x", x}, {"ind", ind}}.fill(
         "${ind}cape_critical_shared((void *)&$x, sizeof(__typeof__($x))); /* may be written under a lock */\n");
   return out + Holes{{"ind", ind}}.fill("${ind}cape_critical_shared((void *)0, 0); /* that is all of them */\n");

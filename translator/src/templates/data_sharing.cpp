@@ -291,15 +291,41 @@ std::string in_memory(const TranslationContext& cx, Construct* c, const Clauses&
   return each(vars, c->id, {}, "  CAPE_CC_IN_MEMORY($x);\n");
 }
 
+namespace {
+// The innermost of a name only (the one `&x` names).
+std::vector<std::string> locals_reachable_by_pointer(const TranslationContext& cx, int at, int b, int e) {
+  const Declarations& ds = cx.decls();
+  std::vector<std::string> r;
+  for (auto& d : ds.all()) {
+    if (ds.file_scope(d) || d.storage != VarDecl::Auto || !d.addressable()) continue;
+    if (!(d.tok < at && at < d.scope_end) || (d.tok >= b && d.tok < e)) continue;
+    if (!ds.local_visible(d.name, at) || ds.file_scope_var(d.name, at)) continue;
+    bool reachable = ds.array_dims(d.name, at) > 0;
+    for (int i = d.tok + 1; !reachable && i < d.scope_end; ++i)
+      reachable = cx.t.ident(i, d.name) && cx.t.punct(i - 1, "&");
+    if (reachable && std::find(r.begin(), r.end(), d.name) == r.end()) r.push_back(d.name);
+  }
+  return r;
+}
+}  // namespace
+
+void add_reachable_by_pointer(const TranslationContext& cx, Construct* c, const std::vector<std::string>& exclude,
+                              std::vector<std::string>& vars) {
+  for (auto& x : locals_reachable_by_pointer(cx, c->dir.first_tok, c->stmt->all.b, c->stmt->all.e))
+    if (std::find(exclude.begin(), exclude.end(), x) == exclude.end() && std::find(vars.begin(), vars.end(), x) == vars.end())
+      vars.push_back(x);
+}
+
 // 4.1 rule (3) under TICKPT, where the monitor ships only what is registered: every
 // translated file's static variables (cape_cc_share_statics) and the enclosing function's
-// variables the region names, minus the region's clauses. They come first: the monitor keeps
+// variables the region names or a pointer may reach, minus the region's clauses. They come first: the monitor keeps
 // the later call on a variable, so a clause wins.
 std::string tickpt_shared(const TranslationContext& cx, Construct* c, const Clauses& cl,
                           const std::string& loop_var, const std::string& ind) {
   if (!cx.opt.tickpt || !c->stmt) return "";
   auto ex = clause_vars(cx, c, cl, loop_var, /*with_shared=*/true);
   auto vars = cx.decls().implicitly_shared(c->dir.first_tok, c->stmt->all.b, c->stmt->all.e, ex, false);
+  add_reachable_by_pointer(cx, c, ex, vars);  // `long *p = arr;` then `p[i] = ...` in the region
   Holes h{{"ind", ind}};
   return h.fill("${ind}cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */\n") +
          each(vars, c->id, {}, "${ind}cape_set_shared((void *)&$x, sizeof(__typeof__($x))); /* implicitly shared (TICKPT) */\n", h);

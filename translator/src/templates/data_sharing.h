@@ -61,6 +61,13 @@ std::string lastprivate_code(const Clauses& cl, int id, const std::string& is_la
                              const std::string& final_var = "");
 
 // DICKPT: CAPE_CC_IN_MEMORY for the locals a region shares (see data_sharing.cpp).
+// The automatic locals (and parameters) visible at the region, declared outside it, whose
+// address is taken in their scope (`&x`) or that are arrays: the region may write them
+// through a pointer without naming them (`long *pc = &count;` then `*pc += v`). OpenMP
+// shares them, so TICKPT registers them and critical sections carry them. Added to `vars`
+// unless excluded (the region's clauses) or there already.
+void add_reachable_by_pointer(const TranslationContext& cx, Construct* c, const std::vector<std::string>& exclude,
+                              std::vector<std::string>& vars);
 std::string in_memory(const TranslationContext& cx, Construct* c, const Clauses& cl, const std::string& loop_var);
 // TICKPT: the registrations of a region's implicitly shared variables.
 std::string tickpt_shared(const TranslationContext& cx, Construct* c, const Clauses& cl,
