@@ -253,8 +253,8 @@ class NetExchange : public monitor::Exchange {
     return n_.lock_lease_writes(name, writes, kept);
   }
   void set_lease_hook(std::function<int(const std::string&)> hook) override { n_.set_lease_hook(std::move(hook)); }
-  void program_streams(bool was_in_window, bool now_in_window) override {
-    for (net::OutputPump* p : pumps_) p->at_call(was_in_window, now_in_window);
+  void program_streams(bool was_in_window, bool now_in_window, bool drain) override {
+    net::OutputPump::at_call_all(pumps_, was_in_window, now_in_window, drain);
   }
   void set_pumps(std::vector<net::OutputPump*> pumps) { pumps_ = std::move(pumps); }
   void region_begun(uint64_t region) override {

@@ -46,8 +46,12 @@ class Exchange {
   // The program is stopped at a runtime call, or has just ended (`now_in_window` false):
   // what it printed so far was printed inside a region's window (`was_in_window`) or not,
   // and from now on it is `now_in_window`. The node routes the program's output by it
-  // (net/program_io.h): libcape flushes stdout and stderr before every call.
-  virtual void program_streams(bool was_in_window, bool now_in_window) { (void)was_in_window, (void)now_in_window; }
+  // (net/program_io.h): libcape flushes stdout and stderr before every call. `drain` false:
+  // the pipes were read in this stop already (the program has not run since), only the
+  // phase changes.
+  virtual void program_streams(bool was_in_window, bool now_in_window, bool drain = true) {
+    (void)was_in_window, (void)now_in_window, (void)drain;
+  }
   // The program has begun its `region`-th parallel region (cape_region_begin; every node
   // counts the same regions). The master's node releases the slaves' lines of that region
   // (net/program_io.h, SlaveLines); a slave's tags its region lines with it.

@@ -367,7 +367,8 @@ long Monitor::serve(const StoppedThread& st, const user_regs_struct& regs) {
   }
   if (trace_) moved_ = {};
   long answer = dispatch(st, op, regs.rdi, regs.rsi, regs.rdx);
-  if (ex_ && window_.is_open() != was_open) ex_->program_streams(was_open, window_.is_open());
+  // (The pipes were read at this trap's first call: the program has not run since.)
+  if (ex_ && window_.is_open() != was_open) ex_->program_streams(was_open, window_.is_open(), false);
   if (trace_)
     if (auto t = traced(op)) trace_->call(*t, t0, std::chrono::steady_clock::now(), moved_);
   return answer;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <memory>
 
@@ -107,11 +108,33 @@ class Gcm {
 // Reads exactly n bytes. `started` says whether a frame is under way (EOF is then
 // truncation). Hands each piece read to `consume` when given (checksum, tag, decryption).
 IoResult read_exact(int fd, uint8_t* buf, size_t n, std::chrono::milliseconds silence, bool started,
-                    const std::function<void(uint8_t*, size_t)>& consume, const Deadline& deadline) {
+                    const std::function<void(uint8_t*, size_t)>& consume, const Deadline& deadline,
+                    ReadBuffer* rb) {
   size_t done = 0;
+  // What was read ahead first; then, for what is left when it is small, a read of whatever
+  // has arrived into the buffer.
+  auto take_buffered = [&] {
+    size_t take = std::min(n - done, rb->end - rb->at);
+    if (take == 0) return;
+    std::memcpy(buf + done, rb->bytes.data() + rb->at, take);
+    rb->at += take;
+    if (consume) consume(buf + done, take);
+    done += take;
+    started = true;
+  };
+  if (rb) take_buffered();
   while (done < n) {
+    bool ahead = rb && n - done < ReadBuffer::kSize;
+    if (ahead && rb->bytes.size() < ReadBuffer::kSize) rb->bytes.resize(ReadBuffer::kSize);
     // In pieces that stay in cache for `consume` (checksum, tag, decryption) right after.
-    ssize_t r = ::read(fd, buf + done, std::min<size_t>(n - done, size_t{256} << 10));
+    ssize_t r = ahead ? ::read(fd, rb->bytes.data(), ReadBuffer::kSize)
+                      : ::read(fd, buf + done, std::min<size_t>(n - done, size_t{256} << 10));
+    if (r > 0 && ahead) {
+      rb->at = 0;
+      rb->end = static_cast<size_t>(r);
+      take_buffered();
+      continue;
+    }
     if (r > 0) {
       if (consume) consume(buf + done, static_cast<size_t>(r));
       done += static_cast<size_t>(r);
@@ -216,9 +239,9 @@ std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_paylo
 }
 
 IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milliseconds silence,
-                    Deadline deadline, const Unseal& unseal) {
+                    Deadline deadline, const Unseal& unseal, ReadBuffer* buffer) {
   uint8_t hdr[kFrameHeaderSize];
-  IoResult r = read_exact(fd, hdr, sizeof hdr, silence, false, nullptr, deadline);
+  IoResult r = read_exact(fd, hdr, sizeof hdr, silence, false, nullptr, deadline, buffer);
   if (!r.ok()) return r;
   FrameHeader h;
   std::string bad = decode_header(hdr, max_payload, h);
@@ -251,10 +274,10 @@ IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milli
     consume = [&](uint8_t* p, size_t n) { gcm->crypt(p, p, n); };
   else
     consume = [&](uint8_t* p, size_t n) { gcm->aad(p, n); };
-  r = read_exact(fd, out.payload.data(), h.length, silence, true, consume, deadline);
+  r = read_exact(fd, out.payload.data(), h.length, silence, true, consume, deadline, buffer);
   if (!r.ok()) return r;
   uint8_t trailer[kFrameTrailerSize];
-  r = read_exact(fd, trailer, sizeof trailer, silence, true, nullptr, deadline);
+  r = read_exact(fd, trailer, sizeof trailer, silence, true, nullptr, deadline, buffer);
   if (!r.ok()) return r;
   if (gcm) {
     if (!gcm->verify(trailer)) return refuse("unauthenticated frame: its tag does not match (altered, or not from the job)");
@@ -276,7 +299,9 @@ namespace {
 // fastest destination and cut into iovecs for any range of it.
 class OutgoingFrame {
  public:
-  OutgoingFrame(FrameType type, std::span<const iovec> parts, const Seal& seal) {
+  OutgoingFrame(FrameType type, std::span<const iovec> parts, const Seal& seal, std::span<const uint8_t> before = {})
+      : before_(before.size()) {
+    if (!before.empty()) segments_.push_back({const_cast<uint8_t*>(before.data()), before.size()});
     FrameHeader h;
     h.type = type;
     for (const iovec& v : parts) h.length += v.iov_len;
@@ -305,14 +330,17 @@ class OutgoingFrame {
     if (payload_ == 0) finish();
   }
 
-  uint64_t size() const { return kFrameHeaderSize + payload_ + kFrameTrailerSize; }
+  uint64_t size() const { return before_ + kFrameHeaderSize + payload_ + kFrameTrailerSize; }
+  void seal_all() {
+    while (sealed_ < payload_) seal_step();
+  }
 
   // How far a destination may be sent: the sealed part of the payload, or everything once
   // it is all sealed (the trailer then holds the tag). Seals more first when `pos` is close
   // to that point.
   uint64_t ready_up_to(uint64_t pos) {
-    while (sealed_ < payload_ && kFrameHeaderSize + sealed_ - pos < kSealAhead) seal_step();
-    return sealed_ == payload_ ? size() : kFrameHeaderSize + sealed_;
+    while (sealed_ < payload_ && before_ + kFrameHeaderSize + sealed_ - pos < kSealAhead) seal_step();
+    return sealed_ == payload_ ? size() : before_ + kFrameHeaderSize + sealed_;
   }
 
   // The iovecs of bytes [from, to), at most `max` of them.
@@ -362,6 +390,7 @@ class OutgoingFrame {
       put_u64(trailer_, hash_.digest());
   }
 
+  uint64_t before_;  // the frames sent ahead of this one (write_frame's `before`)
   uint8_t header_[kFrameHeaderSize];
   uint8_t trailer_[kFrameTrailerSize] = {};
   std::vector<iovec> parts_;     // the payload as given (the non-empty parts)
@@ -385,8 +414,9 @@ struct Cursor {
 
 std::vector<IoResult> write_frame_to_all(std::span<const int> fds, FrameType type,
                                          std::span<const iovec> parts,
-                                         std::chrono::milliseconds stall, const Seal& seal) {
-  OutgoingFrame frame(type, parts, seal);
+                                         std::chrono::milliseconds stall, const Seal& seal,
+                                         std::span<const uint8_t> before) {
+  OutgoingFrame frame(type, parts, seal, before);
   std::vector<Cursor> cursors;
   cursors.reserve(fds.size());
   for (int fd : fds) cursors.push_back(Cursor{fd, 0, {}, false});
@@ -448,8 +478,25 @@ std::vector<IoResult> write_frame_to_all(std::span<const int> fds, FrameType typ
 }
 
 IoResult write_frame(int fd, FrameType type, std::span<const iovec> parts,
-                     std::chrono::milliseconds stall, const Seal& seal) {
-  return write_frame_to_all(std::span<const int>(&fd, 1), type, parts, stall, seal)[0];
+                     std::chrono::milliseconds stall, const Seal& seal, std::span<const uint8_t> before) {
+  return write_frame_to_all(std::span<const int>(&fd, 1), type, parts, stall, seal, before)[0];
+}
+
+std::vector<uint8_t> encode_frame(FrameType type, std::span<const iovec> parts, const Seal& seal) {
+  OutgoingFrame frame(type, parts, seal);
+  frame.seal_all();
+  std::vector<uint8_t> out;
+  out.reserve(frame.size());
+  for (uint64_t at = 0; at < frame.size();) {
+    iovec v[16];
+    size_t n = frame.iovecs(at, frame.size(), v, std::size(v));
+    for (size_t i = 0; i < n; ++i) {
+      const uint8_t* b = static_cast<const uint8_t*>(v[i].iov_base);
+      out.insert(out.end(), b, b + v[i].iov_len);
+      at += v[i].iov_len;
+    }
+  }
+  return out;
 }
 
 void PayloadWriter::u32(uint32_t v) {

@@ -160,14 +160,29 @@ struct IoResult {
 // when given, bounds the whole frame too (the handshake: a peer sending a byte now and then
 // cannot hold it open).
 // `unseal`: the keys after the handshake (a frame that fails them is bad_frame).
+// `buffer`: a connection's own reader keeps one, so that the small frames that arrive together
+// (a slave's region report, digest and part) cost one read() instead of three each (issue 14);
+// what it read ahead is the next call's. Without it nothing past the frame is read (the
+// handshake, which hands the socket on).
 using Deadline = std::optional<std::chrono::steady_clock::time_point>;
+struct ReadBuffer {
+  static constexpr size_t kSize = size_t{64} << 10;  // larger reads go straight to the payload
+  std::vector<uint8_t> bytes;
+  size_t at = 0, end = 0;  // what is read and not yet taken
+};
 IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milliseconds silence,
-                    Deadline deadline = std::nullopt, const Unseal& unseal = {});
+                    Deadline deadline = std::nullopt, const Unseal& unseal = {}, ReadBuffer* buffer = nullptr);
 
 // Sends one frame whose payload is the concatenation of `parts` (written with sendmsg, no
 // copy; hashed on the way). `stall` bounds the time without progress.
+// `before`: whole frames already made (encode_frame) that go out first, in the same
+// sendmsg (a slave's small frames ride with its part: one system call, one wakeup of the
+// far reader, instead of one each).
 IoResult write_frame(int fd, FrameType type, std::span<const iovec> parts,
-                     std::chrono::milliseconds stall, const Seal& seal = {});
+                     std::chrono::milliseconds stall, const Seal& seal = {},
+                     std::span<const uint8_t> before = {});
+// A whole small frame, sealed, as bytes (for write_frame's `before`).
+std::vector<uint8_t> encode_frame(FrameType type, std::span<const iovec> parts, const Seal& seal = {});
 
 // Writes the same frame to several sockets at once, advancing each as it can take bytes
 // (a broadcast is one pass, not N sequential transfers). results[i] is fds[i]'s outcome;
@@ -176,7 +191,8 @@ IoResult write_frame(int fd, FrameType type, std::span<const iovec> parts,
 // slave, so one tag).
 std::vector<IoResult> write_frame_to_all(std::span<const int> fds, FrameType type,
                                          std::span<const iovec> parts,
-                                         std::chrono::milliseconds stall, const Seal& seal = {});
+                                         std::chrono::milliseconds stall, const Seal& seal = {},
+                                         std::span<const uint8_t> before = {});
 
 // Little-endian helpers for payloads.
 class PayloadWriter {

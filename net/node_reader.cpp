@@ -31,9 +31,11 @@ std::string Node::differ_hint(int wait_status) {
 }
 
 void Node::reader_loop(Peer& p) {
+  ReadBuffer ahead;  // frames that arrive together are read together
   for (;;) {
     Frame f;
-    IoResult r = read_frame(p.fd.get(), f, opt_.max_payload, opt_.timeout, std::nullopt, p.unseal(opt_.rank != 0));
+    IoResult r =
+        read_frame(p.fd.get(), f, opt_.max_payload, opt_.timeout, std::nullopt, p.unseal(opt_.rank != 0), &ahead);
     std::unique_lock lk(mu_);
     if (stopping_ || p.closed) break;
     if (r.ok()) {

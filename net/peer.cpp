@@ -19,8 +19,11 @@ std::string seconds(std::chrono::milliseconds ms) {
 
 IoResult Peer::send(FrameType type, std::span<const iovec> parts, std::chrono::milliseconds stall) {
   std::unique_lock sl(send_mu);
-  if (frames_waiting) send_waiting(stall);
-  IoResult r = write_frame(fd.get(), type, parts, stall, next_seal());
+  // The small frames waiting for this one go in the same write (sealed first: their
+  // numbers come before its).
+  std::vector<uint8_t> before;
+  if (frames_waiting) before = take_waiting();
+  IoResult r = write_frame(fd.get(), type, parts, stall, next_seal(), before);
   last_send_ns = now_ns();
   uint64_t n = 0;
   for (const iovec& v : parts) n += v.iov_len;
@@ -47,6 +50,21 @@ void Peer::later(FrameType type, std::vector<uint8_t> payload) {
       }
   waiting.emplace_back(type, std::move(payload));
   frames_waiting = true;
+}
+
+// send_mu held.
+std::vector<uint8_t> Peer::take_waiting() {
+  frames_waiting = false;
+  std::vector<uint8_t> out;
+  for (auto& [type, payload] : waiting) {
+    iovec v = iov_of(payload.data(), payload.size());
+    std::vector<uint8_t> f = encode_frame(type, {&v, 1}, next_seal());
+    out.insert(out.end(), f.begin(), f.end());
+    bytes_out.fetch_add(payload.size(), std::memory_order_relaxed);
+    frames_out.fetch_add(1, std::memory_order_relaxed);
+  }
+  waiting.clear();
+  return out;
 }
 
 // send_mu held.

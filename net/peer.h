@@ -77,6 +77,7 @@ struct Peer {
 
  private:
   void send_waiting(std::chrono::milliseconds stall);
+  std::vector<uint8_t> take_waiting();  // later()'s frames, sealed, as bytes
 };
 
 }  // namespace cape::net

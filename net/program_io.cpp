@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "util/error.h"
@@ -166,13 +167,34 @@ void OutputPump::broken_locked() {
 
 void OutputPump::at_call(bool was_in_region, bool now_in_region) {
   std::lock_guard lk(mu_);
+  at_call_locked(was_in_region, now_in_region, true);
+}
+
+void OutputPump::at_call_locked(bool was_in_region, bool now_in_region, bool drain) {
   in_region_ = was_in_region;
-  if (!drain_locked() && !eof_) {
+  if (drain && !drain_locked() && !eof_) {
     eof_ = true;
     wake(wake_wr_.get());
   }
   if (was_in_region && !now_in_region) end_region_locked();
   in_region_ = now_in_region;
+}
+
+void OutputPump::at_call_all(std::span<OutputPump* const> pumps, bool was_in_region, bool now_in_region, bool drain) {
+  // Which pipes hold bytes: one poll() for all (a pipe whose pump has closed it polls as -1,
+  // ignored; a number reused meanwhile only makes drain_locked() look, under the lock).
+  std::array<pollfd, 4> p{};
+  size_t n = drain ? std::min(pumps.size(), p.size()) : 0;
+  for (size_t i = 0; i < n; ++i) {
+    std::lock_guard lk(pumps[i]->mu_);
+    p[i] = {pumps[i]->eof_ ? -1 : pumps[i]->fd_.get(), POLLIN, 0};
+  }
+  if (n > 0 && ::poll(p.data(), n, 0) < 0)
+    for (size_t i = 0; i < n; ++i) p[i].revents = POLLIN;  // (EINTR, ENOMEM: read them all)
+  for (size_t i = 0; i < pumps.size(); ++i) {
+    std::lock_guard lk(pumps[i]->mu_);
+    pumps[i]->at_call_locked(was_in_region, now_in_region, i >= n || p[i].revents != 0);
+  }
 }
 
 void OutputPump::at_exit(bool was_in_region) { at_call(was_in_region, false); }

@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -108,6 +109,10 @@ class OutputPump {
   // was in (`was_in_region`); after the call it is in `now_in_region`. Returns when every
   // byte written before the call has been handled.
   void at_call(bool was_in_region, bool now_in_region);
+  // at_call() for several pumps (a node's stdout and stderr) with one poll() of their pipes
+  // instead of a read of each (issue 14: two reads of empty pipes per trap); `drain` false:
+  // only the phase changes (the program has not run since the last drain, within one trap).
+  static void at_call_all(std::span<OutputPump* const> pumps, bool was_in_region, bool now_in_region, bool drain = true);
   // The program has ended (or is about to be reported ended): handle what is left in the
   // pipe now, in the phase it was in, and close any open region line.
   void at_exit(bool was_in_region);
@@ -119,6 +124,7 @@ class OutputPump {
   void handle_locked(std::string_view bytes);
   void end_region_locked();
   void broken_locked();
+  void at_call_locked(bool was_in_region, bool now_in_region, bool drain);
 
   Options o_;
   util::ScopedFd fd_;

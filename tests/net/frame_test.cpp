@@ -227,14 +227,14 @@ TEST(Address, Parse) {
 // accepts, and all it refuses: any flipped bit, a replay, a frame of another stream or key,
 // an unsealed frame, a broadcast where none is expected.
 std::vector<IoResult> feed_all(const std::vector<std::vector<uint8_t>>& frames, const Unseal& unseal,
-                               std::vector<Frame>* got = nullptr) {
+                               std::vector<Frame>* got = nullptr, ReadBuffer* buffer = nullptr) {
   Pair p;
   for (const auto& f : frames) write_raw(p.a.get(), f);
   p.a.reset();
   std::vector<IoResult> out;
   for (size_t i = 0; i < frames.size(); ++i) {
     Frame f;
-    out.push_back(read_frame(p.b.get(), f, kDefaultMaxPayload, 1s, std::nullopt, unseal));
+    out.push_back(read_frame(p.b.get(), f, kDefaultMaxPayload, 1s, std::nullopt, unseal, buffer));
     if (got) got->push_back(std::move(f));
     if (!out.back().ok()) break;
   }
@@ -264,10 +264,18 @@ TEST(Frame, SealedFramesAreAuthenticatedAndOptionallyEncrypted) {
     EXPECT_EQ(std::vector<uint8_t>(got[0].payload.begin(), got[0].payload.end()), payload);
     EXPECT_EQ(got[1].type, FrameType::region);
     auto refused = [&](const std::vector<std::vector<uint8_t>>& frames, Unseal u, const std::string& why) {
-      std::vector<IoResult> res = feed_all(frames, u);
-      ASSERT_FALSE(res.empty());
-      EXPECT_EQ(res.back().status, IoStatus::bad_frame) << why;
-      EXPECT_NE(res.back().what.find(why), std::string::npos) << res.back().what;
+      // Read frame by frame and through a connection's read-ahead buffer alike.
+      for (bool buffered : {false, true}) {
+        ReadBuffer ahead;
+        Unseal v = u;
+        uint64_t seq = *u.last_seq, bseq = u.last_broadcast ? *u.last_broadcast : 0;
+        v.last_seq = &seq;
+        if (u.last_broadcast) v.last_broadcast = &bseq;
+        std::vector<IoResult> res = feed_all(frames, v, nullptr, buffered ? &ahead : nullptr);
+        ASSERT_FALSE(res.empty());
+        EXPECT_EQ(res.back().status, IoStatus::bad_frame) << why;
+        EXPECT_NE(res.back().what.find(why), std::string::npos) << res.back().what;
+      }
     };
     uint64_t l0 = 0, l1 = 0;
     refused({one, one}, {&key, 3, &l0, nullptr, encrypt}, "sequence number 1 out of order");     // replayed
@@ -303,6 +311,75 @@ TEST(Frame, SealedFramesAreAuthenticatedAndOptionallyEncrypted) {
     refused({b7, b5}, {&key, 3, &ul2, &bl2, encrypt}, "sequence number 5 out of order");
     refused({b5}, {&key, 3, &ul3, nullptr, encrypt}, "out of order");  // the master expects none
   }
+}
+
+// Issue 14: a slave's small frames ride ahead of its part in one write, and the reader takes
+// frames that arrived together from its read-ahead buffer; large payloads still go straight
+// into the frame. Sealed and not, whole and trickled byte by byte.
+TEST(Frame, SmallFramesRideAheadAndAreReadTogether) {
+  FrameKey key{};
+  key[0] = 9;
+  std::vector<uint8_t> big(3 * ReadBuffer::kSize + 123), small{'s', 't'};
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<uint8_t>(i * 13 + 1);
+  for (bool sealed : {false, true})
+    for (bool trickle : {false, true}) {
+      SCOPED_TRACE(std::string(sealed ? "sealed" : "checksummed") + (trickle ? ", trickled" : ""));
+      auto seal = [&](uint64_t seq) { return sealed ? Seal{&key, 3, seq, false} : Seal{}; };
+      iovec r{const_cast<char*>("region 1"), 8}, st{small.data(), small.size()};
+      std::vector<uint8_t> before = encode_frame(FrameType::region, {&r, 1}, seal(1));
+      std::vector<uint8_t> two = encode_frame(FrameType::state, {&st, 1}, seal(2));
+      before.insert(before.end(), two.begin(), two.end());
+      Pair w;  // the bytes one write_frame() puts on the wire
+      std::vector<uint8_t> wire;
+      std::thread drain([&] {
+        uint8_t b[65536];
+        for (;;) {
+          ssize_t n = ::read(w.b.get(), b, sizeof b);
+          if (n == 0) break;
+          if (n > 0) {
+            wire.insert(wire.end(), b, b + n);
+          } else {
+            std::this_thread::sleep_for(1ms);
+          }
+        }
+      });
+      iovec v = {big.data(), big.size()};
+      ASSERT_TRUE(write_frame(w.a.get(), FrameType::checkpoint, {&v, 1}, 2s, seal(3), before).ok());
+      std::vector<uint8_t> after = encode_frame(FrameType::heartbeat, {}, seal(4));
+      write_raw(w.a.get(), after);
+      w.a.reset();
+      drain.join();
+      Pair p;
+      std::thread writer([&] {
+        if (!trickle) return write_raw(p.a.get(), wire);
+        for (size_t i = 0; i < wire.size(); i += 977) {
+          write_raw(p.a.get(), std::vector<uint8_t>(wire.begin() + i, wire.begin() + std::min(wire.size(), i + 977)));
+          if (i % (977 * 64) == 0) std::this_thread::sleep_for(1ms);
+        }
+      });
+      uint64_t last = 0;
+      Unseal u = sealed ? Unseal{&key, 3, &last, nullptr, false} : Unseal{};
+      ReadBuffer ahead;
+      std::vector<Frame> got(4);
+      for (Frame& f : got) {
+        IoResult res = read_frame(p.b.get(), f, kDefaultMaxPayload, 2s, std::nullopt, u, &ahead);
+        ASSERT_TRUE(res.ok()) << res.describe();
+      }
+      writer.join();
+      EXPECT_EQ(got[0].type, FrameType::region);
+      EXPECT_EQ(std::string(got[0].payload.begin(), got[0].payload.end()), "region 1");
+      EXPECT_EQ(got[1].type, FrameType::state);
+      EXPECT_EQ(std::vector<uint8_t>(got[1].payload.begin(), got[1].payload.end()), small);
+      EXPECT_EQ(got[2].type, FrameType::checkpoint);
+      EXPECT_TRUE(std::equal(big.begin(), big.end(), got[2].payload.begin(), got[2].payload.end()));
+      EXPECT_EQ(got[3].type, FrameType::heartbeat);
+      if (sealed) {
+        EXPECT_EQ(last, 4u);
+      }
+      p.a.reset();
+      Frame end;
+      EXPECT_EQ(read_frame(p.b.get(), end, kDefaultMaxPayload, 1s, std::nullopt, u, &ahead).status, IoStatus::eof);
+    }
 }
 
 }  // namespace
