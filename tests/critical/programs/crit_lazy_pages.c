@@ -1,14 +1,16 @@
 /* Critical sections on pages --sync=lazy invalidated (docs/critical.md, "Under --sync=lazy"):
  * each round, every thread writes the `own` words of its share of a heap array (its node
- * keeps those pages; the other nodes drop them) and a few more, then every thread adds to
- * `locked` words all over the array under one lock, and to eight atomics (contended: grants
- * injected on dropped pages, fetched first), then the last thread alone adds to `solo` words all over the array
- * under another lock: its node keeps the lease, so its bodies run without a trap and their
- * first touch of a dropped page fetches it (the fault handler, no trap). Meanwhile the other
- * threads write `own` words on the same pages outside the lock; then three regions in which
- * the last thread alone writes `mine`, the third under the solo lock (pages left writable). Four
- * rounds: the solo lease is renewed into the next windows. Every figure printed is independent of the order the
- * threads got the locks. */
+ * keeps those pages; the other nodes drop them); then every thread adds to `locked` words all
+ * over the array under one lock, and to eight atomics (contended: grants injected on dropped
+ * pages, fetched first), writing `own` words of the same pages between its bodies (they were
+ * lost by the partial collects of bodies with known writes: "Session 9"); then the last
+ * thread alone adds to `solo` words all over the array under another lock: its node keeps the
+ * lease, so its bodies run without a trap and their first touch of a dropped page fetches it
+ * (the fault handler, no trap), while the other threads write `own` words on the same pages
+ * outside the lock; then three regions in which the last thread alone writes `mine`, the
+ * third under the solo lock (pages left writable). Four rounds: the solo lease is renewed
+ * into the next windows. Every figure printed is independent of the order the threads got
+ * the locks. */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,16 +35,14 @@ int main(void) {
     {
       int t = omp_get_thread_num(), n = omp_get_num_threads();
       if (t == 0) threads = n;
-      for (int k = 0; k < 200; k++) { /* (before the bodies: see "Left" in docs/critical.md) */
-        int j = (k * 61 + t * 7 + r) % M;
-        if (j % n == t) c[j].own += 3; /* only this thread writes cell j's own word */
-      }
       for (int k = 0; k < 200; k++) {
         int i = (k * 97 + t * 1031 + r * 13) % M;
 #pragma omp critical(cells)
         c[i].locked += k + t + 1;
 #pragma omp atomic
         tally[(k % 8) * 64] += t + 1;
+        int j = (k * 61 + t * 7 + r) % M;
+        if (j % n == t) c[j].own += 3; /* only this thread writes cell j's own word */
       }
     }
 #pragma omp parallel
