@@ -40,7 +40,7 @@ namespace cape::monitor {
 class Criticals {
  public:
   // `trap_free`: slaves' leased bodies with known writes may be re-entered without a trap
-  // (docs/critical.md, "Trap-free re-entry"; off under --sync=lazy and CAPE_LOCK_TRAP_FREE=0).
+  // (docs/critical.md, "Trap-free re-entry"; CAPE_LOCK_TRAP_FREE=0 turns it off).
   Criticals(Window& w, AddressSpace& as, DataSharing& sharing, Exchange* ex, int rank, int size, bool trap_free);
   ~Criticals();
   Criticals(const Criticals&) = delete;

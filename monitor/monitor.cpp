@@ -111,7 +111,7 @@ class Monitor final : public CallServer {
   // Throws UserError for bad options (monitor.h), before anything starts.
   Monitor(const MonitorOptions& o, Exchange* ex)
       : opt_(o), ex_(ex), rank_(ex ? ex->rank() : o.node_rank), size_(ex ? ex->size() : 1), store_(rank_),
-        criticals_(window_, space_, sharing_, ex_, rank_, size_, !o.sync_lazy), cape1_(ex, rank_) {
+        criticals_(window_, space_, sharing_, ex_, rank_, size_, true), cape1_(ex, rank_) {
     for (const auto& [name, file] : o.loads) store_.load(name, file);
     store_.keep_in(o.keep_checkpoints_dir);
     if (o.argv.empty()) throw UserError("no program to run");
@@ -126,7 +126,12 @@ class Monitor final : public CallServer {
         throw UserError("--sync=lazy needs the uffd tracker to keep its registration between windows "
                         "(not --uffd-copy-all)");
       lazy_ = std::make_unique<LazySync>(*ex_, rank_, size_);
-      window_.before_inject = [this](const ckpt::Checkpoint& c) { lazy_->before_inject(c); };
+      // Fetched pages get their originals at once: a lock's grant is captured right after its
+      // inject (docs/critical.md, "Under --sync=lazy": at the next call was after that capture).
+      window_.before_inject = [this](const ckpt::Checkpoint& c) {
+        lazy_->before_inject(c);
+        lazy_->at_call(window_.tracker());
+      };
       window_.before_map_call = [this](long nr, const uint64_t(&args)[6]) { lazy_->before_mapping_call(nr, args); };
     }
   }

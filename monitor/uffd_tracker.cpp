@@ -562,7 +562,11 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
     for (const Span& x : w.spans) written_bytes += x.end - x.start;
     all.push_back(std::move(w));
   };
-  const bool hull = !to_scan.empty() && registered_known(to_scan) && scan_hull(to_scan, Scan::written, hull_spans);
+  // Not over the hull of a partial collect's pages: the scan protects every written page of
+  // the hull again, and those between them would lose their marks unread (a node's words
+  // written between its bodies with known writes, lost: docs/critical.md, "Session 9").
+  const bool hull = !to_scan.empty() && (!only || to_scan.size() == 1) && registered_known(to_scan) &&
+                    scan_hull(to_scan, Scan::written, hull_spans);
   if (hull) {
     size_t i = 0;
     for (auto& [key, g] : segs_) {

@@ -12,6 +12,8 @@
 #   BENCH_RUNS=N (default 3)  BENCH_ENTRIES=N (default 200)  BENCH_NODES=3
 #   BENCH_BASELINE=DIR: another build (e.g. main's) run in the same rounds, interleaved: a
 #   before/after table of the same run (its cape-cc builds its own copy of the program).
+#   BENCH_EAGER=0: no `--sync eager` run (by default each round also runs the build under
+#   --sync eager, the default being lazy: a lazy/eager table of the same rounds).
 set -uo pipefail
 build=${1:-build-bench}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,6 +24,7 @@ nodes=${BENCH_NODES:-3}
 cape=$build/cli/cape
 cape_cc=$build/translator/cape-cc
 base=${BENCH_BASELINE:-}
+eager=${BENCH_EAGER:-1}; [ "$eager" = 0 ] && eager=
 for t in "$cape" "$cape_cc" ${base:+"$base/cli/cape" "$base/translator/cape-cc"}; do
   [ -x "$t" ] || { echo "bench-critical: $t is missing: build first (make bench)" >&2; exit 1; }
 done
@@ -44,9 +47,11 @@ status=0
 for ((i = 1; i <= runs; i++)); do
   "${mpirun[@]}" ./pingpong 2000 </dev/null >/dev/null 2>mpi.err && field mpi.err roundtrip >>rt.shm
   "${mpirun[@]}" --mca btl tcp,self ./pingpong 2000 </dev/null >/dev/null 2>mpi.err && field mpi.err roundtrip >>rt.tcp
-  for side in ${base:+base} new; do
-    if [ "$side" = base ]; then c_bin=$base/cli/cape prog=./crit.base; else c_bin=$cape prog=./crit; fi
-    "$c_bin" run -n "$nodes" -- "$prog" "$entries" </dev/null >cape.out 2>cape.err || { status=1; tail -3 cape.err; }
+  for side in ${base:+base} new ${eager:+eager}; do
+    if [ "$side" = base ]; then c_bin=$base/cli/cape prog=./crit; else c_bin=$cape prog=./crit; fi
+    [ "$side" = base ] && prog=./crit.base
+    sync=(); [ "$side" = eager ] && sync=(--sync eager)
+    "$c_bin" run -n "$nodes" "${sync[@]}" -- "$prog" "$entries" </dev/null >cape.out 2>cape.err || { status=1; tail -3 cape.err; }
     cmp -s native.out cape.out || { echo "bench-critical: cape's total differs from gcc -fopenmp's ($side)"; status=1; }
     for f in uncontended-master:u0 uncontended-slave:u1 contended:c first-slave:f1 taken-slave:t1; do
       field cape.err "${f%%:*}" >>"${f#*:}.$side"
@@ -76,6 +81,18 @@ if [ -n "$base" ]; then
     k=${row%%:*}
     awk -v label="${row#*:}" -v b="$(median <"$k.base")" -v a="$(median <"$k.new")" -v tcp="$tcp" \
       'BEGIN { printf "%-44s %10.1f %10.1f %8.3f %9.2f %9.2f\n", label, b, a, a / b, b / tcp, a / tcp }'
+  done
+fi
+if [ -n "$eager" ]; then
+  echo "the default sync (lazy) and --sync eager, the same build and rounds:"
+  printf '%-44s %10s %10s %8s\n' "" "lazy us" "eager us" "lazy/"
+  printf '%-44s %10s %10s %8s\n' "" "" "" "eager"
+  for row in "u0:critical entry, uncontended, master (local)" "u1:critical entry, uncontended, slave" \
+             "f1:  slave, first entry of a region (lock free)" "t1:  slave, entry while another slave leases it" \
+             "c:critical entry, contended ($nodes nodes at once)"; do
+    k=${row%%:*}
+    awk -v label="${row#*:}" -v l="$(median <"$k.new")" -v e="$(median <"$k.eager")" \
+      'BEGIN { printf "%-44s %10.1f %10.1f %8.3f\n", label, l, e, l / e }'
   done
 fi
 exit $status

@@ -277,6 +277,51 @@ TEST(Node, ALeaseIsKeptUntilAskedBackWithItsWrites) {
   EXPECT_FALSE(master.failure());
 }
 
+// Renewals (docs/critical.md): a lease used in window 1 and never asked back is kept into
+// the slave's window 2 (its part's release says so; the master's answer comes before window
+// 2's first frame): re-entered there with stamp 1 and no frame; the master asking takes it.
+TEST(Node, AnUncontendedLeaseIsKeptIntoTheNextWindow) {
+  Secret s = Secret::generate();
+  NodeOptions mo = options(0, 2, 0, s);
+  mo.heartbeat = 30s;
+  mo.timeout = 60s;
+  Node master(mo);
+  std::promise<void> used;
+  auto slave = std::async(std::launch::async, [&] {
+    NodeOptions so = options(1, 2, master.port(), s);
+    so.heartbeat = 30s;
+    so.timeout = 60s;
+    Node node(so);
+    node.start();
+    EXPECT_EQ(node.lock_acquire("L", 1).timestamp, 1u);
+    node.lock_release("L", make_ck("L", 0x5000, 7, 1));
+    node.send(make_ck("after", 0x3000, 1), 0);  // window 1 ends: kept into window 2
+    ckpt::Checkpoint next = node.receive("next");
+    EXPECT_EQ(node.lock_lease_stamp("L", 2), 1u);
+    ckpt::Checkpoint g = node.lock_acquire("L", 2);
+    EXPECT_EQ(g.timestamp, 1u);
+    EXPECT_TRUE(g.runs.empty());
+    ckpt::Checkpoint w = make_ck("L", 0x5000, 8, 1);
+    w.timestamp = 1;
+    node.lock_release("L", w);
+    used.set_value();
+    ckpt::Checkpoint fin = node.receive("final");
+    node.program_exited(0);
+  });
+  master.start();
+  master.wait_for("after", [](ckpt::Checkpoint&&, int) {});
+  master.broadcast(make_ck("next", 0x6000, 1));
+  used.get_future().wait();
+  ckpt::Checkpoint g = master.lock_acquire("L", 2);  // asked back from the renewed lease
+  EXPECT_EQ(g.timestamp, 2u);
+  EXPECT_EQ(word_at(g, 0x5000), 8u);
+  master.lock_release("L", ckpt::Checkpoint{});
+  master.broadcast(make_ck("final", 0x6000, 2));
+  slave.get();
+  master.program_exited(0);
+  EXPECT_FALSE(master.failure());
+}
+
 TEST(Node, LargeCheckpointArrivesIntact) {
   Secret s = Secret::generate();
   Node master(options(0, 2, 0, s));
