@@ -20,6 +20,7 @@
 #include "ckpt/format.h"
 #include "ckpt/ops.h"
 #include "monitor/address_space.h"
+#include "monitor/call_times.h"
 #include "monitor/cape1_calls.h"
 #include "monitor/cape1_files.h"
 #include "monitor/checkpoint_store.h"
@@ -61,50 +62,6 @@ std::vector<IntervalSet::Interval> body_writes(const StoppedThread& st, uint64_t
                   " is not a list of at most " + std::to_string(CAPE_CRITICAL_MAX_WRITES) +
                   " {address, size} pairs ending with {0, 0} (libcape and cape-cc come from different versions?)");
 }
-
-const char* op_name(int op) {
-  static const char* const names[CAPE_OP_COUNT] = {
-      "?", "hello", "master", "start", "stop", "create", "inject", "send", "receive", "wait_for", "merge",
-      "broadcast", "last_parallel", "node_id", "num_nodes", "set_shared", "set_private", "set_firstprivate",
-      "set_lastprivate", "set_copyin", "set_copyprivate", "set_threadprivate", "set_default_none",
-      "reduction", "set_ckpt_model", "set_order", "region_begin",
-      "create_complete", "cape1_copy", "cape1_diff", "cape1_merge", "cape1_wait_for", "cape1_restart_on",
-      "cape1_restart", "cape1_serve", "critical_enter", "critical_exit", "critical_shared", "critical_try",
-      "ordered_enter", "cape1_send", "lease_exit"};
-  return op > 0 && op < CAPE_OP_COUNT && names[op] ? names[op] : "?";
-}
-
-static_assert(CAPE_OP_REGION_BEGIN == 26 && CAPE_OP_CREATE_COMPLETE == 27 && CAPE_OP_C1_SERVE == 34 &&
-                  CAPE_OP_CRITICAL_SHARED == 37 && CAPE_OP_ORDERED_ENTER == 39 && CAPE_OP_C1_SEND == 40 && CAPE_OP_COUNT == 42,
-              "op_name() follows protocol.h");
-
-// Where a region's fixed cost goes (`--log calls:info`, issue 14): per operation the calls
-// and the time the monitor spent in them, and the time between calls (the program running,
-// plus the two ptrace stops around each call); summed at the end.
-struct CallTimes {
-  uint64_t count[CAPE_OP_COUNT] = {};
-  double us[CAPE_OP_COUNT] = {};
-  double between_us = 0;
-  // The compute phases: from the call before a create("after") to it, the program running
-  // its share of a region (issue 13's bench compares them between the models).
-  double compute_us = 0;
-  uint64_t traps = 0;  // calls deferred by libcape ride on another call's trap
-  std::chrono::steady_clock::time_point last{};
-  void report(int rank) const {
-    uint64_t calls = 0;
-    double in = 0;
-    for (int op = 0; op < CAPE_OP_COUNT; op++) calls += count[op], in += us[op];
-    if (calls == 0) return;
-    CAPE_LOG_AT(info, "calls") << "rank " << rank << ": " << calls << " runtime calls in " << traps << " traps, "
-                               << in / 1000
-                               << " ms in the monitor, " << between_us / 1000 << " ms between calls, "
-                               << compute_us / 1000 << " ms computing";
-    for (int op = 0; op < CAPE_OP_COUNT; op++)
-      if (count[op])
-        CAPE_LOG_AT(info, "calls") << "  " << op_name(op) << ": " << count[op] << " x " << us[op] / count[op]
-                                   << " us";
-  }
-};
 
 class Monitor final : public CallServer {
  public:
