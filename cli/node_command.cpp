@@ -394,6 +394,7 @@ int run_node(const NodeArgs& a) {
   o.encrypt = a.encrypt;
   if (const char* l = std::getenv("CAPE_LOCK_LEASE"); l && std::string(l) == "0") o.lock_lease = false;
   if (const char* l = std::getenv("CAPE_LOCK_RENEW"); l && std::string(l) == "0") o.lock_renew = false;
+  if (const char* l = std::getenv("CAPE_WAITER_READS"); l && std::string(l) == "0") o.waiter_reads = false;
   if (a.listen_fd >= 0) {
     o.listen_fd = a.listen_fd;
   } else {

@@ -119,7 +119,7 @@ class Gcm {
 // truncation). Hands each piece read to `consume` when given (checksum, tag, decryption).
 IoResult read_exact(int fd, uint8_t* buf, size_t n, std::chrono::milliseconds silence, bool started,
                     const std::function<void(uint8_t*, size_t)>& consume, const Deadline& deadline,
-                    ReadBuffer* rb) {
+                    ReadBuffer* rb, bool wait_for_start = true) {
   size_t done = 0;
   // What was read ahead first; then, for what is left when it is small, a read of whatever
   // has arrived into the buffer.
@@ -159,6 +159,7 @@ IoResult read_exact(int fd, uint8_t* buf, size_t n, std::chrono::milliseconds si
     }
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) return {IoStatus::error, errno, {}};
+    if (!started && !wait_for_start) return {IoStatus::nothing, 0, {}};
     std::chrono::milliseconds wait = silence;
     if (deadline) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
@@ -209,6 +210,7 @@ std::string IoResult::describe() const {
     case IoStatus::timeout: return "timed out";
     case IoStatus::error: return std::string("socket error: ") + strerror(err);
     case IoStatus::bad_frame: return "bad frame: " + what;
+    case IoStatus::nothing: return "nothing to read yet";
   }
   return "?";
 }
@@ -249,9 +251,9 @@ std::string decode_header(const uint8_t in[kFrameHeaderSize], uint64_t max_paylo
 }
 
 IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milliseconds silence,
-                    Deadline deadline, const Unseal& unseal, ReadBuffer* buffer) {
+                    Deadline deadline, const Unseal& unseal, ReadBuffer* buffer, bool wait_for_start) {
   uint8_t hdr[kFrameHeaderSize];
-  IoResult r = read_exact(fd, hdr, sizeof hdr, silence, false, nullptr, deadline, buffer);
+  IoResult r = read_exact(fd, hdr, sizeof hdr, silence, false, nullptr, deadline, buffer, wait_for_start);
   if (!r.ok()) return r;
   FrameHeader h;
   std::string bad = decode_header(hdr, max_payload, h);

@@ -144,6 +144,7 @@ enum class IoStatus {
   timeout,    // nothing arrived, or no progress was possible, for the whole timeout
   error,      // a socket error (errno kept in IoResult::err)
   bad_frame,  // a frame that breaks the rules; IoResult::what says which
+  nothing,    // read_frame(..., wait_for_start = false): no byte of a next frame yet
 };
 
 struct IoResult {
@@ -164,6 +165,9 @@ struct IoResult {
 // (a slave's region report, digest and part) cost one read() instead of three each (issue 14);
 // what it read ahead is the next call's. Without it nothing past the frame is read (the
 // handshake, which hands the socket on).
+// `wait_for_start` false: when no byte of the next frame has arrived (nothing buffered, the
+// socket empty), return `nothing` at once instead of waiting; once a frame has begun, the rest
+// is waited for as usual (a node's reader and its waiting monitor share one socket, node.h).
 using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 struct ReadBuffer {
   static constexpr size_t kSize = size_t{64} << 10;  // larger reads go straight to the payload
@@ -171,7 +175,8 @@ struct ReadBuffer {
   size_t at = 0, end = 0;  // what is read and not yet taken
 };
 IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milliseconds silence,
-                    Deadline deadline = std::nullopt, const Unseal& unseal = {}, ReadBuffer* buffer = nullptr);
+                    Deadline deadline = std::nullopt, const Unseal& unseal = {}, ReadBuffer* buffer = nullptr,
+                    bool wait_for_start = true);
 
 // Sends one frame whose payload is the concatenation of `parts` (written with sendmsg, no
 // copy; hashed on the way). `stall` bounds the time without progress.

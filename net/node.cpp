@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -43,6 +45,10 @@ Node::Node(NodeOptions options) : opt_(std::move(options)) {
                     std::to_string(opt_.size) + " nodes");
   if (opt_.secret.empty()) throw UserError("no job secret");
   if (opt_.label.empty()) opt_.label = hostname();
+  if (opt_.waiter_reads) {
+    waiter_wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!waiter_wake_.valid()) opt_.waiter_reads = false;  // the readers read everything, as before
+  }
   // One connection per slave on the master; one to the master on a slave.
   peers_.resize(static_cast<size_t>(opt_.size));
   for (int r = 0; r < opt_.size; ++r)
@@ -75,7 +81,7 @@ Node::~Node() {
                                  << " renewed into the next window, " << lease_revokes_
                                  << " asked back";
   }
-  cv_.notify_all();
+  wake_waiters();
   heartbeat_cv_.notify_all();
   if (wake_wr_.valid()) {
     char c = 1;
@@ -249,7 +255,7 @@ void Node::handshake_incoming(Handshake& h) {
   CAPE_LOG_AT(info, "net") << "rank " << j->rank << " joined from " << addr << " (" << j->host << ", pid " << j->pid
                            << ")";
   start_peer(p);
-  cv_.notify_all();
+  wake_waiters();
 }
 
 void Node::connect_to_master() {
@@ -294,6 +300,16 @@ void Node::connect_to_master() {
 
 void Node::start_peer(Peer& p) {
   p.last_send_ns = now_ns();
+  p.last_recv_ns = now_ns();
+  // The reader's own set of this one socket (node.h, "Who reads"); without it (no epoll: out
+  // of memory or descriptors) the reader polls the socket and the monitor leaves it alone.
+  util::ScopedFd ready(::epoll_create1(EPOLL_CLOEXEC));
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  if (ready.valid() && ::epoll_ctl(ready.get(), EPOLL_CTL_ADD, p.fd.get(), &ev) == 0)
+    p.ready = std::move(ready);
+  else
+    CAPE_LOG_AT(warn, "net") << errno_message("epoll for " + p.address) << ": the reader polls";
   p.reader = std::thread([this, &p] { reader_loop(p); });
 }
 
@@ -328,7 +344,7 @@ void Node::send(const ckpt::Checkpoint& ck, int node) {
       std::lock_guard lk(mu_);
       mail_.put(ck.name, Mail{opt_.rank, std::move(bytes), off});
     }
-    cv_.notify_all();
+    wake_waiters();
     return;
   }
   if (opt_.rank != 0 && node != 0)
@@ -459,7 +475,10 @@ ckpt::Checkpoint Node::receive(const std::string& name) {
       }
       throw UserError("waiting for checkpoint '" + name + "': every slave has left the job");
     }
-    cv_.wait(lk);
+    std::vector<Peer*> from;
+    for (const auto& p : peers_)
+      if (p && can_still_arrive(p->rank)) from.push_back(p.get());
+    read_while_waiting(lk, from);
   }
 }
 
@@ -493,7 +512,9 @@ void Node::wait_for(const std::string& name,
         if (auto f = failure()) throw UserError(*f, failure_exit_code().value_or(1));  // this one, or an earlier failure
         throw UserError(msg);
       }
-    cv_.wait(lk);
+    std::vector<Peer*> from;
+    for (int r : pending) from.push_back(peers_[r].get());
+    read_while_waiting(lk, from);
   }
 }
 

@@ -9,7 +9,11 @@
 //
 // Threads: the caller (the monitor) sends and blocks in receive/wait_for; one reader per
 // connection files arriving checkpoints into queues by name (early arrivals wait there,
-// names may be reused region after region); a heartbeat thread keeps quiet links alive; the
+// names may be reused region after region). Who reads: while the monitor waits in
+// receive/wait_for/fetch_pages, it reads the sockets it waits on itself and their readers
+// stand aside (issue 14: a reader's handoff cost a wakeup and a cross-CPU switch per frame);
+// between its waits the readers serve everything (heartbeats, page requests, lock frames,
+// arrivals while the monitor works). A heartbeat thread keeps quiet links alive; the
 // master's acceptor handshakes joining slaves and refuses (and logs) anyone else, for the
 // whole job. A peer that closes without an exit report, sends a bad frame, or says nothing
 // for `timeout` fails the job: every blocked call throws cape::UserError with one message
@@ -76,6 +80,9 @@ struct NodeOptions {
   // Slave: a lease used in a window and never asked back is kept into the next one (a
   // renewal, docs/critical.md); CAPE_LOCK_RENEW=0 turns that off.
   bool lock_renew = true;
+  // The monitor reads the sockets it waits on itself (above, "Who reads"); false: every frame
+  // through the reader threads, as before session 10 (CAPE_WAITER_READS=0).
+  bool waiter_reads = true;
   // Runs once, on a network thread, when the job fails. `report` is true on exactly one
   // node per failure (the master, or slave 1 when the master is gone): print it there.
   std::function<void(const std::string& message, bool report)> on_failure;
@@ -222,6 +229,19 @@ class Node {
   // Receiving: one reader per connection (node_reader.cpp).
   void reader_loop(Peer& p);
   void on_frame(Peer& p, Frame& f);
+  // One frame from `p`, read_mu held: read (not waiting for one to begin) and handled.
+  // `closed`: the connection is over (its end, a failure, the node stopping; p.closed set).
+  enum class Got { frame, nothing, closed };
+  Got read_one(Peer& p);
+  // The connection's end after a failed read (read_mu held): a normal end, or the job fails
+  // ("vanished", "stopped answering", ...); p.closed set.
+  Got end_of(Peer& p, const IoResult& r);
+  // In place of cv_.wait(lk) (mu_ held on entry and return): reads the sockets of `from`
+  // itself until something a waiter may wait for changed (a frame filed, a failure: the
+  // count of wake_waiters() moved), their reader threads standing aside meanwhile.
+  void read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vector<Peer*>& from);
+  // What cv_.notify_all() was: wakes the waiters on cv_ and one reading its sockets.
+  void wake_waiters();
   // Heartbeats (heartbeat.cpp).
   void heartbeat_loop();
   // Failure (node_failure.cpp). Fails the job once: records `message`, wakes every waiter,
@@ -269,6 +289,11 @@ class Node {
 
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
+  // read_while_waiting: the count of wake_waiters() calls, the waiters in poll(), and the
+  // eventfd that wakes them.
+  std::atomic<uint64_t> wakes_{0};
+  std::atomic<int> polling_{0};
+  util::ScopedFd waiter_wake_;
   std::condition_variable heartbeat_cv_;  // the heartbeat thread's: notified when stopping
   bool flush_soon_ = false;  // a frame waits in a Peer::later() queue to go out now; guarded by mu_
   // A slave's lock release of at most this many bytes is sent by the heartbeat thread.

@@ -45,7 +45,7 @@ void Node::fail_as_is(const std::string& message, bool report, int exit_code) {
     failure_ = message;
     failure_exit_code_ = exit_code;
   }
-  cv_.notify_all();
+  wake_waiters();
 }
 
 // While another thread fails the job (failing_: telling the slaves, running on_failure),

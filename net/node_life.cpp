@@ -88,7 +88,7 @@ void Node::program_exited(int wait_status, bool in_window, const std::string& cr
     program_done_ = true;
     region = region_;
   }
-  cv_.notify_all();
+  wake_waiters();
   PayloadWriter w;
   w.i32(wait_status);
   w.str(region);
@@ -157,7 +157,7 @@ void Node::node_failed(int exit_code, const std::string& why) {
     program_done_ = true;  // the master's EOF that may follow is no news
     region = region_;
   }
-  cv_.notify_all();
+  wake_waiters();
   if (opt_.rank == 0) {
     fail("node 0 (the master at " + opt_.label + ", pid " + std::to_string(::getpid()) + "): " + why +
              " " + (region.empty() ? "outside any parallel region" : "in " + region),

@@ -64,7 +64,7 @@ bool Node::send_lock_frame(Peer& p, FrameType type, const std::string& head, con
 
 void Node::grant_to(int rank, const std::string& name) {
   if (rank == 0) {  // the master's own program waits in lock_acquire
-    cv_.notify_all();
+    wake_waiters();
     return;
   }
   ckpt::Checkpoint g;
@@ -371,7 +371,7 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
           }
           mail_.put(grant_mailbox(lock), Mail{p.rank, std::move(f.payload), offset});
         }
-        cv_.notify_all();
+        wake_waiters();
         return;
       }
       case FrameType::lock_revoke: {
@@ -416,7 +416,7 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
                 auto it = n.leases_.find(name);
                 if (it != n.leases_.end() && it->second.returning) n.leases_.erase(it);
               }
-              n.cv_.notify_all();
+              n.wake_waiters();
             }
           } returned{*this, name};
           back->name = name;

@@ -105,7 +105,7 @@ void Node::fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, 
   while (!page_reply_) {
     if (failure_) throw UserError(*failure_, failure_exit_code_);
     if (stopping_) throw UserError("waiting for pages from node " + std::to_string(owner) + ": the node is shutting down");
-    cv_.wait(lk);
+    read_while_waiting(lk, {peers_[opt_.rank == 0 ? owner : 0].get()});  // the answer comes from there
   }
   if (page_reply_->size() != count * kPage) {
     lk.unlock();
@@ -167,7 +167,7 @@ void Node::on_page_frame(Peer& p, Frame& f) {
       std::lock_guard lk(mu_);
       page_reply_.emplace(rest.begin(), rest.end());
     }
-    cv_.notify_all();
+    wake_waiters();
     return;
   }
   // A request. The master passes one for a slave's pages on to that slave, "for" the asker.

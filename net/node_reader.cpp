@@ -1,13 +1,16 @@
-// A node's incoming side: one reader thread per connection files checkpoints into the
-// mailboxes, keeps what each peer reports (its region, its program's end), and fails the job
+// A node's incoming side: one reader thread per connection (or the monitor while it waits:
+// node_wait.cpp) files checkpoints into the mailboxes, keeps what each peer reports (its region, its program's end), and fails the job
 // when a peer vanishes, stops answering or breaks the protocol (docs/net.md).
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/epoll.h>
 
 #include <mutex>
 
 #include "ckpt/format.h"
 #include "net/node.h"
+#include "util/error.h"
 #include "util/log.h"
 #include "util/text.h"
 #include "util/wait_status.h"
@@ -31,36 +34,76 @@ std::string Node::differ_hint(int wait_status) {
 }
 
 void Node::reader_loop(Peer& p) {
-  ReadBuffer ahead;  // frames that arrive together are read together
+  const int64_t silence = std::chrono::duration_cast<std::chrono::nanoseconds>(opt_.timeout).count();
+  bool use_epoll = p.ready.valid();
   for (;;) {
-    Frame f;
-    IoResult r =
-        read_frame(p.fd.get(), f, opt_.max_payload, opt_.timeout, std::nullopt, p.unseal(opt_.rank != 0), &ahead);
-    std::unique_lock lk(mu_);
-    if (stopping_ || p.closed) break;
-    if (r.ok()) {
-      lk.unlock();
-      if (f.type != FrameType::heartbeat) {
-        p.bytes_in.fetch_add(f.payload.size(), std::memory_order_relaxed);
-        p.frames_in.fetch_add(1, std::memory_order_relaxed);
+    int64_t quiet;
+    {
+      // Whatever was read ahead or has arrived (the monitor may hold read_mu: then it is
+      // reading, and this waits until it gives the socket back).
+      std::unique_lock rl(p.read_mu);
+      Got g = read_one(p);
+      if (g == Got::closed) return;
+      if (g == Got::frame) continue;
+      quiet = now_ns() - p.last_recv_ns;
+      if (quiet >= silence) {
+        end_of(p, IoResult{IoStatus::timeout, 0, {}});
+        return;
       }
-      on_frame(p, f);
-      continue;
     }
-    // A normal end: the peer reported its exit first, or our own program is done. A reset
-    // then is one too (issue 16, item 13): a node that closes with bytes unread (the other
-    // end's last heartbeats, which a loaded machine leaves unread more often) makes the
-    // kernel reset the connection instead of closing it. Whatever the peer sent before it
-    // is still read first (the exit report among it); after it there is nothing to lose.
-    bool reset = r.status == IoStatus::error && (r.err == ECONNRESET || r.err == EPIPE);
-    if ((r.status == IoStatus::eof || reset) && (p.exited || program_done_)) break;
+    int ms = static_cast<int>((silence - quiet) / 1000000) + 1;
+    if (use_epoll) {
+      epoll_event ev;
+      // The socket alone; a waiting monitor takes it out of this set (read_while_waiting).
+      if (::epoll_wait(p.ready.get(), &ev, 1, ms) < 0 && errno != EINTR) {
+        CAPE_LOG_AT(warn, "net") << errno_message("epoll_wait");
+        use_epoll = false;  // poll() from now on (woken also for what a waiting monitor reads)
+      }
+    } else {
+      pollfd q{p.fd.get(), POLLIN, 0};
+      (void)::poll(&q, 1, ms);
+    }
+  }
+}
+
+Node::Got Node::read_one(Peer& p) {
+  Frame f;
+  IoResult r = read_frame(p.fd.get(), f, opt_.max_payload, opt_.timeout, std::nullopt, p.unseal(opt_.rank != 0),
+                          &p.ahead, /*wait_for_start=*/false);
+  if (r.status == IoStatus::nothing) return Got::nothing;
+  if (!r.ok()) return end_of(p, r);
+  {
+    std::lock_guard lk(mu_);
+    if (stopping_ || p.closed) {
+      p.closed = true;
+      return Got::closed;
+    }
+  }
+  p.last_recv_ns = now_ns();
+  if (f.type != FrameType::heartbeat) {
+    p.bytes_in.fetch_add(f.payload.size(), std::memory_order_relaxed);
+    p.frames_in.fetch_add(1, std::memory_order_relaxed);
+  }
+  on_frame(p, f);
+  return Got::frame;
+}
+
+Node::Got Node::end_of(Peer& p, const IoResult& r) {
+  std::unique_lock lk(mu_);
+  // A normal end: the peer reported its exit first, or our own program is done. A reset
+  // then is one too (issue 16, item 13): a node that closes with bytes unread (the other
+  // end's last heartbeats, which a loaded machine leaves unread more often) makes the
+  // kernel reset the connection instead of closing it. Whatever the peer sent before it
+  // is still read first (the exit report among it); after it there is nothing to lose.
+  bool reset = r.status == IoStatus::error && (r.err == ECONNRESET || r.err == EPIPE);
+  bool normal = stopping_ || p.closed || ((r.status == IoStatus::eof || reset) && (p.exited || program_done_));
+  if (!normal) {
     std::string w = p.who();
     std::string where = region_of(p);
     lk.unlock();
     std::string msg;
     if (r.status == IoStatus::eof)
-      msg = w + " vanished (connection closed without an exit report: the node or its host died) " +
-            where;
+      msg = w + " vanished (connection closed without an exit report: the node or its host died) " + where;
     else if (r.status == IoStatus::timeout)
       msg = w + " stopped answering (nothing for " + seconds(opt_.timeout) + ") " + where;
     else
@@ -68,13 +111,12 @@ void Node::reader_loop(Peer& p) {
     // The master reports; when the master itself is lost, slave 1 reports for the job.
     // Failed before marked closed, so no waiter sees "left the job" without the reason.
     fail(msg, opt_.rank == 0 || opt_.rank == 1);
-    break;
+    lk.lock();
   }
-  {
-    std::lock_guard lk(mu_);
-    p.closed = true;
-  }
-  cv_.notify_all();
+  p.closed = true;
+  lk.unlock();
+  wake_waiters();
+  return Got::closed;
 }
 
 void Node::on_frame(Peer& p, Frame& f) {
@@ -100,7 +142,7 @@ void Node::on_frame(Peer& p, Frame& f) {
                                   << f.payload.size() - offset << " bytes)";
         mail_.put(name, Mail{p.rank, std::move(f.payload), offset});
       }
-      cv_.notify_all();
+      wake_waiters();
       return;
     }
     case FrameType::region: {
@@ -149,7 +191,7 @@ void Node::on_frame(Peer& p, Frame& f) {
         std::lock_guard lk(mu_);
         p.exited = true;
       }
-      cv_.notify_all();
+      wake_waiters();
       return;
     }
     case FrameType::abort: {
@@ -177,7 +219,7 @@ void Node::on_frame(Peer& p, Frame& f) {
         std::lock_guard lk(mu_);
         p.exited = true;  // its EOF that follows is explained
       }
-      cv_.notify_all();
+      wake_waiters();
       return;
     }
     case FrameType::output: {
@@ -248,7 +290,7 @@ void Node::on_frame(Peer& p, Frame& f) {
         p.exited = true;  // the master's EOF that follows is normal
         p.closed = true;
       }
-      cv_.notify_all();
+      wake_waiters();
       if (opt_.on_shutdown) opt_.on_shutdown();
       return;
     }

@@ -2,8 +2,10 @@
 // how it is written (internal to net/; node.h).
 //
 // Locking: one writer at a time holds send_mu for a whole frame (checkpoints, small frames,
-// heartbeats, the abort); the connection's reader thread is its only reader. Everything
-// else about the peer (joined, exited, closed, region, ...) is guarded by the Node's mutex.
+// heartbeats, the abort); one reader at a time holds read_mu for a whole frame and its
+// handling: the connection's reader thread, or the node's monitor while it waits for this
+// peer (node.h, "Who reads"). Everything else about the peer (joined, exited, closed,
+// region, ...) is guarded by the Node's mutex.
 #pragma once
 
 #include <atomic>
@@ -45,6 +47,13 @@ struct Peer {
   // regions cost, logged when the node ends (`--log traffic:info`, scripts/bench-e2e.sh).
   std::atomic<uint64_t> bytes_out{0}, frames_out{0}, bytes_in{0}, frames_in{0};
   std::thread reader;
+  // Who reads: the reader thread sleeps in epoll_wait on `ready` (this socket alone); a
+  // waiting monitor takes the socket out of that set and holds read_mu while it reads
+  // (Node::read_while_waiting), so the reader is not woken for what the monitor reads.
+  std::mutex read_mu;
+  ReadBuffer ahead;      // read_mu: frames that arrived together are read together
+  util::ScopedFd ready;  // the reader's epoll set
+  std::atomic<int64_t> last_recv_ns{0};  // the last frame from it (any reader): silence bound
   // The connection's frame keys (set once it has joined, before its reader starts) and
   // sequence numbers: send_seq under send_mu, the others the reader's.
   FrameKeys keys;
