@@ -21,6 +21,11 @@
 //   madvise  MADV_DONTNEED, MADV_FREE, MADV_REMOVE, MADV_DONTNEED_LOCKED: forgotten too; the
 //            range stays registered, and a touch gets a zero page (serve_fault), as natively.
 // mprotect needs nothing (a fault on a read-only page is still a missing-page event).
+//   fork     (fork, clone or clone3 without CLONE_VM, posted as SYS_fork): the child gets a
+//            copy of the memory without lazy's registration (no UFFD_FEATURE_EVENT_FORK), so
+//            an invalid page would read as zeros there: every invalid page is fetched first
+//            (vfork, posix_spawn, system() and popen() share the memory until exec: their
+//            faults are served as the program's).
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -73,6 +78,14 @@ void LazySync::before_mapping_call(long nr, const uint64_t (&a)[6]) {
       return;
     case SYS_brk:
       if (uint64_t end = a[0] ? brk_end() : 0; end > up(a[0])) forget(up(a[0]), end, true);
+      return;
+    case SYS_fork:  // any call making a copy of the memory (maps_signal.h): every page valid first
+      for (IntervalSet all = invalid_; auto [x, y] : all)
+        for (uint64_t p = x; p < y;) {
+          uint64_t n = same_source(p, y, 64);
+          fill(p, n, false);
+          p += n * kPage;
+        }
       return;
     default:
       return;

@@ -13,9 +13,11 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -51,17 +53,19 @@ const long kMappingCalls[] = {
     SYS_arch_prctl,  // ARCH_MAP_VDSO_*
 };
 
-// Built once, before any fork (the child only passes it to seccomp(2)).
+// Built once, before any fork (the child only passes it to seccomp(2)): without and with
+// the calls that make a process with a copy of the memory (prepare(true): lazy).
 std::once_flag g_built;
-std::vector<sock_filter> g_filter;
-sock_fprog g_prog{};
+std::vector<sock_filter> g_filter[2];
+sock_fprog g_prog[2]{};
+const sock_fprog* g_use = nullptr;
 // What the child's install gave (its copy of this word): the listener, or -errno.
 volatile long g_child_result = -ENOSYS;
 
 // A classic BPF program with forward jumps to labels.
 class Bpf {
  public:
-  enum Label { next = -1, allow, notify, mark_check, ioctl_check, prctl_check, kLabels };
+  enum Label { next = -1, allow, notify, mark_check, ioctl_check, prctl_check, clone_check, kLabels };
   void stmt(uint16_t code, uint32_t k) { code_.push_back({{code, 0, 0, k}, next, next}); }
   void jump(uint16_t code, uint32_t k, int t, int f) { code_.push_back({{code, 0, 0, k}, t, f}); }
   void label(Label l) { at_[l] = code_.size(); }
@@ -90,7 +94,10 @@ class Bpf {
 
 constexpr uint32_t arg_lo(int i) { return static_cast<uint32_t>(offsetof(seccomp_data, args) + 8 * i); }
 
-std::vector<sock_filter> build_filter() {
+// `forks`: also fork, clone without CLONE_VM and clone3 (whose flags are in memory: the
+// notifier reads them), for lazy (is_copying_fork); vfork and clone(CLONE_VM) share the
+// memory, and lazy's handler serves their faults as the program's.
+std::vector<sock_filter> build_filter(bool forks) {
   Bpf b;
   const uint16_t ld = BPF_LD | BPF_W | BPF_ABS, jeq = BPF_JMP | BPF_JEQ | BPF_K, jge = BPF_JMP | BPF_JGE | BPF_K;
   b.stmt(ld, offsetof(seccomp_data, arch));
@@ -100,7 +107,15 @@ std::vector<sock_filter> build_filter() {
   b.jump(jeq, SYS_ioctl, Bpf::ioctl_check, Bpf::next);
   b.jump(jeq, SYS_prctl, Bpf::prctl_check, Bpf::next);
   for (long nr : kMappingCalls) b.jump(jeq, static_cast<uint32_t>(nr), Bpf::mark_check, Bpf::next);
+  if (forks) {
+    b.jump(jeq, SYS_fork, Bpf::notify, Bpf::next);
+    b.jump(jeq, SYS_clone3, Bpf::notify, Bpf::next);
+    b.jump(jeq, SYS_clone, Bpf::clone_check, Bpf::next);
+  }
   b.stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  b.label(Bpf::clone_check);  // clone(flags, ...): a copy of the memory unless CLONE_VM
+  b.stmt(ld, arg_lo(0));
+  b.jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_VM, Bpf::allow, Bpf::notify);
   b.label(Bpf::mark_check);  // the monitor's own call: r9 = kMonitorMark
   b.stmt(ld, arg_lo(5));
   b.jump(jeq, static_cast<uint32_t>(kMonitorMark), Bpf::next, Bpf::notify);
@@ -130,26 +145,35 @@ bool is_mapping_syscall(long nr) {
   return false;
 }
 
+bool is_copying_fork(long nr, uint64_t clone_flags) {
+  if (nr == SYS_fork) return true;
+  if (nr == SYS_clone || nr == SYS_clone3) return !(clone_flags & CLONE_VM);
+  return false;
+}
+
 bool MapsSignal::prepare(bool needed) {
   const char* e = std::getenv("CAPE_MAPS_SIGNAL");
   if (e && std::string_view(e) == "0" && !needed) return false;
   std::call_once(g_built, [] {
-    g_filter = build_filter();
-    g_prog.len = static_cast<unsigned short>(g_filter.size());
-    g_prog.filter = g_filter.data();
+    for (int forks = 0; forks < 2; forks++) {
+      g_filter[forks] = build_filter(forks == 1);
+      g_prog[forks].len = static_cast<unsigned short>(g_filter[forks].size());
+      g_prog[forks].filter = g_filter[forks].data();
+    }
   });
+  g_use = &g_prog[needed ? 1 : 0];
   return true;
 }
 
 void MapsSignal::install_in_child(bool wanted) {
   if (!wanted) return;
   unsigned long flags = SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV;
-  long fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &g_prog);
+  long fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, g_use);
   if (fd < 0 && errno == EACCES) {
     // Without CAP_SYS_ADMIN a filter needs no_new_privs (setuid programs the program runs
     // then get no privileges: docs/monitor.md).
     ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-    fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &g_prog);
+    fd = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, g_use);
   }
   g_child_result = fd >= 0 ? fd : -errno;
 }
@@ -218,7 +242,6 @@ void MapsSignal::distrust(const char* why) {
 // until the monitor ends.
 void MapsSignal::serve() {
   seccomp_notif n;
-  seccomp_notif_resp resp;
   for (;;) {
     pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {stop_.get(), POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0) {
@@ -234,6 +257,11 @@ void MapsSignal::serve() {
     notifications_.fetch_add(1, std::memory_order_relaxed);
     pid_t tid = static_cast<pid_t>(n.pid);
     long nr = n.data.nr;
+    if (n.data.arch == AUDIT_ARCH_X86_64 && (nr == SYS_fork || nr == SYS_clone || nr == SYS_clone3)) {
+      before_fork(n);  // not a mapping call of the program's: nothing counted
+      answer(n.id);
+      continue;
+    }
     bool same_memory = false;
     pid_t program = 0;
     {
@@ -274,10 +302,47 @@ void MapsSignal::serve() {
         ::kill(program, SIGKILL);
       }
     }
-    std::memset(&resp, 0, sizeof resp);
-    resp.id = n.id;
-    resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-    ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, &resp);  // ENOENT: the caller was killed
+    answer(n.id);
+  }
+}
+
+void MapsSignal::answer(uint64_t id) {
+  seccomp_notif_resp resp;
+  std::memset(&resp, 0, sizeof resp);
+  resp.id = id;
+  resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, &resp);  // ENOENT: the caller was killed
+}
+
+// fork, clone or clone3 (the filter lets the others through: prepare(true) only). A child
+// with a copy of the program's memory does not inherit lazy's userfaultfd registration
+// (no UFFD_FEATURE_EVENT_FORK): a page still invalid would read as zeros there. So lazy
+// makes every page valid first (before_call_(SYS_fork)), unless the new process shares the
+// memory (CLONE_VM: its faults are the program's), or the caller is not the program (its
+// children: their memory is theirs).
+void MapsSignal::before_fork(const seccomp_notif& n) {
+  if (!before_call_) return;
+  pid_t tid = static_cast<pid_t>(n.pid), program = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    program = pid_;
+  }
+  bool thread = tid == program || ::syscall(SYS_tgkill, program, tid, 0) == 0;
+  if (!thread && ::syscall(SYS_kcmp, program, tid, KCMP_VM, 0, 0) != 0) return;
+  uint64_t flags = n.data.args[0];
+  if (n.data.nr == SYS_clone3) {  // struct clone_args: flags first, in the caller's memory
+    iovec local{&flags, sizeof flags}, remote{reinterpret_cast<void*>(n.data.args[0]), sizeof flags};
+    if (n.data.args[1] < sizeof flags || ::process_vm_readv(tid, &local, 1, &remote, 1, 0) != sizeof flags)
+      flags = 0;  // unreadable: the kernel refuses the call; made valid anyway (costs time only)
+  }
+  if (!is_copying_fork(n.data.nr, flags)) return;
+  uint64_t args[6];
+  for (int i = 0; i < 6; i++) args[i] = n.data.args[i];
+  try {
+    before_call_(SYS_fork, args);
+  } catch (const std::exception& e) {
+    CAPE_LOG_AT(error, "monitor") << "before the program's fork: " << e.what();
+    ::kill(program, SIGKILL);
   }
 }
 

@@ -26,7 +26,9 @@
 //
 // --sync=lazy also needs to see the program's mapping calls before they run (lazy.h,
 // before_mapping_call): the notifier calls `before_call` for every call of a thread sharing
-// the program's memory, then lets it go on. Then the filter is installed even with
+// the program's memory, then lets it go on; and for a fork (fork, clone or clone3 without
+// CLONE_VM: a child with a copy of the memory, which lazy's userfaultfd does not follow) it
+// calls `before_call(SYS_fork, args)` first (the filter then lists those calls too). Then the filter is installed even with
 // CAPE_MAPS_SIGNAL=0 (prepare(true)), which then only stops the maps cache trusting it.
 //
 //   bool want = MapsSignal::prepare();          // before fork: builds the filter
@@ -34,6 +36,7 @@
 //   parent: auto s = MapsSignal::take(pid, want); // after the child's SIGSTOP; nullptr = off
 #pragma once
 
+#include <linux/seccomp.h>
 #include <sys/types.h>
 
 #include <atomic>
@@ -55,6 +58,9 @@ inline constexpr uint64_t kMonitorMark = 0x43415045ca5e0a11ULL;
 
 // Does system call `nr` (x86_64) possibly change the mappings (the filter's list)?
 bool is_mapping_syscall(long nr);
+// Does `nr` (fork, clone, clone3 with `clone_flags`) make a process with a copy of the
+// memory? With prepare(true) the filter stops those too, and before_call gets SYS_fork.
+bool is_copying_fork(long nr, uint64_t clone_flags);
 
 class MapsSignal {
  public:
@@ -91,6 +97,8 @@ class MapsSignal {
  private:
   MapsSignal(pid_t pid, int listener, BeforeCall before_call);
   void serve();
+  void answer(uint64_t id);
+  void before_fork(const seccomp_notif& n);
   void distrust(const char* why);
 
   pid_t pid_;
