@@ -285,7 +285,7 @@ long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs
       int op = static_cast<int>(calls[i].op & 0xff);
       if ((calls[i].op & CAPE_TRAP_MAGIC_MASK) != CAPE_TRAP_MAGIC ||
           (op != CAPE_OP_RECEIVE && op != CAPE_OP_STOP && op != CAPE_OP_SEND && op != CAPE_OP_WAIT_FOR &&
-           op != CAPE_OP_INJECT && op != CAPE_OP_CREATE))
+           op != CAPE_OP_INJECT && op != CAPE_OP_CREATE && op != CAPE_OP_REGION_BEGIN))
         throw UserError("a runtime call with a bad deferred call (" + hex(calls[i].op) +
                         "; libcape and cape come from different versions?)");
       user_regs_struct d = regs;
@@ -437,7 +437,8 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
 long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t boundary) {
   ++begins_;
   criticals_.new_region();
-  std::string site = where ? st.tracee.read_constant_string(where) : std::string();
+  // (Deferred, the site was copied into libcape's list: name_at finds it there.)
+  std::string site = where ? name_at(st, where) : std::string();
   places_.set_region_site(site);
   if (ex_) ex_->region_begun(begins_);
   if (trace_) moved_.site = site;

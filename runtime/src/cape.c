@@ -349,7 +349,16 @@ int cape_num_nodes(void) {
   know_ids(__func__);
   return node_count;
 }
+/* Deferred when the caller says so first (cape_defer_next: libcape_cc's fork, when nothing
+ * the program writes before its cape_start() differs between nodes): the determinism check
+ * then runs at the next trap, start()'s, before start() itself (issue 14: one stop fewer per
+ * node per region). The answer, the job's size, is known here. */
 int cape_region_begin(const char* where) {
+  if (defer_next) {
+    defer_next = 0;
+    know_ids(__func__);
+    if (defer(CAPE_OP_REGION_BEGIN, where, 0, BOUNDARY)) return node_count;
+  }
   return (int)trap(__func__, CAPE_OP_REGION_BEGIN, (long)where, 0, BOUNDARY);
 }
 

@@ -9,8 +9,8 @@
  *   r8  = CAPE_TRAP_MAGIC | n when n (1 .. CAPE_MAX_DEFERRED) deferred calls ride on this
  *         trap, else 0; r9 = the address of their n `struct cape_deferred` (libcape's TLS):
  *         a call whose effect the program cannot see before its next runtime call
- *         (receive; and stop, send, wait_for, inject where libcape_cc makes another call
- *         right after them) makes no trap of its own and rides on the next one, which the
+ *         (receive; and stop, send, wait_for, inject, create, region_begin where libcape_cc
+ *         makes another call right after them) makes no trap of its own and rides on the next one, which the
  *         monitor serves after them, in order (one trap, two ptrace stops, fewer each: issue 14)
  * The monitor answers by setting rax and resuming after the int3. Nothing is written
  * into program memory by the protocol. Shared by runtime/ and monitor/ (plain C header).

@@ -23,9 +23,13 @@
 struct team {
   int distributed; /* the region runs on the nodes (checkpoints are exchanged) */
   int nthreads;    /* OpenMP team size */
-  int tid;         /* this node's thread number, -1 when it has no share */
+  int by_node;     /* this node's thread number is cape_cc_thread_of_node(its rank), else 0 */
   int master_idle; /* threads are nodes 1..N-1 (001 Fig. 3 exactly) */
 };
+/* The team is the same on every node: a node's own thread number is computed from its rank
+ * (TLS), never stored here. So the memory every node holds stays the same between the
+ * region's cape_region_begin() and cape_start(), and the determinism digest may be taken at
+ * start()'s trap (region_begin deferred, issue 14: one stop fewer per node per region). */
 
 static struct team cur = {0, 1, 0, 0};
 static int level;           /* parallel regions entered and not left (nesting depth) */
@@ -44,6 +48,11 @@ static int (*gomp_thread_num)(void);  /* libgomp's omp_get_thread_num (ours answ
  * same address on every node. */
 static __thread int mt_rank;
 static int *mt_rank_at;
+
+/* This node's thread number in the current team (-1: no share), from any of its threads. */
+static int node_tid(void) {
+  return cur.by_node ? cape_cc_thread_of_node(mt_rank_at ? *mt_rank_at : mt_rank) : 0;
+}
 static __thread int mt_in;            /* this thread runs in its node's libgomp team */
 static __thread int mt_tid;           /* ... as the team's thread mt_tid (-1: no share) */
 static __thread int mt_joined;        /* ... and joined the node's heap window */
@@ -180,7 +189,11 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
     cur = (struct team){0, 1, 0, 0};
     return 0;
   }
-  /* Every node is here with the same memory (the determinism check: cape.h). */
+  /* Every node is here with the same memory (the determinism check: cape.h). With
+     CAPE_CC_DEFER_BEGIN (the template writes nothing of the program's before its
+     cape_start()), the check rides on the next trap, start()'s: nothing written here
+     differs between nodes. */
+  if ((flags & CAPE_CC_DEFER_BEGIN) && cape_num_nodes() > 1) cape_defer_next();
   int nodes = cape_region_begin(where);
   if (nodes > CAPE_CC_MAX_NODES) {
     fprintf(stderr, "cape: %d nodes, translated code supports at most %d\n", nodes,
@@ -201,11 +214,11 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
     cur = (struct team){0, mt_k > 1 ? t : 1, 0, 0};
     return 0;
   }
-  mt_rank = cape_node_id();
+  mt_rank = cape_node_id(); /* TLS: a node's own number must not be in its memory */
   cur.distributed = 1;
   cur.nthreads = t;
   cur.master_idle = master_idle;
-  cur.tid = cape_cc_thread_of_node(cape_node_id());
+  cur.by_node = 1;
   return 1;
 }
 
@@ -270,8 +283,9 @@ int cape_cc_tid(void) {
   if (level == 0 && cape1_cc_part() >= 0) return cape1_cc_part(); /* cape1's parallel for, sections */
   if (mt_nested) return 0;
   if (mt_in) return mt_tid;
-  if (mt_k > 1 && gomp_thread_num && cur.tid >= 0) return cur.tid + gomp_thread_num();
-  return cur.tid;
+  int tid = node_tid();
+  if (mt_k > 1 && gomp_thread_num && tid >= 0) return tid + gomp_thread_num();
+  return tid;
 }
 
 int cape_cc_thread_of_node(int node) {
@@ -290,15 +304,17 @@ static int team_size(void) {
 }
 
 int cape_cc_mt_threads(void) {
-  if (mt_nested || cur.tid < 0) return 1; /* no share: one thread, which finds no iteration */
-  int n = cur.nthreads - cur.tid;
+  int tid = node_tid();
+  if (mt_nested || tid < 0) return 1; /* no share: one thread, which finds no iteration */
+  int n = cur.nthreads - tid;
   return n < mt_k ? n : mt_k;
 }
 
 void cape_cc_mt_enter(void) {
   if (mt_nested) return; /* a nested team of one: this thread keeps its place */
   int local = gomp_thread_num ? gomp_thread_num() : 0;
-  mt_tid = cur.tid < 0 ? -1 : cur.tid + local;
+  int tid = node_tid();
+  mt_tid = tid < 0 ? -1 : tid + local;
   mt_in = 1;
   mt_joined = cur.distributed && cape_thread_enter_window(*mt_rank_at);
 }
@@ -318,9 +334,10 @@ int cape_cc_mt_exchanger(void) { return !mt_in || !gomp_thread_num || gomp_threa
 /* 1 when one of this node's threads runs iteration n-1 (lastprivate). */
 int cape_cc_mt_last(unsigned long long n, unsigned long long chunk) {
   if (mt_nested) return 1; /* a team of one ran every iteration */
-  if (cur.tid < 0) return 0;
+  int tid = node_tid();
+  if (tid < 0) return 0;
   int k = cape_cc_mt_threads();
-  for (int g = cur.tid; g < cur.tid + k; g++) {
+  for (int g = tid; g < tid + k; g++) {
     cape_share_t s;
     cape_cc_share(&s, n, chunk, g);
     if (cape_cc_last(&s, n)) return 1;
@@ -366,16 +383,18 @@ int cape_cc_last(const cape_share_t *s, unsigned long long n) {
  * within the monitor's range. */
 unsigned long long cape_cc_order(unsigned long long n, unsigned long long chunk) {
   cape_share_t s;
-  if (cur.tid < 0) return 0;
-  if (mt_k > 1) return cape_cc_mt_last(n, chunk) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
-  cape_cc_share(&s, n, chunk, cur.tid);
-  return cape_cc_last(&s, n) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
+  int tid = node_tid();
+  if (tid < 0) return 0;
+  if (mt_k > 1) return cape_cc_mt_last(n, chunk) ? (unsigned long long)cur.nthreads : (unsigned long long)tid;
+  cape_cc_share(&s, n, chunk, tid);
+  return cape_cc_last(&s, n) ? (unsigned long long)cur.nthreads : (unsigned long long)tid;
 }
 
 unsigned long long cape_cc_order_of_section(int nsections) {
-  if (cur.tid < 0) return 0;
-  if (mt_k > 1) return cape_cc_mt_mine(nsections - 1) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
-  return cape_cc_mine(nsections - 1) ? (unsigned long long)cur.nthreads : (unsigned long long)cur.tid;
+  int tid = node_tid();
+  if (tid < 0) return 0;
+  if (mt_k > 1) return cape_cc_mt_mine(nsections - 1) ? (unsigned long long)cur.nthreads : (unsigned long long)tid;
+  return cape_cc_mine(nsections - 1) ? (unsigned long long)cur.nthreads : (unsigned long long)tid;
 }
 
 /* Written before main (constructors) and read only: never in a checkpoint. */
@@ -404,9 +423,10 @@ int cape_cc_mine(int j) {
 /* The two-level model: section j is one of this node's threads'. */
 int cape_cc_mt_mine(int j) {
   if (mt_nested) return 1;
-  if (cur.tid < 0) return 0;
+  int tid = node_tid();
+  if (tid < 0) return 0;
   int t = j % cur.nthreads;
-  return t >= cur.tid && t < cur.tid + cape_cc_mt_threads();
+  return t >= tid && t < tid + cape_cc_mt_threads();
 }
 
 int cape_cc_distributed(void) { return !mt_nested && cur.distributed && level == 1; }

@@ -71,10 +71,13 @@ class TranslationContext {
   }
 
   void unsupported(Construct* c, const std::string& reason);
-  // The flags of cape_cc_fork() for a parallel for or parallel sections.
-  std::string fork_flags() const {
+  // The flags of cape_cc_fork() for a parallel for or parallel sections. defer_begin: the
+  // template writes nothing of the program's between the fork and its cape_start() (no
+  // copyin), so the region's determinism check may ride on start()'s trap (issue 14).
+  std::string fork_flags(bool defer_begin = false) const {
     std::string f = opt.master_idle ? "CAPE_CC_MASTER_IDLE" : "";
     if (opt.mt) f += f.empty() ? "CAPE_CC_MT" : " | CAPE_CC_MT";
+    if (defer_begin) f += f.empty() ? "CAPE_CC_DEFER_BEGIN" : " | CAPE_CC_DEFER_BEGIN";
     return f.empty() ? "0" : f;
   }
   // "file:line" of construct c as a C string literal: the region's name in cape's messages.

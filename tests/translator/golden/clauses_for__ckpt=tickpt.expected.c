@@ -27,7 +27,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   CAPE_CC_SAVE(cape_pv_1_last, last);
   static __thread cape_share_t cape_sh_1;
   static __thread unsigned long long cape_b_1, cape_k_1;
-  if (cape_cc_fork(0, 1, 0, "clauses_for.c:7")) {
+  if (cape_cc_fork(0, 1, CAPE_CC_DEFER_BEGIN, "clauses_for.c:7")) {
     if (cape_master()) {                    /* Fig. 3 line 1 */
       cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
       cape_set_default_none();

@@ -18,7 +18,7 @@ void work(int t, long *out, struct pt *p, int i) {
   CAPE_CC_IN_MEMORY(out);
   CAPE_CC_IN_MEMORY(p);
   CAPE_CC_IN_MEMORY(i);
-  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM, "critical_writes.c:13")) {
+  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM | CAPE_CC_DEFER_BEGIN, "critical_writes.c:13")) {
     cape_critical_shared((void *)&t, sizeof(__typeof__(t))); /* may be written under a lock */
     cape_critical_shared((void *)&out, sizeof(__typeof__(out))); /* may be written under a lock */
     cape_critical_shared((void *)&p, sizeof(__typeof__(p))); /* may be written under a lock */

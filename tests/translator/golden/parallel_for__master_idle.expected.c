@@ -16,7 +16,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   CAPE_CC_SAVE(cape_pv_1_i, i);
   static __thread cape_share_t cape_sh_1;
   static __thread unsigned long long cape_b_1, cape_k_1;
-  if (cape_cc_fork(0, 1, CAPE_CC_MASTER_IDLE, "parallel_for.c:6")) {
+  if (cape_cc_fork(0, 1, CAPE_CC_MASTER_IDLE | CAPE_CC_DEFER_BEGIN, "parallel_for.c:6")) {
     if (cape_master()) {                    /* Fig. 3 line 1 */
       cape_start();                         /* line 2 */
       while (cape_cc_deal(cape_desc, &cape_sh_1, cape_n_1, (8))) { /* line 3: a share per slave, then the master's */

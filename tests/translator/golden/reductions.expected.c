@@ -41,7 +41,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   CAPE_CC_SAVE(cape_pv_1_i, i);
   static __thread cape_share_t cape_sh_1;
   static __thread unsigned long long cape_b_1, cape_k_1;
-  if (cape_cc_fork(0, 1, 0, "reductions.c:8")) {
+  if (cape_cc_fork(0, 1, CAPE_CC_DEFER_BEGIN, "reductions.c:8")) {
     if (cape_master()) {                    /* Fig. 3 line 1 */
       cape_reduction((void *)&add, sizeof(add), CAPE_RED_ADD, CAPE_CC_TYPE(add));
       cape_reduction((void *)&mul, sizeof(mul), CAPE_RED_MUL, CAPE_CC_TYPE(mul));

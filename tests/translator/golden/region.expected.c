@@ -8,7 +8,7 @@ void f(int n) {
   __typeof__(n) cape_pv_5_n;
   CAPE_CC_SAVE(cape_pv_5_n, n);
   static __thread __typeof__(n) cape_pt_5_n __attribute__((unused)); /* for barriers */
-  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM, "region.c:4")) {
+  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM | CAPE_CC_DEFER_BEGIN, "region.c:4")) {
     cape_set_private((void *)&n, sizeof(__typeof__(n)));
     cape_cc_private((void *)&n, &cape_pv_5_n, sizeof(__typeof__(n)));
     cape_start();

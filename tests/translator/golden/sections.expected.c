@@ -6,7 +6,7 @@ void p2(void);
 void p3(void);
 void run(void) {
 { /* cape: #pragma omp parallel sections (sections.c:5), 003_45ed75503520c8f4.txt Fig. 3 */
-  if (cape_cc_fork(0, 1, 0, "sections.c:5")) {
+  if (cape_cc_fork(0, 1, CAPE_CC_DEFER_BEGIN, "sections.c:5")) {
     cape_start();
   }
   if (cape_cc_mine(0)) { /* section 0 */

@@ -34,6 +34,9 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where);
 #define CAPE_CC_WHOLE_TEAM 2 /* a `parallel` region: one thread per node, or num_threads nodes when fewer */
 #define CAPE_CC_MT 4 /* cape-cc --model=mt: each node's share runs on its libgomp threads */
 #define CAPE_CC_CAPE1 8 /* cape-cc --model=cape1: the parts are restarted complete checkpoints (cape1_cc.h) */
+/* The template writes nothing of the program's memory between cape_cc_fork() and its
+ * cape_start() (no copyin): cape_region_begin() rides on the next trap (issue 14). */
+#define CAPE_CC_DEFER_BEGIN 16
 /* This node's thread number in the current team, -1 when it has no share (inside a node's
  * libgomp team of the two-level model: this thread's). */
 int cape_cc_tid(void);

@@ -66,7 +66,7 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   }
   if (!nest_privates(cx, c, L, cl, priv)) return cx.emit_stmt(c->stmt, enc);
   Holes h = loop_holes(id);
-  h.set("chunk", cl.chunk).set("num_threads", cl.num_threads).set("cond", cl.cond).set("flags", cx.fork_flags()).set("where", cx.where(c));
+  h.set("chunk", cl.chunk).set("num_threads", cl.num_threads).set("cond", cl.cond).set("flags", cx.fork_flags(cl.copyin.empty())).set("where", cx.where(c));
   // The implicit (TICKPT) registrations first: the monitor keeps the later call on a variable.
   std::string calls = tickpt_shared(cx, c, cl, L.var, "      ") + clause_calls(cx, cl, c->dir.first_tok, "      ");
   // The `before` shares travel (the master's writes) and their clearing too (every node's

@@ -140,7 +140,8 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
   // CAPE-1: this frame and up are the region's, whose writes the parts' merges keep (shared
   // locals); a region met inside a part runs serially there and marks nothing.
   if (cx.opt.cape1) cx.gen("  if (cape1_cc_outside()) cape_mark_frame();\n");
-  h.set("flags", cx.opt.mt ? "CAPE_CC_WHOLE_TEAM | CAPE_CC_MT" : "CAPE_CC_WHOLE_TEAM");
+  h.set("flags", std::string(cx.opt.mt ? "CAPE_CC_WHOLE_TEAM | CAPE_CC_MT" : "CAPE_CC_WHOLE_TEAM") +
+                     (cl.copyin.empty() ? " | CAPE_CC_DEFER_BEGIN" : ""));  // (as fork_flags)
   cx.gen(h.fill(R"c(  if (cape_cc_fork($num_threads, $cond, $flags, $where)) {
 $copyin
 $calls

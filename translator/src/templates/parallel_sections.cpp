@@ -20,7 +20,7 @@ void parallel_sections(TranslationContext& cx, Construct* c, const Enclosing& en
   auto priv = privates_of(cl);
   Holes h{{"num_threads", cl.num_threads},
           {"cond", cl.cond},
-          {"flags", cx.fork_flags()},
+          {"flags", cx.fork_flags(cl.copyin.empty())},
           {"where", cx.where(c)},
           {"copyin", (cx.opt.mt ? mt_copyin_code(cl, id) : copyin_code(cl, id))},
           {"calls", tickpt_shared(cx, c, cl, "", "    ") + clause_calls(cx, cl, c->dir.first_tok, "    ") +
