@@ -32,11 +32,21 @@ Criticals::Criticals(Window& w, AddressSpace& as, DataSharing& sharing, Exchange
     : window_(w), space_(as), sharing_(sharing), ex_(ex), rank_(rank), size_(size),
       trap_free_(trap_free && !(std::getenv("CAPE_LOCK_TRAP_FREE") && std::string(std::getenv("CAPE_LOCK_TRAP_FREE")) == "0")) {
   // A lease asked back (a reader thread of the network): its word closes first.
-  if (ex_ && trap_free_ && rank_ != 0) ex_->set_lease_hook([this](const std::string& name) { return leases_.end(name); });
+  // (On the master too since session 10: its own program keeps leases, for this alone.)
+  // Bodies' writes logged since the monitor's last look (kLeaseLogged): the program is
+  // stopped now (a tick) rather than at its next runtime call, which may be far
+  // (docs/critical.md, "Session 10"). CAPE_LOCK_TICK=0: no tick.
+  const bool tick = !(std::getenv("CAPE_LOCK_TICK") && std::string(std::getenv("CAPE_LOCK_TICK")) == "0");
+  if (ex_ && trap_free_)
+    ex_->set_lease_hook([this, tick](const std::string& name) {
+      int word = leases_.end(name);
+      if (word == 2 /* net::Node::kLeaseLogged */ && tick) leases_.tick();
+      return word;
+    });
 }
 
 Criticals::~Criticals() {
-  if (ex_ && trap_free_ && rank_ != 0) ex_->set_lease_hook({});
+  if (ex_ && trap_free_) ex_->set_lease_hook({});
 }
 
 void Criticals::report_times(int rank) const {
@@ -49,7 +59,9 @@ void Criticals::report_times(int rank) const {
                              << p.recapture / e << "; per exit: capture " << p.exit_capture / x << ", release "
                              << p.release / x << "; " << leases_.entries() << " entries without a trap, "
                              << p.lease_reads << " reads of their targets (us each " << p.lease_read / std::max<double>(1, p.lease_reads)
-                             << ")";
+                             << "), " << leases_.ticks() << " ticks for leases asked back, " << leases_.taken()
+                             << " entries found the word taken by another thread, " << leases_.waits()
+                             << " times a call waited for such a body";
 }
 
 void Criticals::share(uint64_t addr, uint64_t size) {
@@ -323,6 +335,14 @@ void Criticals::collect_leases(const StoppedThread& st, uint64_t boundary) {
   phases_.lease_read += us_since(t);
 }
 
+void Criticals::lease_tick(const StoppedThread& st, uint64_t sp) {
+  if (!leases_.mapped() || !window_.is_open() || !held_.empty()) return;
+  if (!leases_.close_all(-1)) return;  // a body runs (another thread): its exit traps, then they are read
+  // (The stack below the thread's pointer and its red zone holds no frame of the program's.)
+  collect_leases(st, sp - 128);
+  after_call();
+}
+
 long Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t boundary) {
   if (!held_.empty() && owner_ != st.tid)
     throw UserError("end of critical section '" + name + "' by a thread that is not inside it (a lock unset by "
@@ -352,9 +372,10 @@ long Criticals::exit(const StoppedThread& st, const std::string& name, uint64_t 
                                  << h.body.memory_bytes() << " bytes";
   ex_->lock_release(name, h.body);
   phases_.release += us_since(t);
-  // A slave keeps the lease (net/node_locks.cpp): the next entries of this body need no trap.
-  // The slot is given first, then the lease looked at: a revoke in between finds the slot.
-  if (!trap_free_ || !h.known || !held_.empty() || rank_ == 0) return 0;
+  // A node keeps the lease (net/node_locks.cpp; the master too, in-process): the next entries
+  // of this body need no trap. The slot is given first, then the lease looked at: a revoke in
+  // between finds the slot.
+  if (!trap_free_ || !h.known || !held_.empty()) return 0;
   const uint64_t w = window_.region();
   if (!leases_.mapped() && (!ex_->lock_lease_stamp(name, w) || !leases_.map(st))) return 0;
   if (leases_.assign(name, h.key, h.key_addr, h.stamp) >= 0 && !ex_->lock_lease_stamp(name, w)) leases_.release(name);

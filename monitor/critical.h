@@ -39,8 +39,9 @@ namespace cape::monitor {
 
 class Criticals {
  public:
-  // `trap_free`: slaves' leased bodies with known writes may be re-entered without a trap
-  // (docs/critical.md, "Trap-free re-entry"; CAPE_LOCK_TRAP_FREE=0 turns it off).
+  // `trap_free`: leased bodies with known writes may be re-entered without a trap (the uffd
+  // tracker's partial collect: docs/critical.md, "Trap-free re-entry"; CAPE_LOCK_TRAP_FREE=0
+  // turns it off). The master's program keeps leases only then (they save it nothing else).
   Criticals(Window& w, AddressSpace& as, DataSharing& sharing, Exchange* ex, int rank, int size, bool trap_free);
   ~Criticals();
   Criticals(const Criticals&) = delete;
@@ -68,6 +69,9 @@ class Criticals {
   // call: the logged bodies' writes, read before any other capture; after it: the slots open again.
   bool close_leases(int exiting) { return leases_.close_all(exiting); }
   void collect_leases(const StoppedThread& st, uint64_t boundary);
+  // A tick's stop (LeaseWords::tick: a lease asked back while bodies' writes are logged): the
+  // program stopped anywhere; the logs read now unless a body runs (its exit traps: WANTED).
+  void lease_tick(const StoppedThread& st, uint64_t sp);
   void new_image() { leases_.forget(); }
   void after_call() {
     if (window_.is_open() && leases_.mapped() && carried_ != window_.region()) carry_leases();

@@ -1,5 +1,10 @@
 #include "monitor/lease_words.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstring>
+
 #include "protocol.h"
 #include "util/log.h"
 
@@ -19,7 +24,31 @@ bool cas(Word& w, Word& expected, Word to) {
 void store(Word& w, Word v) { __atomic_store_n(&w, v, __ATOMIC_RELEASE); }
 }  // namespace
 
-LeaseWords::~LeaseWords() = default;
+constexpr int kLeaseTickValue = 0x4c454153;  // "LEAS"
+
+LeaseWords::~LeaseWords() {
+  if (pidfd_ >= 0) ::close(pidfd_);
+}
+
+bool is_lease_tick(const siginfo_t& si) {
+  return si.si_signo == SIGSTOP && si.si_code == SI_QUEUE && si.si_pid == ::getpid() &&
+         si.si_value.sival_int == kLeaseTickValue;
+}
+
+bool LeaseWords::tick() {
+  std::lock_guard lk(mu_);
+  if (pidfd_ < 0) return false;
+  siginfo_t si;
+  std::memset(&si, 0, sizeof si);
+  si.si_signo = SIGSTOP;
+  si.si_code = SI_QUEUE;
+  si.si_pid = ::getpid();
+  si.si_uid = ::getuid();
+  si.si_value.sival_int = kLeaseTickValue;
+  if (::syscall(SYS_pidfd_send_signal, pidfd_, SIGSTOP, &si, 0) != 0) return false;
+  ticks_++;
+  return true;
+}
 
 bool LeaseWords::map(const StoppedThread& st) {
   if (page_ || tried_) return page_ != nullptr;
@@ -32,6 +61,10 @@ bool LeaseWords::map(const StoppedThread& st) {
     return false;
   }
   page_ = reinterpret_cast<cape_lease_page*>(mem_->local());
+  std::lock_guard lk(mu_);
+  if (pidfd_ < 0) pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, st.tracee.pid(), 0));
+  if (pidfd_ < 0)  // (then a lease asked back waits for the program's next runtime call)
+    CAPE_LOG_AT(info, "critical") << "pidfd_open: " << std::strerror(errno) << ": leases go back at the next runtime call";
   return true;
 }
 
@@ -49,7 +82,10 @@ bool LeaseWords::close_all(int exiting) {
     }
     while (inside(s) && !(s & kWanted) && !cas(slot.state, s, s | kWanted)) {
     }
-    if (inside(s)) ok = false;
+    if (inside(s)) {
+      ok = false;
+      waits_++;
+    }
   }
   return ok;
 }
@@ -126,6 +162,7 @@ void LeaseWords::free_all() {
 
 void LeaseWords::forget() {
   std::lock_guard lk(mu_);
+  // (The pidfd stays: execve keeps the process.)
   page_ = nullptr;
   mem_.reset();
   tried_ = false;
@@ -177,6 +214,13 @@ int LeaseWords::end(const std::string& name) {
     }
   }
   return 0;
+}
+
+uint64_t LeaseWords::taken() const {
+  if (!page_) return 0;
+  uint64_t n = 0;
+  for (const cape_lease_slot& slot : page_->slots) n += slot.taken;
+  return n;
 }
 
 uint64_t LeaseWords::entries() const {

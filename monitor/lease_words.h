@@ -9,6 +9,9 @@
 // it serves a call, reopen() after), the network's reader thread (end(): a lease asked back).
 #pragma once
 
+#include <signal.h>
+
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -60,16 +63,32 @@ class LeaseWords {
   // net::Node::kLease* (0 none, 1 idle: nothing logged, 2 logged, 3 a body runs).
   int end(const std::string& name);
   uint64_t entries() const;  // bodies entered without a trap, summed over the slots
+  uint64_t taken() const;    // entries that found another thread's body inside (they trapped)
+  // Any thread (a reader's, when end() said logged): stops the program at once, so that the
+  // monitor reads the logged bodies' writes and the lease goes back without waiting for the
+  // program's next runtime call (a long computation after its last body): SIGSTOP queued
+  // with a value the supervisor recognises (is_lease_tick), served at its signal-delivery
+  // stop and never delivered (as cape1_calls.h's checkpoint ticks). False when it could not.
+  bool tick();
+  uint64_t ticks() const { return ticks_; }
+  // Times a call found a body running in a slot (close_all() false: another thread's, --model=mt).
+  uint64_t waits() const { return waits_; }
 
  private:
   std::unique_ptr<Scratch> mem_;
   cape_lease_page* page_ = nullptr;
   bool tried_ = false;
+  int pidfd_ = -1;  // the program's (a tick never reaches another process that got its number)
+  std::atomic<uint64_t> ticks_{0};
+  uint64_t waits_ = 0;  // (the monitor thread's)
   mutable std::mutex mu_;  // names_ (end() reads them from a reader thread)
   static constexpr int kSlots = 16;  // CAPE_LEASE_SLOTS
   std::string names_[kSlots];  // ("" is the unnamed critical's)
   bool used_[kSlots] = {};
   uint64_t stamps_[kSlots] = {};
 };
+
+// The signal LeaseWords::tick() sends.
+bool is_lease_tick(const siginfo_t& si);
 
 }  // namespace cape::monitor

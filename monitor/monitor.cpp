@@ -68,7 +68,7 @@ class Monitor final : public CallServer {
   // Throws UserError for bad options (monitor.h), before anything starts.
   Monitor(const MonitorOptions& o, Exchange* ex)
       : opt_(o), ex_(ex), rank_(ex ? ex->rank() : o.node_rank), size_(ex ? ex->size() : 1), store_(rank_),
-        criticals_(window_, space_, sharing_, ex_, rank_, size_, true), cape1_(ex, rank_) {
+        criticals_(window_, space_, sharing_, ex_, rank_, size_, o.tracker == TrackerKind::uffd), cape1_(ex, rank_) {
     for (const auto& [name, file] : o.loads) store_.load(name, file);
     store_.keep_in(o.keep_checkpoints_dir);
     if (o.argv.empty()) throw UserError("no program to run");
@@ -151,6 +151,10 @@ class Monitor final : public CallServer {
  private:
   long dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2, uint64_t boundary);
   void checkpoint_tick(pid_t pid) override;
+  void lease_tick(const StoppedThread& st, uint64_t sp) override {
+    if (lazy_) lazy_->at_call(window_.tracker());  // (as at a call: before the logs are read)
+    criticals_.lease_tick(st, sp);
+  }
   std::optional<user_regs_struct> take_registers() override { return std::exchange(next_registers_, std::nullopt); }
   bool computes_next() const override { return computes_next_; }
   // The runtime calls (each returns the answer for the program, 0 unless it asks for one).

@@ -22,6 +22,7 @@
 
 #include "ckpt/checkpoint.h"
 #include "monitor/crash_report.h"
+#include "monitor/lease_words.h"
 #include "monitor/memory_map.h"
 #include "monitor/remote_syscall.h"
 #include "protocol.h"
@@ -472,6 +473,11 @@ void Supervisor::on_signal_stop(pid_t tid, int sig) {
     }
   }
   StoppedThread st{*tracee_, tid, gadget_};
+  if (is_lease_tick(si)) {  // (after the maps' cache is set for this stop: a capture follows)
+    server_.lease_tick(st, Tracee::get_regs(tid).rsp);
+    resume(tid, 0);
+    return;
+  }
   if (sig == SIGSEGV && server_.tracking_fault(st, si)) {
     resume(tid, 0);
     return;

@@ -65,6 +65,9 @@ class CallServer {
   virtual void before_mapping_call(long nr, const uint64_t (&args)[6]) { (void)nr, (void)args; }
   // A tick of --checkpoint-every (monitor/cape1_calls.h) stopped the program.
   virtual void checkpoint_tick(pid_t pid) { (void)pid; }
+  // A lease tick's stop (lease_words.h, is_lease_tick): the program stopped wherever it was;
+  // `sp`: the stopped thread's stack pointer. The signal is not delivered.
+  virtual void lease_tick(const StoppedThread& st, uint64_t sp) { (void)st, (void)sp; }
   // After a runtime call (the trap): may the program compute next, so that it may float
   // over the CPUs until its next call (CPU placement, PinMode::calls)? Not after a call
   // that another follows at once (region_begin: start()).

@@ -157,4 +157,9 @@ bool LockService::leased_by(const std::string& name, int rank) const {
   return it != locks_.end() && it->second.holder == rank && it->second.leased;
 }
 
+bool LockService::asked_back(const std::string& name) const {
+  auto it = locks_.find(name);
+  return it != locks_.end() && it->second.revoking;
+}
+
 }  // namespace cape::net

@@ -85,6 +85,8 @@ class LockService {
   bool held_by(const std::string& name, int rank) const;
   // The holder holds it as a lease (its grant says so: only when nobody else waits for it).
   bool leased_by(const std::string& name, int rank) const;
+  // Its holder was asked to give it back (a lease: request()'s `revoke` said so).
+  bool asked_back(const std::string& name) const;
   uint64_t region() const { return region_; }
   uint64_t acquisitions() const { return stamp_; }  // in this region
 

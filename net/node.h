@@ -271,6 +271,7 @@ class Node {
   bool send_lock_frame(Peer& p, FrameType type, const std::string& head, const ckpt::Checkpoint& ck, bool quiet = false);
   void grant_to(int rank, const std::string& name);  // mu_ not held; the service says rank holds it
   void revoke(int rank, const std::string& name);    // mu_ not held: asks a lease's holder for it back
+  void revoke_own(const std::string& name);          // master, mu_ not held: its own program's lease
   void give_back(const std::string& name, const ckpt::Checkpoint& writes);  // slave: a lease goes back
   void return_leases();                              // slave: every lease goes back (before a part)
   // The page frames (node_pages.cpp): the master's answer to a request, a slave's reply.

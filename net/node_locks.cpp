@@ -152,9 +152,30 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
   if (meanwhile) meanwhile();
   std::unique_lock lk(mu_);
   if (failure_) throw UserError(*failure_, failure_exit_code_);
+  // The master's own leases (session 10): only for trap-free re-entry (the monitor set the
+  // hook), which is all they save here (no round trip). Re-entered as a slave's: no service.
+  const bool own_lease = opt_.lock_lease && ticket < 0 && lease_hook_;
+  if (own_lease) {
+    auto it = leases_.find(name);
+    if (it != leases_.end() && it->second.region != region) {  // ended with its window
+      leases_.erase(it);
+      it = leases_.end();
+    }
+    if (it != leases_.end()) {
+      if (it->second.inside || it->second.revoked)
+        throw UserError("lock '" + name + "' entered again while this node is inside it (node-side lease state)");
+      it->second.inside = true;
+      it->second.used = true;
+      lease_entries_++;
+      ckpt::Checkpoint g;
+      g.name = name;
+      g.timestamp = it->second.stamp;
+      return g;
+    }
+  }
   int holder = -1;
   try {
-    const bool now = locks_.request(name, 0, region, wait, ticket, false, &holder);
+    const bool now = locks_.request(name, 0, region, wait, ticket, own_lease, &holder);
     if (holder > 0) {  // (also a renewal cancelled: LockService::request)
       lk.unlock();
       revoke(holder, name);
@@ -170,12 +191,60 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
     cv_.wait(lk);
   }
   try {
-    return locks_.grant(name, 0);
+    ckpt::Checkpoint g = locks_.grant(name, 0);
+    // A lease nobody asked for since it was granted (a slave's request may have come between
+    // a grant from the line and this thread's wake-up: then a plain grant, released at the exit).
+    if (own_lease && locks_.leased_by(name, 0) && !locks_.asked_back(name)) {
+      Lease& l = leases_[name];
+      l = Lease{};
+      l.region = region;
+      l.stamp = g.timestamp;
+      lease_grants_++;
+    }
+    return g;
   } catch (const std::logic_error& e) {
     lk.unlock();
     fail(e.what(), true);
     throw_failure();
   }
+}
+
+// A slave asks for a lock the master's own program keeps as a lease (mu_ not held): as a
+// slave's reader does at a lock_revoke, the program's word closes first; outside a body with
+// nothing logged, the lease goes back now (released into the service, in-process); else the
+// monitor releases it, at the body's exit or at the program's next runtime call.
+void Node::revoke_own(const std::string& name) {
+  int next = -1;
+  const char* what = "given back already";
+  {
+    std::lock_guard lk(mu_);
+    lease_revokes_++;
+    auto it = leases_.find(name);
+    if (it == leases_.end() || !locks_.held_by(name, 0)) {
+      // (none: a grant from the line not taken up yet, released at its exit as a plain one)
+    } else {
+      const int word = lease_hook_ ? lease_hook_(name) : kLeaseNone;
+      if (it->second.inside || word == kLeaseLogged || word == kLeaseInside) {
+        it->second.revoked = true;
+        what = it->second.inside ? "at the body's exit"
+               : word == kLeaseInside ? "at the exit of a body entered without a trap"
+                                      : "at the program's next runtime call (bodies entered without a trap)";
+      } else {
+        ckpt::Checkpoint back = std::move(it->second.writes);
+        back.name = name;
+        back.timestamp = it->second.stamp;
+        leases_.erase(it);
+        try {
+          next = locks_.release(name, 0, back);
+        } catch (const std::logic_error& e) {
+          what = e.what();
+        }
+        what = "given back";
+      }
+    }
+  }
+  CAPE_LOG_AT(debug, "locks") << "a slave asks for '" << util::printable(name) << "', the master's lease: " << what;
+  if (next > 0) grant_to(next, name);
 }
 
 void Node::revoke(int rank, const std::string& name) {
@@ -287,7 +356,22 @@ void Node::lock_release(const std::string& name, const ckpt::Checkpoint& writes)
   {
     std::lock_guard lk(mu_);
     try {
-      next = locks_.release(name, 0, writes);
+      auto it = leases_.find(name);
+      if (it == leases_.end()) {
+        next = locks_.release(name, 0, writes);
+      } else {  // the master's own lease: kept, with its writes, until a slave asks for it
+        Lease& l = it->second;
+        if (!writes.runs.empty() || !writes.mappings.empty() || !l.have_writes)
+          l.writes = l.have_writes ? ckpt::overlay(l.writes, writes) : writes;
+        l.writes.timestamp = l.stamp;
+        l.writes.name = name;
+        l.have_writes = true;
+        l.inside = false;
+        if (!l.revoked) return;
+        ckpt::Checkpoint back = std::move(l.writes);
+        leases_.erase(it);
+        next = locks_.release(name, 0, back);
+      }
     } catch (const std::logic_error& e) {
       throw UserError(e.what());
     }
@@ -434,6 +518,7 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
         CAPE_LOG_AT(debug, "locks") << "node " << p.rank << " asks for '" << util::printable(name) << "'"
                                     << (now ? "" : wait ? ": in line" : ": busy");
         if (holder > 0) revoke(holder, name);
+        if (holder == 0) revoke_own(name);
         if (now) grant_to(p.rank, name);
         if (!now && !wait) send_lock_frame(p, FrameType::lock_grant, grant_mailbox(name), busy(name));
         return;

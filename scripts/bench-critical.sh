@@ -3,7 +3,8 @@
 # uncontended (the master's local path; a slave's entries: with lock leases, the first asks
 # the master's lock service and the others re-enter the lease; the first entry alone, and
 # one that takes the lock from another slave's lease, have their own lines) and contended
-# (every node entering at once), beside an MPI send/receive round trip between two of 3
+# (every node entering at once), and a slave's first entry of a lock in the job (no lease to
+# renew: `never`), beside an MPI send/receive round trip between two of 3
 # ranks in the same run: over shared memory (Open MPI's default here) and over TCP
 # on loopback (cape's transport). Medians of interleaved runs; ratios within one run, never
 # absolute figures (the machine is shared and noisy). bench/critical/.
@@ -53,15 +54,15 @@ for ((i = 1; i <= runs; i++)); do
     sync=(); [ "$side" = eager ] && sync=(--sync eager)
     "$c_bin" run -n "$nodes" "${sync[@]}" -- "$prog" "$entries" </dev/null >cape.out 2>cape.err || { status=1; tail -3 cape.err; }
     cmp -s native.out cape.out || { echo "bench-critical: cape's total differs from gcc -fopenmp's ($side)"; status=1; }
-    for f in uncontended-master:u0 uncontended-slave:u1 contended:c first-slave:f1 taken-slave:t1; do
+    for f in uncontended-master:u0 uncontended-slave:u1 contended:c first-slave:f1 taken-slave:t1 never-slave:n1; do
       field cape.err "${f%%:*}" >>"${f#*:}.$side"
     done
   done
 done
 shm=$(median <rt.shm) tcp=$(median <rt.tcp) u0=$(median <u0.new) u1=$(median <u1.new) c=$(median <c.new)
-f1=$(median <f1.new) t1=$(median <t1.new)
+f1=$(median <f1.new) t1=$(median <t1.new) n1=$(median <n1.new)
 echo "critical entry on $nodes local nodes, $entries entries, medians of $runs interleaved runs; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
-awk -v shm="$shm" -v tcp="$tcp" -v u0="$u0" -v u1="$u1" -v c="$c" -v f1="$f1" -v t1="$t1" 'BEGIN {
+awk -v shm="$shm" -v tcp="$tcp" -v u0="$u0" -v u1="$u1" -v c="$c" -v f1="$f1" -v t1="$t1" -v n1="$n1" 'BEGIN {
   printf "%-44s %10s %14s %14s\n", "", "us", "x MPI rt shm", "x MPI rt tcp"
   printf "%-44s %10.1f %14s %14s\n", "MPI send/receive round trip, shared memory", shm, "1.0", ""
   printf "%-44s %10.1f %14s %14s\n", "MPI send/receive round trip, TCP loopback", tcp, "", "1.0"
@@ -69,6 +70,7 @@ awk -v shm="$shm" -v tcp="$tcp" -v u0="$u0" -v u1="$u1" -v c="$c" -v f1="$f1" -v
   printf "%-44s %10.1f %14.1f %14.1f\n", "critical entry, uncontended, slave", u1, u1 / shm, u1 / tcp
   printf "%-44s %10.1f %14.1f %14.1f\n", "  slave, first entry of a region (lock free)", f1, f1 / shm, f1 / tcp
   printf "%-44s %10.1f %14.1f %14.1f\n", "  slave, entry while another slave leases it", t1, t1 / shm, t1 / tcp
+  printf "%-44s %10.1f %14.1f %14.1f\n", "  slave, first entry of a lock in the job", n1, n1 / shm, n1 / tcp
   printf "%-44s %10.1f %14.1f %14.1f\n", "critical entry, contended (" '"$nodes"' " nodes at once)", c, c / shm, c / tcp
 }'
 if [ -n "$base" ]; then
@@ -77,7 +79,7 @@ if [ -n "$base" ]; then
   printf '%-44s %10s %10s %8s %9s %9s\n' "" "" "" "before" "x rt tcp" "x rt tcp"
   for row in "u0:critical entry, uncontended, master (local)" "u1:critical entry, uncontended, slave" \
              "f1:  slave, first entry of a region (lock free)" "t1:  slave, entry while another slave leases it" \
-             "c:critical entry, contended ($nodes nodes at once)"; do
+             "n1:  slave, first entry of a lock in the job" "c:critical entry, contended ($nodes nodes at once)"; do
     k=${row%%:*}
     awk -v label="${row#*:}" -v b="$(median <"$k.base")" -v a="$(median <"$k.new")" -v tcp="$tcp" \
       'BEGIN { printf "%-44s %10.1f %10.1f %8.3f %9.2f %9.2f\n", label, b, a, a / b, b / tcp, a / tcp }'
@@ -89,7 +91,7 @@ if [ -n "$eager" ]; then
   printf '%-44s %10s %10s %8s\n' "" "" "" "eager"
   for row in "u0:critical entry, uncontended, master (local)" "u1:critical entry, uncontended, slave" \
              "f1:  slave, first entry of a region (lock free)" "t1:  slave, entry while another slave leases it" \
-             "c:critical entry, contended ($nodes nodes at once)"; do
+             "n1:  slave, first entry of a lock in the job" "c:critical entry, contended ($nodes nodes at once)"; do
     k=${row%%:*}
     awk -v label="${row#*:}" -v l="$(median <"$k.new")" -v e="$(median <"$k.eager")" \
       'BEGIN { printf "%-44s %10.1f %10.1f %8.3f\n", label, l, e, l / e }'

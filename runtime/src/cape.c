@@ -407,7 +407,12 @@ static void lease_leave(struct cape_lease_slot* s, void* boundary) {
 static int lease_enter(const char* name, const struct cape_write* w, void* boundary) {
   if (!lease_ready || lock_depth) return 0;
   struct cape_lease_slot* s = lease_find(name, w);
-  if (!s || __atomic_load_n(&s->state, __ATOMIC_RELAXED) != CAPE_LEASE_OPEN) return 0;
+  if (!s) return 0;
+  unsigned long now = __atomic_load_n(&s->state, __ATOMIC_RELAXED);
+  if (now != CAPE_LEASE_OPEN) {
+    if ((now & 3) == CAPE_LEASE_INSIDE) __atomic_fetch_add(&s->taken, 1, __ATOMIC_RELAXED);
+    return 0;
+  }
   unsigned long open = CAPE_LEASE_OPEN;
   if (!__atomic_compare_exchange_n(&s->state, &open, CAPE_LEASE_INSIDE, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) return 0;
   /* (The monitor gives a slot to another lock only while it is FREE: another thread of the

@@ -178,7 +178,8 @@ struct cape_lease_target {
   unsigned long addr, size;
 };
 struct cape_lease_slot {
-  unsigned long state, key, addr, count, entries;
+  /* taken: entries that found a body of another thread inside (they trap; --model=mt) */
+  unsigned long state, key, addr, count, entries, taken;
   struct cape_lease_target log[CAPE_LEASE_LOG];
 };
 struct cape_lease_page {

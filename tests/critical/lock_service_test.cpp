@@ -149,6 +149,39 @@ TEST(LockService, ALeaseStaysUntilAnotherNodeAsksAndIsAskedBackOnce) {
   EXPECT_TRUE(s.leased_by("sum", 1));
 }
 
+// The master's own program keeps leases too (session 10): a slave's request asks it back
+// (rank 0, served in-process by Node::revoke_own), and a lease granted to the master from the
+// line that a slave asked for before the master took it up is seen as asked back.
+TEST(LockService, TheMastersLeaseIsAskedBackLikeASlaves) {
+  LockService s;
+  ASSERT_TRUE(s.request("m", 0, 1, true, -1, /*lease=*/true));
+  EXPECT_EQ(s.grant("m", 0).timestamp, 1u);
+  EXPECT_TRUE(s.leased_by("m", 0));
+  EXPECT_FALSE(s.asked_back("m"));
+  int revoke = -2;
+  EXPECT_FALSE(s.request("m", 1, 1, true, -1, true, &revoke));
+  EXPECT_EQ(revoke, 0);
+  EXPECT_TRUE(s.asked_back("m"));
+  EXPECT_EQ(s.release("m", 0, writes(1, {{8, 5}})), 1);
+  Checkpoint g = s.grant("m", 1);
+  EXPECT_EQ(at(g, 8), 5);
+  EXPECT_EQ(g.timestamp, 2u);
+  // The master waits in line for node 1's lease of "n", gets it as a lease, node 2 asks at once.
+  ASSERT_TRUE(s.request("n", 1, 1, true, -1, true));
+  s.grant("n", 1);
+  EXPECT_FALSE(s.request("n", 0, 1, true, -1, true, &revoke));
+  EXPECT_EQ(revoke, 1);
+  EXPECT_EQ(s.release("n", 1, writes(3, {{16, 6}})), 0);
+  EXPECT_TRUE(s.leased_by("n", 0));
+  EXPECT_FALSE(s.asked_back("n"));
+  EXPECT_FALSE(s.request("n", 2, 1, true, -1, true, &revoke));
+  EXPECT_EQ(revoke, 0);
+  EXPECT_TRUE(s.asked_back("n"));  // Node::lock_acquire takes this grant as a plain one
+  EXPECT_EQ(at(s.grant("n", 0), 16), 6);
+  EXPECT_EQ(s.release("n", 0, writes(4, {{16, 7}})), 2);
+  EXPECT_EQ(at(s.grant("n", 2), 16), 7);
+}
+
 TEST(LockService, ANewRegionEndsTheLeases) {
   LockService s;
   ASSERT_TRUE(s.request("a", 1, 1, true, -1, true));
