@@ -47,14 +47,30 @@ void Node::read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vecto
   }
   lk.unlock();
   const int64_t silence = std::chrono::duration_cast<std::chrono::nanoseconds>(opt_.timeout).count();
+  // Back to their readers however this ends (a socket with bytes waiting wakes its reader at
+  // once); also if handling a frame throws.
+  struct Lent {
+    std::vector<Peer*>& peers;
+    std::vector<std::unique_lock<std::mutex>> held;
+    void give_back() {
+      for (size_t i = 0; i < held.size(); ++i) {
+        held[i].unlock();
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        if (::epoll_ctl(peers[i]->ready.get(), EPOLL_CTL_ADD, peers[i]->fd.get(), &ev) != 0)
+          CAPE_LOG_AT(warn, "net") << errno_message("epoll_ctl ADD");
+      }
+      held.clear();
+    }
+    ~Lent() { give_back(); }
+  } lent{mine, {}};
   // Take them: out of their readers' sets first, then their read locks (in rank order: the
   // only thread that takes several).
-  std::vector<std::unique_lock<std::mutex>> held;
-  held.reserve(mine.size());
+  lent.held.reserve(mine.size());
   for (Peer* p : mine) {
     if (::epoll_ctl(p->ready.get(), EPOLL_CTL_DEL, p->fd.get(), nullptr) != 0)
       CAPE_LOG_AT(warn, "net") << errno_message("epoll_ctl DEL");
-    held.emplace_back(p->read_mu);
+    lent.held.emplace_back(p->read_mu);
   }
   std::vector<bool> over(mine.size(), false);
   std::vector<pollfd> q(mine.size() + 1);
@@ -100,14 +116,7 @@ void Node::read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vecto
         over[i] = end_of(p, IoResult{IoStatus::timeout, 0, {}}) == Got::closed;
     }
   }
-  // Back to their readers (a socket with bytes waiting wakes its reader at once).
-  for (size_t i = 0; i < mine.size(); ++i) {
-    held[i].unlock();
-    epoll_event ev{};
-    ev.events = EPOLLIN;
-    if (::epoll_ctl(mine[i]->ready.get(), EPOLL_CTL_ADD, mine[i]->fd.get(), &ev) != 0)
-      CAPE_LOG_AT(warn, "net") << errno_message("epoll_ctl ADD");
-  }
+  lent.give_back();  // before the caller looks
   lk.lock();
 }
 

@@ -126,6 +126,14 @@ TEST(FaultInjection, KillOrStopAnyProcessOfAThreeNodeJob) {
       }
     }
     EXPECT_TRUE(allowed.count(status)) << "status " << status << "\n" << err;
+    if (who == Who::master_node && hit && !stop) {
+      // cape run says where the master was, from the line the master node keeps in a memfd.
+      size_t at = err.find("was killed by signal 9 (Killed) ");
+      ASSERT_NE(at, std::string::npos) << err;
+      std::string where = err.substr(at + 32, err.find('\n', at) - at - 32);
+      EXPECT_TRUE(where.rfind("in ", 0) == 0 || where.rfind("outside any parallel region", 0) == 0) << err;
+      EXPECT_EQ(where.find('\0'), std::string::npos) << err;
+    }
     if (who == Who::launcher && hit && !stop) {
       EXPECT_EQ(messages(err), 0u) << err;
     } else {
