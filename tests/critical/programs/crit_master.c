@@ -53,8 +53,11 @@ int main(void) {
       }
     }
   }
+  /* The asker usually enters after thread 0's 50 bodies (150 ms against microseconds each),
+   * but under load it may come between two of them: any serial order is right, so it saw an
+   * even count from 0 to 100. */
   printf("threads %d idle: counter %ld seen %s g %ld\n", threads, m_counter,
-         threads == 1 || seen_idle == 100 || seen_idle == 0 ? "ok" : "WRONG", g_acc);
+         threads == 1 || (seen_idle % 2 == 0 && seen_idle >= 0 && seen_idle <= 100) ? "ok" : "WRONG", g_acc);
 
 #pragma omp parallel
   {
@@ -76,7 +79,8 @@ int main(void) {
     }
   }
   printf("logged: counter %ld seen %s spun %ld\n", m_counter,
-         threads == 1 || seen_logged == 1200 || seen_logged == 1100 ? "ok" : "WRONG", spun);
+         threads == 1 || (seen_logged % 2 == 0 && seen_logged >= 1100 && seen_logged <= 1200) ? "ok" : "WRONG",
+         spun); /* as above: any serial order */
 
 #pragma omp parallel
   {
