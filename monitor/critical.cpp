@@ -332,6 +332,9 @@ void Criticals::collect_leases(const StoppedThread& st, uint64_t boundary) {
   ckpt::Checkpoint c = capture(st, boundary, &pages);
   ckpt::Checkpoint rest = clip_to(c, IntervalSet::everything().minus(w));
   rest.mappings.clear();
+  // A body that wrote the region's frame from another file (warn_unregistered): said here too,
+  // since bodies whose exits do not trap never pass attribute() (a lease's first entry either).
+  if (!registered_ && !warned_ && start_boundary_) warn_unregistered(clip_to(c, w), logs.front().name);
   ckpt::Checkpoint bodies = clip_to(clip_to(std::move(c), w), travelling(boundary));
   attribute(std::move(rest), boundary);  // (no lock held: the region's own writes)
   for (LeaseWords::Logged& l : logs) {
