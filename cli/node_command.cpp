@@ -269,6 +269,9 @@ class NetExchange : public monitor::Exchange {
     return n_.lock_lease_writes(name, writes, kept);
   }
   void set_lease_hook(std::function<int(const std::string&)> hook) override { n_.set_lease_hook(std::move(hook)); }
+  bool lock_lease_hand_over(const std::string& name, uint64_t region, const std::function<bool()>& to_slot) override {
+    return n_.lock_lease_hand_over(name, region, to_slot);
+  }
   void program_streams(bool was_in_window, bool now_in_window, bool drain) override {
     net::OutputPump::at_call_all(pumps_, was_in_window, now_in_window, drain);
   }

@@ -59,7 +59,7 @@ void Criticals::report_times(int rank) const {
                              << p.recapture / e << "; per exit: capture " << p.exit_capture / x << ", release "
                              << p.release / x << "; " << leases_.entries() << " entries without a trap, "
                              << p.lease_reads << " reads of their targets (us each " << p.lease_read / std::max<double>(1, p.lease_reads)
-                             << "), " << leases_.ticks() << " ticks for leases asked back, " << leases_.taken()
+                             << "), " << p.handed << " trapped entries left without a trap, " << leases_.ticks() << " ticks for leases asked back, " << leases_.taken()
                              << " entries found the word taken by another thread, " << leases_.waits()
                              << " times a call waited for such a body";
 }
@@ -265,6 +265,19 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
     attribute(clip_to(since, IntervalSet::everything().minus(granted_bytes)), boundary);
     phases_.recapture += us_since(t);
   }
+  // A lease's body with known writes goes on in a slot of the program's words, as a re-entry
+  // would: its exit needs no trap, its targets are read at the next call (collect_leases).
+  if (known && trap_free_ && wait && ticket < 0 && (leases_.mapped() || leases_.map(st))) {
+    int slot = -1;
+    if (ex_->lock_lease_hand_over(name, window_.region(), [&] {
+          slot = leases_.assign_inside(name, key, key_addr, stamp, *writes);
+          return slot >= 0;
+        })) {
+      answer_ = static_cast<long>(CAPE_LEASE_ENTERED) + slot;
+      phases_.handed++;
+      return true;
+    }
+  }
   held_.push_back({name, stamp, {}, known, known ? IntervalSet::of(*writes) : IntervalSet{}, key, key_addr});
   owner_ = st.tid;
   return true;
@@ -319,6 +332,9 @@ void Criticals::collect_leases(const StoppedThread& st, uint64_t boundary) {
   ckpt::Checkpoint c = capture(st, boundary, &pages);
   ckpt::Checkpoint rest = clip_to(c, IntervalSet::everything().minus(w));
   rest.mappings.clear();
+  // A body that wrote the region's frame from another file (warn_unregistered): said here too,
+  // since bodies whose exits do not trap never pass attribute() (a lease's first entry either).
+  if (!registered_ && !warned_ && start_boundary_) warn_unregistered(clip_to(c, w), logs.front().name);
   ckpt::Checkpoint bodies = clip_to(clip_to(std::move(c), w), travelling(boundary));
   attribute(std::move(rest), boundary);  // (no lock held: the region's own writes)
   for (LeaseWords::Logged& l : logs) {

@@ -62,6 +62,9 @@ class Criticals {
   bool enter(const StoppedThread& st, const std::string& name, uint64_t boundary, bool wait = true,
              int64_t ticket = -1, const std::vector<IntervalSet::Interval>* writes = nullptr, uint64_t key = 0,
              uint64_t key_addr = 0);
+  // enter()'s answer for the program: CAPE_LEASE_ENTERED + slot when the body goes on in a
+  // slot (its exit trap-free), else 0. Read once.
+  long take_answer() { return std::exchange(answer_, 0); }
   // Answers CAPE_LEASE_READY when the page of trap-free re-entry is mapped (else 0).
   long exit(const StoppedThread& st, const std::string& name, uint64_t boundary);
   // Trap-free re-entry (lease_words.h). Before a call is served: may it be now (no body
@@ -125,6 +128,7 @@ class Criticals {
   LeaseWords leases_;
   const bool trap_free_;
   uint64_t carried_ = 0;  // the window whose slots carry_leases() settled
+  long answer_ = 0;       // take_answer()
   void carry_leases();
   pid_t owner_ = 0;  // the thread that holds them
   ckpt::Checkpoint pending_;
@@ -142,6 +146,7 @@ class Criticals {
     uint64_t enters = 0, exits = 0, granted_writes = 0;
     uint64_t known = 0;  // entries of bodies with known writes
     uint64_t lease_reads = 0;  // collect_leases() that read logged targets
+    uint64_t handed = 0;       // trapped entries whose bodies went on in a slot (exit trap-free)
     double lease_read = 0;
     double capture = 0, grant_wait = 0, inject = 0, recapture = 0, exit_capture = 0, release = 0;
   } phases_;

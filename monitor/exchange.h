@@ -100,6 +100,13 @@ class Exchange {
     return false;
   }
   virtual void set_lease_hook(std::function<int(const std::string&)> hook) { (void)hook; }
+  // A body entered with a trap under a lease this node holds in `region` goes on in the
+  // program's word (its exit needs no trap): under the network's mutex, `to_slot` gives it the
+  // slot, then the lease counts as left. False (nothing done) when the lease was asked back.
+  virtual bool lock_lease_hand_over(const std::string& name, uint64_t region, const std::function<bool()>& to_slot) {
+    (void)name, (void)region, (void)to_slot;
+    return false;
+  }
   // --sync=lazy (monitor/lazy.h; docs/monitor.md, "Lazy synchronisation"). Keeps `count`
   // pages from `first` (count * 4096 bytes) as `version`, for the other nodes to fetch
   // (the last two versions of each). fetch_pages: fetches `count` pages from `first` from node

@@ -119,6 +119,36 @@ int LeaseWords::assign(const std::string& name, uint64_t key, uint64_t addr, uin
   return at;
 }
 
+int LeaseWords::assign_inside(const std::string& name, uint64_t key, uint64_t addr, uint64_t run_stamp,
+                              const std::vector<IntervalSet::Interval>& targets) {
+  if (!page_ || targets.empty() || targets.size() > CAPE_LEASE_LOG) return -1;
+  std::lock_guard lk(mu_);
+  int at = -1;
+  for (int i = 0; i < kSlots && at < 0; i++)
+    if (used_[i] && names_[i] == name) at = i;
+  for (int i = 0; i < kSlots && at < 0; i++)
+    if (!used_[i] && load(page_->slots[i].state) == kFree) at = i;
+  if (at < 0) return -1;
+  cape_lease_slot& slot = page_->slots[at];
+  Word s = load(slot.state);
+  if (inside(s) || s == kOpen || slot.count != 0) return -1;
+  names_[at] = name;
+  used_[at] = true;
+  stamps_[at] = run_stamp;
+  slot.key = key;
+  slot.addr = addr;
+  uint64_t n = 0;
+  for (auto [lo, hi] : targets) {
+    slot.log[n].addr = lo;
+    slot.log[n].size = hi - lo;
+    n++;
+  }
+  slot.count = n;
+  slot.entries++;
+  store(slot.state, kInside);
+  return at;
+}
+
 void LeaseWords::release(const std::string& name) {
   if (!page_) return;
   std::lock_guard lk(mu_);

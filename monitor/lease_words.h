@@ -41,6 +41,10 @@ class LeaseWords {
   // A lease of lock `name` the node keeps after its exit: its slot, CLOSED until reopen();
   // `key` and `addr` are what libcape matches (the name's address; an atomic's location). -1: none free.
   int assign(const std::string& name, uint64_t key, uint64_t addr, uint64_t run_stamp);
+  // The same for a body entered with a trap that runs in the slot (INSIDE, `targets` logged:
+  // its exit needs no trap). -1: none free, or the slot is in use.
+  int assign_inside(const std::string& name, uint64_t key, uint64_t addr, uint64_t run_stamp,
+                    const std::vector<IntervalSet::Interval>& targets);
   void release(const std::string& name);  // the lease is gone: its slot is free
   // A new window (Criticals::carry_leases): the locks with a slot; hold() closes one (whatever
   // its state but INSIDE), restamp() gives it the new window's stamp.

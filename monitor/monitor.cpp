@@ -399,7 +399,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
       std::string lock = name(a1);
       if (lock == "atomic") lock += "@" + hex(writes.empty() ? 0 : writes[0].first);
       uint64_t at = lock.starts_with("atomic@") && !writes.empty() ? writes[0].first : 0;  // (libcape's key: lease_words.h)
-      return criticals_.enter(st, lock, boundary, true, -1, &writes, a1, at), 0;
+      return criticals_.enter(st, lock, boundary, true, -1, &writes, a1, at), criticals_.take_answer();
     }
     case CAPE_OP_CRITICAL_EXIT: return criticals_.exit(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary);
     case CAPE_OP_LEASE_EXIT: return 0;  // (its body's writes were read first: runtime_call)

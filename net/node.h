@@ -171,6 +171,10 @@ class Node {
   uint64_t lock_lease_stamp(const std::string& name, uint64_t region);
   // (`kept` runs under mu_ when they were laid over the lease: the hook sees it done.)
   bool lock_lease_writes(const std::string& name, const ckpt::Checkpoint& writes, const std::function<void()>& kept);
+  // A body entered with a trap under lease `name` goes on in the program's word (the monitor's
+  // Criticals::enter): `to_slot` runs under mu_, then the lease is left (no release). False when
+  // the lease was asked back (or is not this region's): the body's exit traps as before.
+  bool lock_lease_hand_over(const std::string& name, uint64_t region, const std::function<bool()>& to_slot);
   void set_lease_hook(std::function<int(const std::string&)> hook) {
     std::lock_guard lk(mu_);
     lease_hook_ = std::move(hook);

@@ -388,6 +388,18 @@ uint64_t Node::lock_lease_stamp(const std::string& name, uint64_t region) {
   return it->second.stamp;
 }
 
+bool Node::lock_lease_hand_over(const std::string& name, uint64_t region, const std::function<bool()>& to_slot) {
+  std::lock_guard lk(mu_);
+  auto it = leases_.find(name);
+  if (it == leases_.end() || it->second.region != region || !it->second.inside || it->second.revoked ||
+      it->second.returning)
+    return false;
+  if (!to_slot()) return false;
+  it->second.inside = false;  // a revoke from now on closes the word (its exit then traps)
+  it->second.used = true;
+  return true;
+}
+
 bool Node::lock_lease_writes(const std::string& name, const ckpt::Checkpoint& writes, const std::function<void()>& kept) {
   {
     std::lock_guard lk(mu_);

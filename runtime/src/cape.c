@@ -461,8 +461,14 @@ void cape_critical_enter(const char* name) {
   trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)name, 0, BOUNDARY);
 }
 void cape_critical_enter_writes(const char* name, const struct cape_write* writes) {
-  if (!lease_enter(name, writes, BOUNDARY))
-    trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)name, (long)((unsigned long)writes | CAPE_CRITICAL_WRITES_BIT), BOUNDARY);
+  if (!lease_enter(name, writes, BOUNDARY)) {
+    unsigned long r = (unsigned long)trap(__func__, CAPE_OP_CRITICAL_ENTER, (long)name,
+                                          (long)((unsigned long)writes | CAPE_CRITICAL_WRITES_BIT), BOUNDARY);
+    if (r >= CAPE_LEASE_ENTERED && r < CAPE_LEASE_ENTERED + CAPE_LEASE_SLOTS) { /* the exit is trap-free */
+      lease_ready = 1;
+      lease_in = &((struct cape_lease_page*)CAPE_LEASE_PAGE_ADDRESS)->slots[r - CAPE_LEASE_ENTERED];
+    }
+  }
   lock_depth++;
 }
 void cape_critical_exit(const char* name) { lock_exit((long)name, 0, BOUNDARY); }

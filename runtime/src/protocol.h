@@ -166,6 +166,9 @@ enum cape_op {
  * writes. A critical exit's answer CAPE_LEASE_READY tells libcape the page is mapped. */
 #define CAPE_LEASE_PAGE_ADDRESS 0x101000000000ULL /* 16 TiB + 64 GiB */
 #define CAPE_LEASE_READY 0x4c45415345ULL        /* "LEASE" */
+/* A trapped entry's answer CAPE_LEASE_ENTERED + slot: the body runs in that slot (INSIDE, its
+ * targets logged by the monitor), so its exit is trap-free too (a lease's first entry). */
+#define CAPE_LEASE_ENTERED 0x4c45415300ULL
 #define CAPE_LEASE_SLOTS 16
 #define CAPE_LEASE_LOG 64
 #define CAPE_LEASE_FREE 0UL     /* no lease */

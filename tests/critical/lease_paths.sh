@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The master's own leases and lease ticks (docs/critical.md, "Session 10"), against gcc -fopenmp:
-# - programs/crit_master.c on 3 nodes: the master entered bodies without a trap, and stopped its
+# - programs/crit_master.c on 3 nodes: the master entered bodies without a trap (and left the
+#   bodies of its leases' first entries, which trap, without a trap), and stopped its
 #   program with a tick when a slave asked for a lease whose bodies' writes were logged (the
 #   master computing 0.3 s without a runtime call); CAPE_LOCK_TICK=0 gives the same output
 #   without a tick, CAPE_LOCK_TRAP_FREE=0 without an entry without a trap;
@@ -41,6 +42,8 @@ for try in 1 2 3; do
   job crit_master on$try
   grep -q "rank 0: .* [1-9][0-9]* entries without a trap" err.crit_master.on$try ||
     { echo "FAIL: the master entered no body without a trap"; fail=1; }
+  grep -q "rank 0: .* [1-9][0-9]* trapped entries left without a trap" err.crit_master.on$try ||
+    { echo "FAIL: no entry of the master's that trapped left its body without a trap (a lease's first)"; fail=1; }
   grep -q "rank 0: .* [1-9][0-9]* ticks for leases asked back" err.crit_master.on$try && { ticked=1; break; }
 done
 [ $ticked = 1 ] || { echo "FAIL: the master's program was never ticked for a lease asked back (3 runs)"; fail=1; }
@@ -62,7 +65,7 @@ met=0
 for try in 1 2 3 4; do
   NODES=2 RUN="--threads-per-node 2" job crit_mt_word mt$try
   n=$(grep -ho "[0-9]* entries found the word taken by another thread, [0-9]* times a call waited" \
-        err.crit_mt_word.mt$try logs.crit_mt_word.mt$try/node.1.log | awk '{ s += $1 + $9 } END { print s + 0 }')
+        err.crit_mt_word.mt$try logs.crit_mt_word.mt$try/node.1.log | awk '{ s += $1 + $10 } END { print s + 0 }')
   echo "crit_mt_word under --model=mt, run $try: $n entries or calls met another thread's body inside"
   [ "$n" -gt 0 ] && { met=1; break; }
 done
