@@ -88,9 +88,12 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   std::string calls = tickpt_shared(cx, c, cl, L.var, "      ") + clause_calls(cx, cl, c->dir.first_tok, "      ");
   // The `before` shares travel (the master's writes) and their clearing too (every node's
   // inject of the master's `after` must take it, or the nodes' cape_desc would differ).
-  // Every node deals its own share, except in the paper's exact shape (--master-idle) and
-  // the models with their own dealing (mt: the node's threads; cape1: its parts).
-  const bool own = !cx.opt.mt && !cx.opt.cape1 && !cx.opt.master_idle;
+  // Every node deals its own share, except in the paper's exact shape (--master-idle), the
+  // models with their own dealing (mt: the node's threads; cape1: its parts), and with copyin:
+  // the master's copyin window puts its region number one ahead, and a slave takes the
+  // master's number from the `before` it injects (inject.cpp; 002 Def. 4.2: without it the
+  // master's words would win over the slaves' in the merge).
+  const bool own = !cx.opt.mt && !cx.opt.cape1 && !cx.opt.master_idle && cl.copyin.empty();
   if (!own && (cx.opt.tickpt || cl.default_none))
     calls += "      cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */\n";
   calls += lock_shared(cx, c, cl, L.var, "      ");
