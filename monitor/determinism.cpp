@@ -187,6 +187,7 @@ std::vector<uint8_t> encode_state(const StateDigest& d) {
   put64(out, d.begin);
   put64(out, d.where.size());
   out.insert(out.end(), d.where.begin(), d.where.end());
+  put64(out, d.loop);
   put64(out, d.parts.size());
   for (const StateDigest::Part& p : d.parts) {
     put64(out, p.start);
@@ -207,6 +208,7 @@ StateDigest decode_state(std::span<const uint8_t> bytes) {
   if (n > bytes.size() - r.at) throw UserError("a malformed memory digest from another node");
   d.where.assign(reinterpret_cast<const char*>(bytes.data() + r.at), n);
   r.at += n;
+  d.loop = r.u64();
   uint64_t parts = r.u64();
   if (parts > bytes.size() / 40) throw UserError("a malformed memory digest from another node");
   for (uint64_t i = 0; i < parts; ++i) {
@@ -239,6 +241,12 @@ std::string compare_states(const StateDigest& master, const StateDigest& slave, 
   if (slave.begin != master.begin || slave.where != master.where)
     return node + " reached " + (slave.where.empty() ? "another region" : slave.where) + " where the master began " +
            region + why;
+  // The nodes deal themselves their shares of the loop: each must have computed the same trip
+  // count and chunk size, or iterations would be run twice or not at all.
+  if (slave.loop != master.loop)
+    return node + " computed another trip count or chunk size than the master for the loop of " + region +
+           " (its bounds or schedule are values that differ between nodes, e.g. locals computed from the clock or "
+           "the pid)" + why;
   // Areas by address: the first one that differs in place, size or contents.
   size_t n = std::max(master.parts.size(), slave.parts.size());
   for (size_t i = 0; i < n; ++i) {

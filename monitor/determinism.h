@@ -36,6 +36,7 @@ namespace cape::monitor {
 struct StateDigest {
   uint64_t begin = 0;  // regions begun so far (the same count on nodes that agree)
   std::string where;   // the region's "file:line", or ""
+  uint64_t loop = 0;   // cape_region_begin_loop's hash of the loop's trip count and chunk, or 0
   struct Part {
     uint64_t start = 0, end = 0, chunk = 0;  // the area, and the bytes each hash covers
     Area::Kind kind = Area::anon;

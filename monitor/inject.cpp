@@ -31,7 +31,13 @@ void inject(const StoppedThread& st, const ckpt::Checkpoint& c, const std::strin
   // A slave takes the region number from what it injects before its start(): the next
   // start() gets the master's number.
   uint64_t region = region_of_timestamp(c.timestamp);
-  if (!window.is_open() && region > window.region() + 1) window.set_region(region - 1);
+  // The translator's `copyin` is made in a window of its own that the master closed before
+  // broadcasting it: the master's next start() is one past it, so the slave takes its number
+  // whole (with region - 1, the slaves' parts of a `parallel copyin(...)` region were a region
+  // behind the master's, whose later timestamp then won every run they overlapped: words the
+  // slaves wrote next to the master's were lost, silently; tests/omp/copyin_neighbours.c).
+  if (!window.is_open() && name == "copyin" && region > window.region()) window.set_region(region);
+  else if (!window.is_open() && region > window.region() + 1) window.set_region(region - 1);
   // Memory another node mapped or grew (its heap, inside the region) exists here first.
   std::string what = "inject(\"" + name + "\")";
   if (!c.mappings.empty()) {

@@ -158,9 +158,9 @@ class Monitor final : public CallServer {
   std::optional<user_regs_struct> take_registers() override { return std::exchange(next_registers_, std::nullopt); }
   bool computes_next() const override { return computes_next_; }
   // The runtime calls (each returns the answer for the program, 0 unless it asks for one).
-  long region_begin(const StoppedThread& st, uint64_t where, uint64_t boundary);
+  long region_begin(const StoppedThread& st, uint64_t where, uint64_t loop, uint64_t boundary);
   void check_states();
-  long start(const StoppedThread& st, uint64_t boundary);
+  long start(const StoppedThread& st, uint64_t boundary, uint64_t flags = 0);
   long stop(const StoppedThread& st);
   long declare(Attr a, uint64_t addr, uint64_t size, ckpt::Reduction red = {});
   long reduction(uint64_t addr, uint64_t packed);
@@ -369,9 +369,9 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_MASTER: return rank_ == 0;
     case CAPE_OP_NODE_ID: return rank_;
     case CAPE_OP_NUM_NODES: return size_;
-    case CAPE_OP_REGION_BEGIN: return region_begin(st, a1, boundary);
+    case CAPE_OP_REGION_BEGIN: return region_begin(st, a1, a2, boundary);
     case CAPE_OP_LAST_PARALLEL: return 0;  // not knowable here; see docs/monitor.md
-    case CAPE_OP_START: return start(st, boundary);
+    case CAPE_OP_START: return start(st, boundary, a1);
     case CAPE_OP_SET_SHARED: return declare(Attr::shared, a1, a2);
     case CAPE_OP_SET_PRIVATE: return declare(Attr::priv, a1, a2);
     case CAPE_OP_SET_FIRSTPRIVATE: return declare(Attr::firstprivate, a1, a2);
@@ -438,7 +438,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
 }
 
 // A parallel region begins (libcape_cc's fork): every node must hold the same memory here.
-long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t boundary) {
+long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t loop, uint64_t boundary) {
   ++begins_;
   criticals_.new_region();
   // (Deferred, the site was copied into libcape's list: name_at finds it there.)
@@ -485,6 +485,7 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t bou
                                   << " ms";
     d.begin = begins_;
     d.where = site;
+    d.loop = loop;  // (cape_region_begin_loop: the nodes deal themselves their shares)
     if (rank_ == 0)
       unchecked_ = std::move(d);
     else
@@ -504,7 +505,7 @@ void Monitor::check_states() {
   }
 }
 
-long Monitor::start(const StoppedThread& st, uint64_t boundary) {
+long Monitor::start(const StoppedThread& st, uint64_t boundary, uint64_t flags) {
   if (window_.is_open()) stop(st);
   criticals_.reset(boundary);
   // Before tracking starts: the region's table, reduction identities, private values kept.
@@ -523,7 +524,8 @@ long Monitor::start(const StoppedThread& st, uint64_t boundary) {
   auto t1 = std::chrono::steady_clock::now();
   if (lazy_) {
     lazy_->after_start();
-    if (rank_ != 0) open_kept(st);
+    // (The master's share follows its `before`, which opens them, unless it makes none.)
+    if (rank_ != 0 || (flags & CAPE_START_OWN_SHARE)) open_kept(st);
     CAPE_LOG_AT(debug, "monitor") << "start(): open " << std::chrono::duration<double, std::milli>(t1 - t0).count()
                                   << " ms, missing mode again, kept pages opened "
                                   << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t1).count()

@@ -16,10 +16,15 @@
  *            instead of sleeping: what a monitor that never sleeps would reach.
  *   ptrace-unix  ptrace, the monitors' star over Unix sockets instead of loopback TCP (nodes
  *            on one host).
- *   cape-shape   handoff, with the stops and messages an empty region makes in cape today
- *            (master: 4 stops, a `before` to each slave at the third, the slaves' parts awaited
- *            and the result sent at the fourth; a slave: 3 stops, the `before` awaited at the
- *            second, its part sent and the result awaited at the third) and no work at any.
+ *   cape-shape-s9   handoff, with the stops and messages an empty region made in cape until
+ *            session 9 (master: 4 stops, a `before` to each slave at the third, the slaves'
+ *            parts awaited and the result sent at the fourth; a slave: 3 stops, the `before`
+ *            awaited at the second, its part sent and the result awaited at the third) and no
+ *            work at any.
+ *   cape-shape   the same for cape's shape since session 10 (issue 14, "Seventh pass": the
+ *            determinism check on start()'s stop, no `before`): 2 stops per node, nothing at
+ *            the first; at the second the master awaits the parts and sends the result, a slave
+ *            sends its part and awaits the result.
  *
  * `make bench` builds and runs it (build-bench/bench/floor/cape_bench_region_floor [REGIONS]
  * [NODES]); a benchmark, never a test. Prints microseconds per region (medians of 5
@@ -39,7 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum mode { SPIN, DIRECT, PTRACE, HANDOFF, PTRACE_SPIN, PTRACE_UNIX, CAPE_SHAPE, NMODES };
+enum mode { SPIN, DIRECT, PTRACE, HANDOFF, PTRACE_SPIN, PTRACE_UNIX, CAPE_SHAPE_S9, CAPE_SHAPE, NMODES };
 static int spinning;
 static int nodes = 3, regions = 2000;
 static const int warmup = 50;
@@ -149,7 +154,7 @@ static double node(int rank, int* fds, enum mode m) {
     sched_setaffinity(0, sizeof all, &all);
   }
   int total = warmup + regions;
-  int stops = m == CAPE_SHAPE ? (rank == 0 ? 4 : 3) : 1; /* per region */
+  int stops = m == CAPE_SHAPE_S9 ? (rank == 0 ? 4 : 3) : m == CAPE_SHAPE ? 2 : 1; /* per region */
   pid_t prog = 0;
   if (m >= PTRACE) {
     prog = fork();
@@ -161,7 +166,7 @@ static double node(int rank, int* fds, enum mode m) {
   }
   struct inbox in[16];
   for (int i = 0; i < nodes; i++)
-    if (fds[i] >= 0) inbox_init(&in[i], fds[i], m == HANDOFF || m == CAPE_SHAPE, rank);
+    if (fds[i] >= 0) inbox_init(&in[i], fds[i], m == HANDOFF || m == CAPE_SHAPE_S9 || m == CAPE_SHAPE, rank);
   double t0 = 0;
   for (int r = 0; r < total; r++) {
     if (r == warmup) t0 = now_us();
@@ -173,6 +178,15 @@ static double node(int rank, int* fds, enum mode m) {
         if (got != prog || !WIFSTOPPED(st)) die("waitpid");
       }
       if (m == CAPE_SHAPE) {
+        if (rank == 0 && stop == 1) {
+          for (int s = 1; s < nodes; s++) receive_byte(&in[s]);
+          for (int s = 1; s < nodes; s++) send_byte(fds[s], 'a');
+        }
+        if (rank != 0 && stop == 1) {
+          send_byte(fds[0], 'p');
+          receive_byte(&in[0]);
+        }
+      } else if (m == CAPE_SHAPE_S9) {
         if (rank == 0 && stop == 2)
           for (int s = 1; s < nodes; s++) send_byte(fds[s], 'b');
         if (rank == 0 && stop == 3) {
@@ -260,7 +274,8 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: region_floor [REGIONS >= 1] [NODES 2..16]\n");
     return 2;
   }
-  const char* names[] = {"spin", "direct", "ptrace", "handoff", "ptrace-spin", "ptrace-unix", "cape-shape"};
+  const char* names[] = {"spin",        "direct",        "ptrace",    "handoff",
+                         "ptrace-spin", "ptrace-unix",   "cape-shape-s9", "cape-shape"};
   double t[NMODES][5];
   for (int i = 0; i < 5; i++) /* interleaved */
     for (int m = 0; m < NMODES; m++) t[m][i] = run((enum mode)m);
@@ -268,7 +283,7 @@ int main(int argc, char** argv) {
          regions, sysconf(_SC_NPROCESSORS_ONLN));
   for (int m = 0; m < NMODES; m++) {
     qsort(t[m], 5, sizeof(double), cmp);
-    printf("  %-11s %8.1f   (min %.1f, max %.1f)\n", names[m], t[m][2], t[m][0], t[m][4]);
+    printf("  %-13s %8.1f   (min %.1f, max %.1f)\n", names[m], t[m][2], t[m][0], t[m][4]);
   }
   return 0;
 }

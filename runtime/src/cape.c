@@ -294,12 +294,14 @@ int cape_master(void) {
 __attribute__((noinline)) void cape_mark_frame(void) { marked_frame = BOUNDARY; }
 void cape_unmark_frame(void) { marked_frame = 0; }
 
-void cape_start(void) {
-  know_ids(__func__);
+static void start(const char* call, long flags, void* boundary) {
+  know_ids(call);
   cape_heap_settle(node_count);
-  if ((unsigned long)trap(__func__, CAPE_OP_START, 0, 0, BOUNDARY) == CAPE_INPROC_ARMED) cape_inproc_arm();
+  if ((unsigned long)trap(call, CAPE_OP_START, flags, 0, boundary) == CAPE_INPROC_ARMED) cape_inproc_arm();
   cape_heap_enter(node_rank);
 }
+__attribute__((noinline)) void cape_start(void) { start(__func__, 0, BOUNDARY); }
+__attribute__((noinline)) void cape_start_own_share(void) { start(__func__, CAPE_START_OWN_SHARE, BOUNDARY); }
 void cape_stop(void) {
   trap(__func__, CAPE_OP_STOP, 0, 0, BOUNDARY);
   cape_heap_leave();
@@ -353,13 +355,17 @@ int cape_num_nodes(void) {
  * the program writes before its cape_start() differs between nodes): the determinism check
  * then runs at the next trap, start()'s, before start() itself (issue 14: one stop fewer per
  * node per region). The answer, the job's size, is known here. */
-int cape_region_begin(const char* where) {
+static int region_begin(const char* call, const char* where, unsigned long long loop, void* boundary) {
   if (defer_next) {
     defer_next = 0;
-    know_ids(__func__);
-    if (defer(CAPE_OP_REGION_BEGIN, where, 0, BOUNDARY)) return node_count;
+    know_ids(call);
+    if (defer(CAPE_OP_REGION_BEGIN, where, (long)loop, boundary)) return node_count;
   }
-  return (int)trap(__func__, CAPE_OP_REGION_BEGIN, (long)where, 0, BOUNDARY);
+  return (int)trap(call, CAPE_OP_REGION_BEGIN, (long)where, (long)loop, boundary);
+}
+__attribute__((noinline)) int cape_region_begin(const char* where) { return region_begin(__func__, where, 0, BOUNDARY); }
+__attribute__((noinline)) int cape_region_begin_loop(const char* where, unsigned long long loop) {
+  return region_begin(__func__, where, loop, BOUNDARY);
 }
 
 /* Data sharing: the monitor keeps the attribute table; nothing is stored here. */

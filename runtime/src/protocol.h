@@ -44,6 +44,12 @@ struct cape_deferred_list {
   char names[CAPE_MAX_DEFERRED][CAPE_DEFERRED_NAME_BYTES];
 };
 
+/* start()'s first argument: CAPE_START_OWN_SHARE when the node runs its share at once (no
+ * `before` is made in the window: the master's nodes dealt themselves their shares), else 0.
+ * region_begin()'s second: a hash of the loop's trip count and chunk size (the nodes must
+ * agree on it, as on their memory), else 0. */
+#define CAPE_START_OWN_SHARE 1
+
 /* After the gadget (libcape's cape.c): the resume stub, entered with rax/rdi/rsi/rdx = one
  * syscall and rsp = the address of a frame {rax, rcx, r11, rdi, rsi, rdx, rip, cs, rflags,
  * rsp, ss} in monitor-owned memory; the syscall's result goes to the word below the frame

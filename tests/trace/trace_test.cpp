@@ -251,7 +251,9 @@ TEST_P(TraceMamult, PhasesAndBytes) {
   EXPECT_GE((c.bytes[{0, "wait_for"}]), share * static_cast<uint64_t>(nodes - 1) * 9 / 10);
   for (int p = 1; p < nodes; ++p) {
     EXPECT_GE((c.bytes[{p, "send"}]), share * 9 / 10) << "node " << p;
-    EXPECT_GT((c.bytes[{p, "receive"}]), 0u) << "node " << p;
+    // Nothing comes to a slave in the program's last region: it deals its own share (no
+    // `before` since issue 14's session 10) and exits after sending its part (last_parallel()).
+    EXPECT_EQ((c.bytes[{p, "receive"}]), 0u) << "node " << p;
     EXPECT_EQ(c.phase_names[p].size(), 4u) << "node " << p;
   }
   std::string text = read_file(d.path + "/t.json");

@@ -34,7 +34,7 @@ nm prog | grep ' T omp_get_thread_num' > /dev/null || fail "libcape_cc not linke
 # --keep and -v
 "$cc" --keep -v -c main.c 2> v.err
 [ -f main.cape.c ] || fail "--keep did not keep main.cape.c"
-grep -q 'cape_create("before")' main.cape.c || fail "kept file is not a translation"
+grep -q 'cape_cc_fork' main.cape.c || fail "kept file is not a translation"
 grep -q '^cape-cc: .*gcc' v.err || fail "-v did not show the compiler command"
 
 # --model

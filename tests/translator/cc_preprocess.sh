@@ -43,7 +43,7 @@ grep -q '^#include <stdio.h>' repro.cape.c || fail "repro.cape.c is not the read
 grep -q '^#ifdef _OPENMP' repro.cape.c || fail "repro.cape.c lost the #ifdef"
 grep -q '^#endif' repro.cape.c || fail "repro.cape.c lost the #endif"
 grep -q 'extern int printf' repro.cape.pp.c || fail "repro.cape.pp.c is not preprocessed"
-grep -q 'cape_create("before")' repro.cape.pp.c || fail "repro.cape.pp.c is not a translation"
+grep -q 'cape_cc_fork' repro.cape.pp.c || fail "repro.cape.pp.c is not a translation"
 
 # -E: the unit as cape-cc sees it (cape's omp.h, _OPENMP from -fopenmp).
 printf '#include <omp.h>\n#ifdef _OPENMP\nint have_openmp = _OPENMP;\n#endif\n' > e.c

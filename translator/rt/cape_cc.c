@@ -170,7 +170,12 @@ static int cape1_fork(int num_threads, int cond, const char *where) {
   return me >= 0 || parts == 1;
 }
 
+/* cape_cc_fork_loop's hash of the loop (TLS), for the region_begin of the fork it makes. */
+static __thread unsigned long long fork_loop;
+
 int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
+  unsigned long long loop = fork_loop;
+  fork_loop = 0;
   if (flags & CAPE_CC_CAPE1) return cape1_fork(num_threads, cond, where);
   if (mt_in || mt_nested) { /* nested in a node's team: a team of one (nesting is off) */
     mt_nested++;
@@ -194,7 +199,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
      cape_start()), the check rides on the next trap, start()'s: nothing written here
      differs between nodes. */
   if ((flags & CAPE_CC_DEFER_BEGIN) && cape_num_nodes() > 1) cape_defer_next();
-  int nodes = cape_region_begin(where);
+  int nodes = loop ? cape_region_begin_loop(where, loop) : cape_region_begin(where);
   if (nodes > CAPE_CC_MAX_NODES) {
     fprintf(stderr, "cape: %d nodes, translated code supports at most %d\n", nodes,
             CAPE_CC_MAX_NODES);
@@ -570,6 +575,19 @@ void cape_cc_receive_share(int then_start) {
 }
 
 void cape_cc_my_share(cape_share_t *out, const cape_share_t *desc) { *out = desc[cape_node_id()]; }
+
+/* The nodes deal themselves their shares (no `before`, issue 14): the trip count and chunk
+ * join the determinism check (a node with other bounds would run other iterations). */
+int cape_cc_fork_loop(int num_threads, int cond, int flags, const char *where, unsigned long long n,
+                      unsigned long long chunk) {
+  unsigned long long h = n * 0x9e3779b97f4a7c15ULL ^ (chunk + 0x632be59bd9b4e019ULL);
+  fork_loop = h ? h : 1;
+  return cape_cc_fork(num_threads, cond, flags, where);
+}
+
+void cape_cc_own_share(cape_share_t *out, unsigned long long n, unsigned long long chunk) {
+  cape_cc_share(out, n, chunk, node_tid());
+}
 
 void cape_cc_exit(void) { exit(0); }
 

@@ -32,6 +32,13 @@ int cape_num_nodes(void);       /* number of nodes in the job */
  * clock or a random seed is reported, not left to give wrong results). Returns the number
  * of nodes. The messages about the region name `where`. */
 int cape_region_begin(const char *where);
+/* The same for a region whose nodes deal themselves their shares of a loop (no `before`
+ * checkpoint): `loop` (a hash of the loop's trip count and chunk size) is part of what every
+ * node must agree on, and a node that computed other bounds is reported as memory is. */
+int cape_region_begin_loop(const char *where, unsigned long long loop);
+/* cape_start() of a window in which this node runs its share at once: no `before` is made
+ * in it (the monitor may prepare for the share at start: --sync=lazy's kept pages). */
+void cape_start_own_share(void);
 
 /* CAPE-1's create(file) (003_45ed75503520c8f4.txt Fig. 2), "very similar to fork": a
  * complete checkpoint of this whole process (registers, memory map, every writable mapping)

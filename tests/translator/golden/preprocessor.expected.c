@@ -20,23 +20,10 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   CAPE_CC_SAVE(cape_pv_1_i, i);
   static __thread cape_share_t cape_sh_1;
   static __thread unsigned long long cape_b_1, cape_k_1;
-  if (cape_cc_fork(0, 1, CAPE_CC_DEFER_BEGIN, "preprocessor.c:7")) {
-    if (cape_master()) {                    /* Fig. 3 line 1 */
-      cape_reduction((void *)&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
-      cape_start();                         /* line 2 */
-      while (cape_cc_deal(cape_desc, &cape_sh_1, cape_n_1, 0)) { /* line 3: a share per slave, then the master's */
-        cape_create("before");             /* line 4 */
-        cape_cc_send_share();               /* line 5 */
-      }
-    } else {
-      static __thread __typeof__(s) cape_rv_1_s;
-      CAPE_CC_SAVE(cape_rv_1_s, s);
-      cape_cc_receive_share(0);             /* lines 14-15 */
-      CAPE_CC_RESTORE(s, cape_rv_1_s);
-      cape_reduction((void *)&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
-      cape_start();                         /* line 16 */
-      cape_cc_my_share(&cape_sh_1, cape_desc);
-    }
+  if (cape_cc_fork_loop(0, 1, CAPE_CC_DEFER_BEGIN, "preprocessor.c:7", cape_n_1, 0)) {
+    cape_reduction((void *)&s, sizeof(s), CAPE_RED_ADD, CAPE_CC_TYPE(s));
+    cape_start_own_share();                 /* Fig. 3 lines 2, 16 */
+    cape_cc_own_share(&cape_sh_1, cape_n_1, 0);    /* line 3: this node's share, dealt here */
   } else {
     cape_cc_share(&cape_sh_1, cape_n_1, 0, 0); /* serial: every iteration */
   }

@@ -41,73 +41,20 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   CAPE_CC_SAVE(cape_pv_1_i, i);
   static __thread cape_share_t cape_sh_1;
   static __thread unsigned long long cape_b_1, cape_k_1;
-  if (cape_cc_fork(0, 1, CAPE_CC_DEFER_BEGIN, "reductions.c:8")) {
-    if (cape_master()) {                    /* Fig. 3 line 1 */
-      cape_reduction((void *)&add, sizeof(add), CAPE_RED_ADD, CAPE_CC_TYPE(add));
-      cape_reduction((void *)&mul, sizeof(mul), CAPE_RED_MUL, CAPE_CC_TYPE(mul));
-      cape_reduction((void *)&sub, sizeof(sub), CAPE_RED_SUB, CAPE_CC_TYPE(sub));
-      cape_reduction((void *)&and_, sizeof(and_), CAPE_RED_BAND, CAPE_CC_TYPE(and_));
-      cape_reduction((void *)&or_, sizeof(or_), CAPE_RED_BOR, CAPE_CC_TYPE(or_));
-      cape_reduction((void *)&xor_, sizeof(xor_), CAPE_RED_BXOR, CAPE_CC_TYPE(xor_));
-      cape_reduction((void *)&land, sizeof(land), CAPE_RED_LAND, CAPE_CC_TYPE(land));
-      cape_reduction((void *)&lor, sizeof(lor), CAPE_RED_LOR, CAPE_CC_TYPE(lor));
-      cape_reduction((void *)&mn, sizeof(mn), CAPE_RED_MIN, CAPE_CC_TYPE(mn));
-      cape_reduction((void *)&mx, sizeof(mx), CAPE_RED_MAX, CAPE_CC_TYPE(mx));
-      cape_reduction((void *)&uc, sizeof(uc), CAPE_RED_MAX, CAPE_CC_TYPE(uc));
-      cape_start();                         /* line 2 */
-      while (cape_cc_deal(cape_desc, &cape_sh_1, cape_n_1, 0)) { /* line 3: a share per slave, then the master's */
-        cape_create("before");             /* line 4 */
-        cape_cc_send_share();               /* line 5 */
-      }
-    } else {
-      static __thread __typeof__(add) cape_rv_1_add;
-      CAPE_CC_SAVE(cape_rv_1_add, add);
-      static __thread __typeof__(mul) cape_rv_1_mul;
-      CAPE_CC_SAVE(cape_rv_1_mul, mul);
-      static __thread __typeof__(sub) cape_rv_1_sub;
-      CAPE_CC_SAVE(cape_rv_1_sub, sub);
-      static __thread __typeof__(and_) cape_rv_1_and_;
-      CAPE_CC_SAVE(cape_rv_1_and_, and_);
-      static __thread __typeof__(or_) cape_rv_1_or_;
-      CAPE_CC_SAVE(cape_rv_1_or_, or_);
-      static __thread __typeof__(xor_) cape_rv_1_xor_;
-      CAPE_CC_SAVE(cape_rv_1_xor_, xor_);
-      static __thread __typeof__(land) cape_rv_1_land;
-      CAPE_CC_SAVE(cape_rv_1_land, land);
-      static __thread __typeof__(lor) cape_rv_1_lor;
-      CAPE_CC_SAVE(cape_rv_1_lor, lor);
-      static __thread __typeof__(mn) cape_rv_1_mn;
-      CAPE_CC_SAVE(cape_rv_1_mn, mn);
-      static __thread __typeof__(mx) cape_rv_1_mx;
-      CAPE_CC_SAVE(cape_rv_1_mx, mx);
-      static __thread __typeof__(uc) cape_rv_1_uc;
-      CAPE_CC_SAVE(cape_rv_1_uc, uc);
-      cape_cc_receive_share(0);             /* lines 14-15 */
-      CAPE_CC_RESTORE(add, cape_rv_1_add);
-      CAPE_CC_RESTORE(mul, cape_rv_1_mul);
-      CAPE_CC_RESTORE(sub, cape_rv_1_sub);
-      CAPE_CC_RESTORE(and_, cape_rv_1_and_);
-      CAPE_CC_RESTORE(or_, cape_rv_1_or_);
-      CAPE_CC_RESTORE(xor_, cape_rv_1_xor_);
-      CAPE_CC_RESTORE(land, cape_rv_1_land);
-      CAPE_CC_RESTORE(lor, cape_rv_1_lor);
-      CAPE_CC_RESTORE(mn, cape_rv_1_mn);
-      CAPE_CC_RESTORE(mx, cape_rv_1_mx);
-      CAPE_CC_RESTORE(uc, cape_rv_1_uc);
-      cape_reduction((void *)&add, sizeof(add), CAPE_RED_ADD, CAPE_CC_TYPE(add));
-      cape_reduction((void *)&mul, sizeof(mul), CAPE_RED_MUL, CAPE_CC_TYPE(mul));
-      cape_reduction((void *)&sub, sizeof(sub), CAPE_RED_SUB, CAPE_CC_TYPE(sub));
-      cape_reduction((void *)&and_, sizeof(and_), CAPE_RED_BAND, CAPE_CC_TYPE(and_));
-      cape_reduction((void *)&or_, sizeof(or_), CAPE_RED_BOR, CAPE_CC_TYPE(or_));
-      cape_reduction((void *)&xor_, sizeof(xor_), CAPE_RED_BXOR, CAPE_CC_TYPE(xor_));
-      cape_reduction((void *)&land, sizeof(land), CAPE_RED_LAND, CAPE_CC_TYPE(land));
-      cape_reduction((void *)&lor, sizeof(lor), CAPE_RED_LOR, CAPE_CC_TYPE(lor));
-      cape_reduction((void *)&mn, sizeof(mn), CAPE_RED_MIN, CAPE_CC_TYPE(mn));
-      cape_reduction((void *)&mx, sizeof(mx), CAPE_RED_MAX, CAPE_CC_TYPE(mx));
-      cape_reduction((void *)&uc, sizeof(uc), CAPE_RED_MAX, CAPE_CC_TYPE(uc));
-      cape_start();                         /* line 16 */
-      cape_cc_my_share(&cape_sh_1, cape_desc);
-    }
+  if (cape_cc_fork_loop(0, 1, CAPE_CC_DEFER_BEGIN, "reductions.c:8", cape_n_1, 0)) {
+    cape_reduction((void *)&add, sizeof(add), CAPE_RED_ADD, CAPE_CC_TYPE(add));
+    cape_reduction((void *)&mul, sizeof(mul), CAPE_RED_MUL, CAPE_CC_TYPE(mul));
+    cape_reduction((void *)&sub, sizeof(sub), CAPE_RED_SUB, CAPE_CC_TYPE(sub));
+    cape_reduction((void *)&and_, sizeof(and_), CAPE_RED_BAND, CAPE_CC_TYPE(and_));
+    cape_reduction((void *)&or_, sizeof(or_), CAPE_RED_BOR, CAPE_CC_TYPE(or_));
+    cape_reduction((void *)&xor_, sizeof(xor_), CAPE_RED_BXOR, CAPE_CC_TYPE(xor_));
+    cape_reduction((void *)&land, sizeof(land), CAPE_RED_LAND, CAPE_CC_TYPE(land));
+    cape_reduction((void *)&lor, sizeof(lor), CAPE_RED_LOR, CAPE_CC_TYPE(lor));
+    cape_reduction((void *)&mn, sizeof(mn), CAPE_RED_MIN, CAPE_CC_TYPE(mn));
+    cape_reduction((void *)&mx, sizeof(mx), CAPE_RED_MAX, CAPE_CC_TYPE(mx));
+    cape_reduction((void *)&uc, sizeof(uc), CAPE_RED_MAX, CAPE_CC_TYPE(uc));
+    cape_start_own_share();                 /* Fig. 3 lines 2, 16 */
+    cape_cc_own_share(&cape_sh_1, cape_n_1, 0);    /* line 3: this node's share, dealt here */
   } else {
     cape_cc_share(&cape_sh_1, cape_n_1, 0, 0); /* serial: every iteration */
   }

@@ -30,6 +30,12 @@ typedef struct cape_share {
  * nodes, 0 when it runs serially on every node (nested region, if(0), one node or one
  * thread); in both cases the omp_ calls answer for the new team. */
 int cape_cc_fork(int num_threads, int cond, int flags, const char *where);
+/* The same for a `parallel for` whose nodes deal themselves their shares of its n iterations
+ * (cape_cc_own_share after cape_start_own_share; no `before`): n and chunk join the region's
+ * determinism check. */
+int cape_cc_fork_loop(int num_threads, int cond, int flags, const char *where, unsigned long long n,
+                      unsigned long long chunk);
+void cape_cc_own_share(cape_share_t *out, unsigned long long n, unsigned long long chunk);
 #define CAPE_CC_MASTER_IDLE 1
 #define CAPE_CC_WHOLE_TEAM 2 /* a `parallel` region: one thread per node, or num_threads nodes when fewer */
 #define CAPE_CC_MT 4 /* cape-cc --model=mt: each node's share runs on its libgomp threads */

@@ -44,6 +44,23 @@ $calls
   }
 )c";
 
+// The nodes deal themselves their shares (issue 14): the shares are a function of the trip
+// count, the chunk and the team, which every node computes alike (the trip count and chunk
+// join the determinism check: cape_cc_fork_loop). No `before` is made, sent, received or
+// injected: the master's cape_create("before") and sends, a slave's receive and inject, and a
+// stop on every node go (Fig. 3 lines 3-5 and 14-15 have nothing left to carry).
+constexpr std::string_view kForkOwn = R"c(  static __thread cape_share_t $sh;
+  static __thread unsigned long long $b, $k;
+  if (cape_cc_fork_loop($num_threads, $cond, $flags, $where, $n, $chunk)) {
+$copyin
+$calls
+    cape_start_own_share();                 /* Fig. 3 lines 2, 16 */
+    cape_cc_own_share(&$sh, $n, $chunk);    /* line 3: this node's share, dealt here */
+  } else {
+    cape_cc_share(&$sh, $n, 0, 0); /* serial: every iteration */
+  }
+)c";
+
 }  // namespace
 
 void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
@@ -71,7 +88,13 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   std::string calls = tickpt_shared(cx, c, cl, L.var, "      ") + clause_calls(cx, cl, c->dir.first_tok, "      ");
   // The `before` shares travel (the master's writes) and their clearing too (every node's
   // inject of the master's `after` must take it, or the nodes' cape_desc would differ).
-  if (cx.opt.tickpt || cl.default_none)
+  // Every node deals its own share, except in the paper's exact shape (--master-idle), the
+  // models with their own dealing (mt: the node's threads; cape1: its parts), and with copyin:
+  // the master's copyin window puts its region number one ahead, and a slave takes the
+  // master's number from the `before` it injects (inject.cpp; 002 Def. 4.2: without it the
+  // master's words would win over the slaves' in the merge).
+  const bool own = !cx.opt.mt && !cx.opt.cape1 && !cx.opt.master_idle && cl.copyin.empty();
+  if (!own && (cx.opt.tickpt || cl.default_none))
     calls += "      cape_set_shared(cape_desc, sizeof(cape_desc)); /* the `before` shares */\n";
   calls += lock_shared(cx, c, cl, L.var, "      ");
   std::string master_calls = calls;
@@ -101,7 +124,17 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   cx.gen(save_privates(priv, id, false));
   cx.gen(save_privates(cl.lastpriv, id, false));
   if (cx.opt.mt) cx.gen(mt_lastprivate_pointers(cl, id, L.var));
-  cx.gen(h.fill(kFork));
+  if (own) {
+    std::string indented;  // (the calls, one level less deep than in kFork)
+    for (size_t p = 0, e; p < calls.size(); p = e + 1) {
+      e = calls.find('\n', p);
+      if (e == std::string::npos) e = calls.size();
+      std::string line = calls.substr(p, e - p);
+      indented += (line.starts_with("  ") ? line.substr(2) : line) + "\n";
+    }
+    h.set("calls", calls.empty() ? "" : indented);
+  }
+  cx.gen(h.fill(own ? kForkOwn : kFork));
   Enclosing inner = enc;
   inner.region = id;
   inner.in_ws = true;
