@@ -211,6 +211,7 @@ void MprotectTracker::unprotect(const StoppedThread& t, Slot* s, uint64_t page, 
 
 bool MprotectTracker::on_fault(const StoppedThread& t, const siginfo_t& info) {
   if (info.si_code != SEGV_ACCERR) return false;
+  take_dropped(t);
   uint64_t addr = reinterpret_cast<uint64_t>(info.si_addr);
   const Area* r = area_of(addr);
   if (!r) return false;
@@ -282,7 +283,53 @@ bool MprotectTracker::finish_stub_by_hand(const StoppedThread& t, Slot& s) {
   return true;
 }
 
+void MprotectTracker::before_drop(long nr, uint64_t start, uint64_t end) {
+  (void)nr;
+  std::lock_guard lk(drop_mu_);
+  if (!pid_) return;
+  std::vector<uint8_t> buf;
+  for (const Area& r : areas_) {
+    uint64_t lo = std::max(page_down(r.start), start), hi = std::min(page_up(r.end), end);
+    if (lo >= hi) continue;
+    // (Read-only, not written yet: what they hold is their original. Those written already
+    // have theirs; take_dropped() keeps the older one.)
+    buf.resize(hi - lo);
+    iovec local{buf.data(), buf.size()}, remote{reinterpret_cast<void*>(lo), buf.size()};
+    ssize_t got = ::process_vm_readv(pid_, &local, 1, &remote, 1, 0);
+    if (got != static_cast<ssize_t>(buf.size())) {  // part unmapped already: page by page
+      for (uint64_t p = lo; p < hi; p += kPageSize) {
+        local = {buf.data() + (p - lo), kPageSize};
+        remote = {reinterpret_cast<void*>(p), kPageSize};
+        if (::process_vm_readv(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(kPageSize))
+          dropped_.try_emplace(p, buf.begin() + (p - lo), buf.begin() + (p - lo) + kPageSize);
+      }
+      continue;
+    }
+    for (uint64_t p = lo; p < hi; p += kPageSize)
+      dropped_.try_emplace(p, buf.begin() + (p - lo), buf.begin() + (p - lo) + kPageSize);
+  }
+}
+
+void MprotectTracker::take_dropped(const StoppedThread& t) {
+  std::map<uint64_t, std::vector<uint8_t>> got;
+  {
+    std::lock_guard lk(drop_mu_);
+    if (dropped_.empty()) return;
+    got.swap(dropped_);
+  }
+  (void)t;
+  for (auto& [page, bytes] : got) {
+    if (originals_.count(page)) continue;  // written before the call: its original is older
+    if (used_ % kBlockPages + 1 > kBlockPages) used_ = (used_ / kBlockPages + 1) * kBlockPages;
+    uint32_t block = used_ / kBlockPages;
+    while (arena_.size() <= block) arena_.emplace_back(uint64_t{kBlockPages} * kPageSize);
+    std::memcpy(arena_[block].data() + uint64_t{used_ % kBlockPages} * kPageSize, bytes.data(), kPageSize);
+    originals_.emplace(page, used_++);
+  }
+}
+
 void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint64_t end) {
+  take_dropped(t);
   // A signal about to be delivered to a thread still inside the stub: finish the stub here
   // so that the handler runs on the program's stack, and open that stack. (Once the thread
   // is seen outside the stub, e.g. at a runtime call, its registers are not read again.)
@@ -320,6 +367,9 @@ void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint6
 }
 
 void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
+  // Pages the program dropped (munmap, mmap over them, ...) in the window: written pages,
+  // read again (those unmapped now are passed over, those mapped again read as they are).
+  take_dropped(t);
   // Pages whose unprotect is still on its way (a thread between its fault and the stub's
   // syscall: only when the program races with its own runtime call): re-protecting them now
   // would be undone by that syscall, so they stay writable and listed, with what they hold
@@ -479,7 +529,12 @@ bool MprotectTracker::original(uint64_t page, std::span<uint8_t> out) {
 void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& areas) {
   if (!scratch_tried_) setup_scratch(t);
   skipped_originals_.clear();
-  areas_ = areas;
+  {
+    std::lock_guard lk(drop_mu_);
+    areas_ = areas;
+    pid_ = t.tracee.pid();
+    dropped_.clear();  // (a call between windows: every node made it)
+  }
   originals_.clear();
   used_ = 0;
   for (auto& [tid, s] : slots_) s->run_end = 0;
@@ -568,7 +623,11 @@ void MprotectTracker::stop(const StoppedThread& t) {
   }
   for (long res : mprotect_all(t, calls))
     if (res < 0) CAPE_LOG_AT(warn, "monitor") << "mprotect back failed: " << strerror(static_cast<int>(-res));
-  areas_.clear();
+  {
+    std::lock_guard lk(drop_mu_);
+    areas_.clear();
+    dropped_.clear();
+  }
   originals_.clear();
   used_ = 0;
   CAPE_LOG_AT(debug, "monitor") << "mprotect tracker: " << faults << " faults, " << one_stop_faults
