@@ -14,7 +14,9 @@ namespace cape::monitor {
 
 ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSpace& as,
                         const DataSharing& sharing, CreateSide side, uint64_t boundary) {
-  // What may be captured now: the tracked set with the runtime's frames cut off.
+  // What may be captured now: the tracked set with the runtime's frames cut off (after the
+  // tracker gave back what its protection made of the program's own calls).
+  window.tracker().settle(st);
   const std::vector<Mapping>& maps = window.maps_for_create(as.pid(), side.reuse_maps);
   std::vector<Area> areas_now = as.tracked(maps, boundary);
   // 0. Memory mapped, grown or unmapped since start() or the last create() (the heap grew

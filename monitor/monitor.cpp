@@ -126,6 +126,7 @@ class Monitor final : public CallServer {
     const bool in_window = window_open_.load(std::memory_order_acquire);
     if (lazy_) lazy_->before_mapping_call(nr, args, in_window);
     if (!in_window) return;
+    window_.tracker().before_mapping_call(nr, args);
     const pid_t pid = space_.pid();
     for (auto [s, e] : dropped_by(nr, args, [pid] { return program_brk_end(pid); }))
       window_.tracker().before_drop(nr, s, e);
