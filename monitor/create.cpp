@@ -14,7 +14,9 @@ namespace cape::monitor {
 
 ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSpace& as,
                         const DataSharing& sharing, CreateSide side, uint64_t boundary) {
-  // What may be captured now: the tracked set with the runtime's frames cut off.
+  // What may be captured now: the tracked set with the runtime's frames cut off (after the
+  // tracker gave back what its protection made of the program's own calls).
+  window.tracker().settle(st);
   const std::vector<Mapping>& maps = window.maps_for_create(as.pid(), side.reuse_maps);
   std::vector<Area> areas_now = as.tracked(maps, boundary);
   // 0. Memory mapped, grown or unmapped since start() or the last create() (the heap grew
@@ -35,6 +37,7 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
   // while the tracker took the page as seen: lost (a heap list built under a lock came out
   // wrong, docs/critical.md "Threads of a node").
   IntervalSet reported = now;
+  std::vector<Area> travel_areas = areas_now;  // (TICKPT: what counts as dynamic memory)
   if (window.tracker().kind() == TrackerKind::mprotect) {
     std::vector<Area> start_areas;  // (not the stack: what the others may inject is its writable part)
     for (const Area& a : window.at_start())
@@ -45,9 +48,19 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
     for (const Mapping& m : maps) mapped.emplace_back(m.start, m.end);
     IntervalSet unmapped = IntervalSet::everything().minus(IntervalSet::of(std::move(mapped)));
     reported = now.unite(spans_of(start_areas).minus(unmapped));
+    // The heap and anonymous memory the tracker keeps read-only are dynamic memory too
+    // (TICKPT): pages the program dropped in the window (DirtyTracker::before_drop) and did
+    // not write again are read-only still, and their zeros travel.
+    for (const Area& a : start_areas)
+      if (a.kind == Area::heap || a.kind == Area::anon)
+        for (auto [x, y] : IntervalSet::of({{a.start, a.end}}).minus(unmapped)) {
+          Area piece = a;
+          piece.start = x, piece.end = y;
+          travel_areas.push_back(piece);
+        }
   }
 
-  IntervalSet travels = sharing.travels(areas_now, side.rank == 0);
+  IntervalSet travels = sharing.travels(travel_areas, side.rank == 0);
   if (!side.with_stack)
     for (const Area& a : areas_now)
       if (a.kind == Area::stack) travels = travels.minus(IntervalSet::of({{a.start, a.end}}));

@@ -194,6 +194,25 @@ class DirtyTracker {
     return std::nullopt;
   }
 
+  // Called by the maps signal's notifier thread (maps_signal.h), inside a window, before the
+  // program's own call drops the contents of [start, end) (page-aligned): munmap, mmap with
+  // MAP_FIXED, mremap's source, madvise(MADV_DONTNEED), brk shrinking. The pages of the
+  // tracked set there are visited by the next collect() if still mapped then, against what
+  // they held before the call: a range unmapped and mapped again inside a region reads as
+  // zeros, and those zeros travel (issue 14: the writes to the new mapping were lost under
+  // --tracker mprotect, and under uffd with --sync lazy). Thread-safe; must not block on the
+  // program (which waits in its call). Throws UserError when the call cannot be followed (the
+  // notifier then ends the program after saying why).
+  virtual void before_drop(long nr, uint64_t start, uint64_t end) { (void)nr, (void)start, (void)end; }
+  // The same thread, for every mapping call inside a window (before before_drop): a tracker
+  // whose protection the call would carry along (mremap under mprotect) takes note, or
+  // refuses with UserError.
+  virtual void before_mapping_call(long nr, const uint64_t (&args)[6]) { (void)nr, (void)args; }
+  // create(), before it reads the maps: the program's mappings as the program made them
+  // where the tracker's protection moved with one (mprotect: a mapping the program moved
+  // with mremap inside the window is read-only at its new place).
+  virtual void settle(const StoppedThread& t) { (void)t; }
+
   // Counters for the bench and the debug log.
   uint64_t faults = 0;        // tracking faults served
   uint64_t pages_visited = 0; // pages handed to collect()'s visitor

@@ -651,6 +651,22 @@ void LazySync::serve_fault(uint64_t page) {
     return;
   }
   if (errno != EEXIST && errno != EAGAIN) fail_errno("UFFDIO_ZEROPAGE at " + ckpt::hex_address(page));
+  if (errno == EEXIST) {
+    // No page, but a uffd-wp marker where one was dropped while write-protected (the
+    // program's madvise(MADV_DONTNEED)): UFFDIO_ZEROPAGE refuses a marker, UFFDIO_COPY takes
+    // it (without this the fault came back forever: a hang, issue 14 session 10). EEXIST
+    // again: the page is here (fetched meanwhile).
+    static const std::vector<uint8_t> zeros(kPage, 0);
+    uffdio_copy c{};
+    c.dst = page;
+    c.src = reinterpret_cast<uint64_t>(zeros.data());
+    c.len = kPage;
+    c.mode = wp_ ? UFFDIO_COPY_MODE_WP : 0;
+    if (::ioctl(uffd_.get(), UFFDIO_COPY, &c) == 0) {
+      stats_.zero_pages++;
+      return;
+    }
+  }
   uffdio_range w{page, kPage};
   ::ioctl(uffd_.get(), UFFDIO_WAKE, &w);
 }

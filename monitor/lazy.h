@@ -152,8 +152,11 @@ class LazySync {
   // mremap first gets the invalid pages it moves and its source back in one mapping (lazy's
   // registrations split mappings, and mremap refuses a range over several: EFAULT); munmap,
   // mmap(MAP_FIXED), mremap's unmapped parts, a shrinking brk and madvise(MADV_DONTNEED..)
-  // make invalid pages gone or zeros: they are forgotten (never fetched).
-  void before_mapping_call(long nr, const uint64_t (&args)[6]);
+  // make invalid pages gone or zeros: they are forgotten (never fetched). Inside a window
+  // (`in_window`) they are fetched first: the tracker diffs what the range holds after the
+  // call against them (DirtyTracker::before_drop), so that the zeros of a range unmapped and
+  // mapped again there reach the nodes that hold the old bytes.
+  void before_mapping_call(long nr, const uint64_t (&args)[6], bool in_window = false);
   const LazyStats& stats() const { return stats_; }
   // Every page a merge ever published (the same set on every node): the determinism check
   // counts them as zeros, since a slave may not hold them yet.
@@ -184,6 +187,7 @@ class LazySync {
   // (`unmapped`: nor is the range registered any more); [s, e) made valid and registered as
   // before lazy (write protection only, or nothing); the end of the brk heap (0: unknown).
   void forget(uint64_t s, uint64_t e, bool unmapped);
+  bool keep_refreshed_ = false;  // before_mapping_call in a window: fetched pages go to the tracker
   void make_plain(uint64_t s, uint64_t e);
   uint64_t brk_end() const;
   void open_own_uffd(const StoppedThread& st);

@@ -36,6 +36,7 @@
 #include <string>
 
 #include "monitor/lazy.h"
+#include "monitor/map_changes.h"
 #include "monitor/memory_map.h"
 #include "util/error.h"
 
@@ -54,9 +55,18 @@ uint64_t up(uint64_t a) { return (a + kPage - 1) & ~(kPage - 1); }
 IntervalSet within(const IntervalSet& set, uint64_t s, uint64_t e) { return set.minus(set.minus(IntervalSet::of({{s, e}}))); }
 }  // namespace
 
-void LazySync::before_mapping_call(long nr, const uint64_t (&a)[6]) {
+void LazySync::before_mapping_call(long nr, const uint64_t (&a)[6], bool in_window) {
   std::lock_guard lk(mu_);
   if (registered_.empty() || !uffd_.valid()) return;  // nothing lazy here (yet)
+  keep_refreshed_ = in_window;
+  if (in_window)  // the tracker needs what the dropped pages held (before_drop): fetched
+    for (auto [s, e] : dropped_by(nr, a, [this] { return brk_end(); }))
+      for (auto [x, y] : within(invalid_, s, e))
+        for (uint64_t p = x; p < y;) {
+          uint64_t n = same_source(p, y, 64);
+          fill(p, n, false);
+          p += n * kPage;
+        }
   switch (nr) {
     case SYS_mremap: {
       uint64_t from = a[0], old_len = up(a[1]), new_len = up(a[2]), flags = a[3], to = a[4];
@@ -99,7 +109,9 @@ void LazySync::forget(uint64_t s, uint64_t e, bool unmapped) {
     for (uint64_t p = x; p < y; p += kPage) source_.erase(p);
   invalid_ = invalid_.minus(r);
   if (unmapped) registered_ = registered_.minus(r);
-  // Fetched pages not yet given to the tracker (at_call): none of them here any more.
+  // Fetched pages not yet given to the tracker (at_call): none of them here any more (in a
+  // window the tracker still needs them as originals).
+  if (keep_refreshed_) return;
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> kept;
   for (auto& [first, bytes] : refreshed_)
     for (uint64_t o = 0; o < bytes.size(); o += kPage)

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "monitor/remote_syscall.h"
 #include "util/error.h"
@@ -196,6 +197,59 @@ void run_replay(AutoRemoteSyscalls& remote, const std::vector<MapOp>& ops, const
       throw UserError(what + ": cannot replay another node's mapping change here: " + describe(op) + " returned " +
                       (r < 0 ? std::string(std::strerror(static_cast<int>(-r))) : ckpt::hex_address(static_cast<uint64_t>(r))));
   }
+}
+
+#ifndef MADV_DONTNEED_LOCKED
+#define MADV_DONTNEED_LOCKED 24
+#endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
+
+std::vector<std::pair<uint64_t, uint64_t>> dropped_by(long nr, const uint64_t (&a)[6],
+                                                      const std::function<uint64_t()>& brk_end) {
+  constexpr uint64_t page = 4096;
+  auto up = [](uint64_t x) { return (x + page - 1) & ~(page - 1); };
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  auto add = [&](uint64_t s, uint64_t len) {
+    if (s % page == 0 && len > 0 && s + up(len) > s) out.emplace_back(s, s + up(len));
+  };
+  switch (nr) {
+    case SYS_munmap: add(a[0], a[1]); break;
+    case SYS_mmap:
+      if ((a[3] & MAP_FIXED) && !(a[3] & MAP_FIXED_NOREPLACE)) add(a[0], a[1]);
+      break;
+    case SYS_mremap:
+      if (a[2] == 0) break;  // refused
+      if (a[3] & MREMAP_FIXED) add(a[4], a[2]);
+      add(a[0], a[1]);  // (old_len 0: a shared mapping duplicated, nothing dropped)
+      break;
+    case SYS_madvise:
+      if (a[2] == MADV_DONTNEED || a[2] == MADV_FREE || a[2] == MADV_REMOVE || a[2] == MADV_DONTNEED_LOCKED)
+        add(a[0], a[1]);
+      break;
+    case SYS_brk:
+      if (a[0]) {
+        uint64_t end = brk_end();
+        if (end > up(a[0])) add(up(a[0]), end - up(a[0]));
+      }
+      break;
+    default: break;
+  }
+  return out;
+}
+
+uint64_t program_brk_end(pid_t pid) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  uint64_t end = 0;
+  while (std::getline(maps, line))
+    if (line.size() > 6 && line.compare(line.size() - 6, 6, "[heap]") == 0) {
+      size_t dash = line.find('-'), sp = line.find(' ');
+      if (dash == std::string::npos || sp == std::string::npos || sp < dash) continue;
+      end = std::max<uint64_t>(end, std::stoull(line.substr(dash + 1, sp - dash - 1), nullptr, 16));
+    }
+  return end;
 }
 
 }  // namespace cape::monitor

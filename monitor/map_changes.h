@@ -12,7 +12,10 @@
 // replayed).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,5 +60,17 @@ std::vector<MapOp> plan_replay(const std::vector<ckpt::MapChange>& changes, cons
 
 // Runs `ops` in the stopped tracee; throws UserError naming the call that failed.
 void run_replay(AutoRemoteSyscalls& remote, const std::vector<MapOp>& ops, const std::string& what);
+
+// The ranges (page-aligned) whose contents the program's mapping call `nr` with arguments
+// `a` drops, as the maps signal's notifier sees it before the call runs (maps_signal.h;
+// DirtyTracker::before_drop): munmap; mmap with MAP_FIXED (it replaces what was there);
+// mremap's source (moved away, or left empty by MREMAP_DONTUNMAP; a resize in place keeps
+// it: visiting it again costs a copy, never a write) and MREMAP_FIXED's target; madvise
+// MADV_DONTNEED, MADV_FREE, MADV_REMOVE, MADV_DONTNEED_LOCKED; brk below the heap's end
+// (`brk_end()`, asked only for brk). Nothing for a call the kernel will refuse anyway.
+std::vector<std::pair<uint64_t, uint64_t>> dropped_by(long nr, const uint64_t (&a)[6],
+                                                      const std::function<uint64_t()>& brk_end);
+// The end of the program's brk heap (its last "[heap]" mapping in /proc/PID/maps), 0 if none.
+uint64_t program_brk_end(pid_t pid);
 
 }  // namespace cape::monitor

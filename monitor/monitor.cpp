@@ -12,6 +12,7 @@
 //   exchange.h        send, receive, broadcast, wait_for: the network (net/, through cli/)
 #include "monitor/monitor.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -118,8 +119,17 @@ class Monitor final : public CallServer {
 
   void new_image(pid_t pid) override;
   bool needs_mapping_calls() const override { return lazy_ != nullptr; }
+  bool wants_mapping_calls() const override { return size_ > 1; }
+  // (The notifier's thread.) Inside a window the tracker learns what the call drops
+  // (DirtyTracker::before_drop), after lazy fetched what was not here.
   void before_mapping_call(long nr, const uint64_t (&args)[6]) override {
-    if (lazy_) lazy_->before_mapping_call(nr, args);
+    const bool in_window = window_open_.load(std::memory_order_acquire);
+    if (lazy_) lazy_->before_mapping_call(nr, args, in_window);
+    if (!in_window) return;
+    window_.tracker().before_mapping_call(nr, args);
+    const pid_t pid = space_.pid();
+    for (auto [s, e] : dropped_by(nr, args, [pid] { return program_brk_end(pid); }))
+      window_.tracker().before_drop(nr, s, e);
   }
   long runtime_call(const StoppedThread& st, const user_regs_struct& regs) override;
   bool may_serve_now(pid_t tid, const user_regs_struct& regs) override {
@@ -196,6 +206,7 @@ class Monitor final : public CallServer {
   Criticals criticals_;                 // critical sections across nodes (critical.h)
   uint64_t begins_ = 0;                 // cape_region_begin() calls so far
   bool computes_next_ = true;           // the last trap was not a region_begin
+  std::atomic<bool> window_open_{false};  // window_.is_open(), for the notifier's thread
   std::optional<StateDigest> unchecked_;  // the master's digest, until the slaves' are compared
   std::optional<StateDigest> last_digest_;  // the previous region's begin, when the tracker follows changes
   IntervalSet last_zeroed_;
@@ -521,6 +532,7 @@ long Monitor::start(const StoppedThread& st, uint64_t boundary, uint64_t flags) 
   }
   auto t0 = std::chrono::steady_clock::now();
   window_.open(st, std::move(areas), std::move(map_state));
+  window_open_.store(true, std::memory_order_release);
   auto t1 = std::chrono::steady_clock::now();
   if (lazy_) {
     lazy_->after_start();
@@ -546,6 +558,7 @@ long Monitor::stop(const StoppedThread& st) {
     throw UserError("stop(): the region's window closes inside a critical section (a barrier or the region's "
                     "end inside it?)");
   criticals_.reset();
+  window_open_.store(false, std::memory_order_release);
   window_.close(st);
   sharing_.end(window_.region(), st.tracee);
   return 0;

@@ -28,6 +28,8 @@
 #include <stdexcept>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 #include "monitor/interval_set.h"
 #include "monitor/remote_syscall.h"
@@ -211,9 +213,10 @@ void MprotectTracker::unprotect(const StoppedThread& t, Slot* s, uint64_t page, 
 
 bool MprotectTracker::on_fault(const StoppedThread& t, const siginfo_t& info) {
   if (info.si_code != SEGV_ACCERR) return false;
+  take_dropped(t);
   uint64_t addr = reinterpret_cast<uint64_t>(info.si_addr);
   const Area* r = area_of(addr);
-  if (!r) return false;
+  if (!r) return open_moved(t, addr);  // a tracked mapping the program moved in the window?
   uint64_t page = page_down(addr);
   Slot* s = slot_for(t.tid);
   auto it = originals_.lower_bound(page);
@@ -282,7 +285,154 @@ bool MprotectTracker::finish_stub_by_hand(const StoppedThread& t, Slot& s) {
   return true;
 }
 
+void MprotectTracker::before_drop(long nr, uint64_t start, uint64_t end) {
+  (void)nr;
+  std::lock_guard lk(drop_mu_);
+  if (!pid_) return;
+  std::vector<uint8_t> buf;
+  for (const Area& r : areas_) {
+    uint64_t lo = std::max(page_down(r.start), start), hi = std::min(page_up(r.end), end);
+    if (lo >= hi) continue;
+    // (Read-only, not written yet: what they hold is their original. Those written already
+    // have theirs; take_dropped() keeps the older one.)
+    buf.resize(hi - lo);
+    iovec local{buf.data(), buf.size()}, remote{reinterpret_cast<void*>(lo), buf.size()};
+    ssize_t got = ::process_vm_readv(pid_, &local, 1, &remote, 1, 0);
+    if (got != static_cast<ssize_t>(buf.size())) {  // part unmapped already: page by page
+      for (uint64_t p = lo; p < hi; p += kPageSize) {
+        local = {buf.data() + (p - lo), kPageSize};
+        remote = {reinterpret_cast<void*>(p), kPageSize};
+        if (::process_vm_readv(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(kPageSize))
+          dropped_.try_emplace(p, buf.begin() + (p - lo), buf.begin() + (p - lo) + kPageSize);
+      }
+      continue;
+    }
+    for (uint64_t p = lo; p < hi; p += kPageSize)
+      dropped_.try_emplace(p, buf.begin() + (p - lo), buf.begin() + (p - lo) + kPageSize);
+  }
+}
+
+namespace {
+// How many mappings of /proc/PID/maps meet [s, e) (read directly: the maps cache belongs to
+// the monitor's thread).
+size_t mappings_over(pid_t pid, uint64_t s, uint64_t e) {
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  size_t n = 0;
+  while (std::getline(maps, line)) {
+    size_t dash = line.find('-'), sp = line.find(' ');
+    if (dash == std::string::npos || sp == std::string::npos || sp < dash) continue;
+    uint64_t a = std::stoull(line.substr(0, dash), nullptr, 16), b = std::stoull(line.substr(dash + 1, sp - dash - 1), nullptr, 16);
+    if (a < e && s < b) n++;
+  }
+  return n;
+}
+}  // namespace
+
+void MprotectTracker::before_mapping_call(long nr, const uint64_t (&a)[6]) {
+  std::lock_guard lk(drop_mu_);
+  if (!pid_) return;
+  auto len = [](uint64_t n) { return (n + kPageSize - 1) & ~(kPageSize - 1); };
+  switch (nr) {
+    case SYS_mmap:
+      if (!(a[2] & PROT_WRITE)) {
+        if (a[3] & (MAP_FIXED | MAP_FIXED_NOREPLACE))
+          own_ro_ = own_ro_.unite(IntervalSet::of({{a[0], a[0] + len(a[1])}}));
+        else
+          foreign_moved_ = true;  // read-only somewhere: a moved mapping could not be told from it
+      }
+      return;
+    case SYS_mprotect:
+      if (!(a[2] & PROT_WRITE)) own_ro_ = own_ro_.unite(IntervalSet::of({{page_down(a[0]), a[0] + len(a[1])}}));
+      return;
+    case SYS_mremap: {
+      uint64_t from = a[0], old_len = len(a[1]);
+      if (from % kPageSize || old_len == 0 || a[2] == 0) return;
+      const Area* r = nullptr;
+      for (const Area& x : areas_)
+        if (x.start < from + old_len && from < x.end) r = &x;
+      if (!r) {
+        foreign_moved_ = true;
+        return;
+      }
+      // The kernel moves one mapping only. This tracker's protection splits a mapping
+      // where the window wrote pages (writable) among others (read-only): EFAULT, where
+      // the program, untracked, would have moved it.
+      if (mappings_over(pid_, from, from + old_len) > 1)
+        throw UserError("the program's mremap of " + ckpt::hex_address(from) + "-" + ckpt::hex_address(from + old_len) +
+                        " inside a parallel region, after the region wrote part of it, cannot be followed by "
+                        "--tracker mprotect: its write protection splits the mapping, and the kernel moves one "
+                        "mapping only (the call would fail with EFAULT); run with --tracker uffd (the default)");
+      moved_++;
+      moved_prot_ = r->prot;
+      return;
+    }
+    default: return;
+  }
+}
+
+bool MprotectTracker::open_moved(const StoppedThread& t, uint64_t addr) {
+  IntervalSet own;
+  int prot;
+  {
+    std::lock_guard lk(drop_mu_);
+    if (!moved_) return false;
+    if (foreign_moved_) {
+      if (addr) return false;  // (the fault is delivered: the program's own read-only memory?)
+      throw UserError("the program moved tracked memory with mremap inside a parallel region, and made other "
+                      "read-only memory there too: --tracker mprotect cannot tell which is which (its "
+                      "protection moves with a mapping); run with --tracker uffd (the default)");
+    }
+    own = own_ro_;
+    prot = moved_prot_;
+  }
+  // Read-only private memory that is not tracked, was not read-only at start() and was not
+  // made read-only by the program since: moved from the tracked set, protection and all.
+  std::vector<IntervalSet::Interval> tracked;
+  for (const Area& r : areas_) tracked.emplace_back(page_down(r.start), page_up(r.end));
+  IntervalSet keep = IntervalSet::of(std::move(tracked)).unite(own).unite(ro_at_start_);
+  std::vector<Protect> calls;
+  bool hit = false;
+  for (const Mapping& m : read_maps(t.tracee.pid())) {
+    if (m.shared || !(m.path.empty() || m.path == "[heap]") || m.write || !m.read) continue;
+    for (auto [x, y] : IntervalSet::of({{m.start, m.end}}).minus(keep)) {
+      calls.push_back({x, y - x, prot});
+      hit = hit || (addr >= x && addr < y);
+    }
+  }
+  for (long r : mprotect_all(t, calls))
+    if (r < 0) {
+      errno = static_cast<int>(-r);
+      fail_errno("mprotect in the tracee (memory the program moved)");
+    }
+  if (!calls.empty()) maps_may_change();
+  std::lock_guard lk(drop_mu_);
+  moved_ = 0;
+  return hit;
+}
+
+void MprotectTracker::settle(const StoppedThread& t) { open_moved(t, 0); }
+
+void MprotectTracker::take_dropped(const StoppedThread& t) {
+  std::map<uint64_t, std::vector<uint8_t>> got;
+  {
+    std::lock_guard lk(drop_mu_);
+    if (dropped_.empty()) return;
+    got.swap(dropped_);
+  }
+  (void)t;
+  for (auto& [page, bytes] : got) {
+    if (originals_.count(page)) continue;  // written before the call: its original is older
+    if (used_ % kBlockPages + 1 > kBlockPages) used_ = (used_ / kBlockPages + 1) * kBlockPages;
+    uint32_t block = used_ / kBlockPages;
+    while (arena_.size() <= block) arena_.emplace_back(uint64_t{kBlockPages} * kPageSize);
+    std::memcpy(arena_[block].data() + uint64_t{used_ % kBlockPages} * kPageSize, bytes.data(), kPageSize);
+    originals_.emplace(page, used_++);
+  }
+}
+
 void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint64_t end) {
+  take_dropped(t);
   // A signal about to be delivered to a thread still inside the stub: finish the stub here
   // so that the handler runs on the program's stack, and open that stack. (Once the thread
   // is seen outside the stub, e.g. at a runtime call, its registers are not read again.)
@@ -320,6 +470,9 @@ void MprotectTracker::before_write(const StoppedThread& t, uint64_t start, uint6
 }
 
 void MprotectTracker::collect(const StoppedThread& t, const PageVisitor& visit) {
+  // Pages the program dropped (munmap, mmap over them, ...) in the window: written pages,
+  // read again (those unmapped now are passed over, those mapped again read as they are).
+  take_dropped(t);
   // Pages whose unprotect is still on its way (a thread between its fault and the stub's
   // syscall: only when the program races with its own runtime call): re-protecting them now
   // would be undone by that syscall, so they stay writable and listed, with what they hold
@@ -479,7 +632,21 @@ bool MprotectTracker::original(uint64_t page, std::span<uint8_t> out) {
 void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& areas) {
   if (!scratch_tried_) setup_scratch(t);
   skipped_originals_.clear();
-  areas_ = areas;
+  {
+    std::lock_guard lk(drop_mu_);
+    areas_ = areas;
+    pid_ = t.tracee.pid();
+    dropped_.clear();  // (a call between windows: every node made it)
+    moved_ = 0;
+    foreign_moved_ = false;
+    own_ro_ = IntervalSet();
+  }
+  {
+    std::vector<IntervalSet::Interval> ro;
+    for (const Mapping& m : read_maps(t.tracee.pid()))
+      if (!m.shared && (m.path.empty() || m.path == "[heap]") && m.read && !m.write) ro.emplace_back(m.start, m.end);
+    ro_at_start_ = IntervalSet::of(std::move(ro));
+  }
   originals_.clear();
   used_ = 0;
   for (auto& [tid, s] : slots_) s->run_end = 0;
@@ -502,7 +669,11 @@ void MprotectTracker::start(const StoppedThread& t, const std::vector<Area>& are
       const Area* r = area_of(hot[i]);
       size_t j = i + 1;
       while (j < hot.size() && hot[j] == hot[j - 1] + kPageSize && area_of(hot[j]) == r) j++;
-      if (r && (r->prot & PROT_WRITE) && hot[i] >= r->start && hot[j - 1] + kPageSize <= r->end) {
+      // (Not in the program's own anonymous mappings, which it may move with mremap: a page
+      // left writable splits the mapping, and the kernel moves one mapping only. The cape
+      // heap's arenas are the program's malloc, never moved.)
+      bool movable = r && r->kind == Area::anon && !(hot[i] >= CAPE_HEAP_BASE && hot[i] < CAPE_HEAP_END);
+      if (r && !movable && (r->prot & PROT_WRITE) && hot[i] >= r->start && hot[j - 1] + kPageSize <= r->end) {
         uint64_t got = copy_originals(t, hot[i], j - i);
         open.emplace_back(hot[i], hot[i] + got * kPageSize);
       }
@@ -568,7 +739,11 @@ void MprotectTracker::stop(const StoppedThread& t) {
   }
   for (long res : mprotect_all(t, calls))
     if (res < 0) CAPE_LOG_AT(warn, "monitor") << "mprotect back failed: " << strerror(static_cast<int>(-res));
-  areas_.clear();
+  {
+    std::lock_guard lk(drop_mu_);
+    areas_.clear();
+    dropped_.clear();
+  }
   originals_.clear();
   used_ = 0;
   CAPE_LOG_AT(debug, "monitor") << "mprotect tracker: " << faults << " faults, " << one_stop_faults

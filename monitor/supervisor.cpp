@@ -158,7 +158,7 @@ void Supervisor::launch() {
   }
   // The in-process tracker's program changes protections itself at every fault: a
   // notification each would cost more than the maps reads it saves.
-  bool maps_signal = opt_.tracker != TrackerKind::inproc && MapsSignal::prepare(server_.needs_mapping_calls());
+  bool maps_signal = opt_.tracker != TrackerKind::inproc && MapsSignal::prepare(server_.needs_mapping_calls() || server_.wants_mapping_calls());
   pid_t pid = ::fork();
   if (pid < 0) fail_errno("fork");
   if (pid == 0) {
@@ -193,7 +193,7 @@ void Supervisor::launch() {
   if (ws.kind() != WaitStatus::signal_stop || ws.signal() != SIGSTOP)
     throw UserError("the program did not start: " + ws.describe());
   MapsSignal::BeforeCall before;
-  if (server_.needs_mapping_calls())
+  if (server_.needs_mapping_calls() || server_.wants_mapping_calls())
     before = [this](long nr, const uint64_t(&args)[6]) { server_.before_mapping_call(nr, args); };
   maps_signal_ = MapsSignal::take(pid, maps_signal, std::move(before));
   if (!maps_signal_ && server_.needs_mapping_calls())

@@ -60,6 +60,9 @@ class CallServer {
   // the maps signal's filter is installed whatever CAPE_MAPS_SIGNAL says, or the program
   // does not start.
   virtual bool needs_mapping_calls() const { return false; }
+  // Would it like to (mapping calls inside a window: DirtyTracker::before_drop)? Then the
+  // filter is installed too, but the program starts without it if it cannot be.
+  virtual bool wants_mapping_calls() const { return false; }
   // The program is about to make mapping call `nr` (maps_signal.h): called on the notifier's
   // thread, the caller waiting, while the supervisor's thread goes on.
   virtual void before_mapping_call(long nr, const uint64_t (&args)[6]) { (void)nr, (void)args; }

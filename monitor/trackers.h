@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -28,6 +29,15 @@ class MprotectTracker final : public DirtyTracker {
   bool on_fault(const StoppedThread& t, const siginfo_t& info) override;
   void before_write(const StoppedThread& t, uint64_t start, uint64_t end) override;
   void thread_exited(pid_t tid) override;  // its frame in the scratch is free again
+  // Copies the originals of the tracked pages there now (the notifier's thread); the
+  // monitor's thread takes them as written pages at its next entry here (take_dropped).
+  void before_drop(long nr, uint64_t start, uint64_t end) override;
+  // mremap of tracked memory: its new place is read-only (this tracker's protection moved
+  // with it): moved_ counts it, and settle()/on_fault() open the new place. A source split
+  // by this tracker's protection (pages written in the window) cannot move (EFAULT): refused.
+  // mmap/mprotect without PROT_WRITE: the program's own read-only memory (own_ro_).
+  void before_mapping_call(long nr, const uint64_t (&args)[6]) override;
+  void settle(const StoppedThread& t) override;
   void set_not_here(IntervalSet pages) override {  // --sync=lazy: these are not kept writable
     not_here_ = std::move(pages);
     lazy_ = true;
@@ -67,6 +77,21 @@ class MprotectTracker final : public DirtyTracker {
   // the registers back). False when it was not inside.
   bool finish_stub_by_hand(const StoppedThread& t, Slot& slot);
 
+  // The pages before_drop() copied, until the monitor's thread takes them into originals_
+  // (those written before keep their older original); drop_mu_ guards them, pid_, and
+  // areas_ against the notifier's reads.
+  void take_dropped(const StoppedThread& t);
+  // Opens what the program moved with mremap in this window (before_mapping_call) and is
+  // read-only only by this tracker's doing; true when `addr` (0: any) was in it.
+  bool open_moved(const StoppedThread& t, uint64_t addr);
+  std::mutex drop_mu_;
+  std::map<uint64_t, std::vector<uint8_t>> dropped_;
+  uint64_t moved_ = 0;    // mremaps of tracked memory in this window not opened yet
+  bool foreign_moved_ = false;  // an mremap of other memory (read-only of the program's?) too
+  int moved_prot_ = 0;    // the protection of the memory they moved
+  IntervalSet own_ro_;    // ranges the program made without PROT_WRITE in this window
+  IntervalSet ro_at_start_;  // the program's read-only private memory at start() (main thread)
+  pid_t pid_ = 0;
   std::vector<Area> areas_;
   // Written pages -> index of their original in arena_ (pages of kArenaBlock each, kept
   // across windows so the copies go to warm memory).
@@ -132,6 +157,13 @@ class UffdTracker final : public DirtyTracker {
   uint64_t open_until_collect(const StoppedThread& t, const IntervalSet& pages) override;
   void stop(const StoppedThread& t) override;
   std::optional<Changes> take_changes(const StoppedThread& t, const std::vector<Area>& areas) override;
+  // The range joins dropped_: the copies hold the originals, the next collect() reads it
+  // (a range still registered, after madvise, would not be reported written).
+  void before_drop(long nr, uint64_t start, uint64_t end) override {
+    (void)nr;
+    std::lock_guard lk(drop_mu_);
+    dropped_ = dropped_.unite(IntervalSet::of({{start, end}}));
+  }
 
   // Counters for the bench and the debug log: start()'s work.
   uint64_t start_bytes_read = 0;     // read from the program (new, written or unprotected)
@@ -226,6 +258,8 @@ class UffdTracker final : public DirtyTracker {
   // (they were stale: what it holds is what memory held at this window's start).
   IntervalSet stale_, unconfirmed_, base_in_copy_;
   OriginalSource source_;
+  std::mutex drop_mu_;   // guards dropped_ (before_drop runs on the notifier's thread)
+  IntervalSet dropped_;  // before_drop()'s ranges, until the next collect() or start()
 };
 
 

@@ -48,6 +48,7 @@
 #include <memory>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "monitor/interval_set.h"
 #include "monitor/memory_map.h"
@@ -111,6 +112,10 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
     else if (has_gadget(t, CAPE_COPY_TAG_OFFSET, CAPE_COPY_TAG))
       scratch_ = Scratch::map(t, t.gadget + CAPE_COPY_TAG_OFFSET, 2 * kHalfBytes, true, &why);
     if (!scratch_) CAPE_LOG_AT(info, "monitor") << "uffd tracker: reading written pages (" << why << ")";
+  }
+  {
+    std::lock_guard lk(drop_mu_);
+    dropped_ = IntervalSet();  // (a call between windows: every node made it)
   }
   auto t0 = std::chrono::steady_clock::now();
   if (keep_)
@@ -596,6 +601,42 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
       if (w.whole) w.spans.assign(1, part);
       take(std::move(w));
     }
+  }
+  // Ranges the program dropped in the window (before_drop): read whole, in address order
+  // with the segment's written pages (registered still after madvise, the scan does not
+  // report them; unmapped now, read_bytes_fallible passes over them).
+  IntervalSet dropped;
+  {
+    std::lock_guard lk(drop_mu_);
+    dropped = std::exchange(dropped_, IntervalSet());
+  }
+  if (only) dropped = dropped.minus(dropped.minus(*only));
+  dropped = dropped.minus(unconfirmed_);  // (their copies are not their originals yet)
+  if (!dropped.empty()) {
+    std::vector<Written> merged;
+    size_t i = 0;
+    for (auto& [key, g] : segs_) {
+      std::vector<IntervalSet::Interval> spans;
+      bool whole = false;
+      for (; i < all.size() && all[i].g == &g; ++i) {
+        whole = whole || all[i].whole;
+        for (const Span& x : all[i].spans) spans.emplace_back(x.start, x.end);
+      }
+      IntervalSet forced = dropped.minus(dropped.minus(IntervalSet::of({{g.start, g.end}})));
+      if (!forced.empty()) {
+        whole = true;
+        if (keep_) cleared_ = cleared_.unite(forced);
+      }
+      IntervalSet u = IntervalSet::of(std::move(spans)).unite(forced);
+      if (u.empty()) continue;
+      Written w{&g, whole, {}};
+      for (auto [x, y] : u) w.spans.push_back({x, y});
+      merged.push_back(std::move(w));
+    }
+    all.swap(merged);
+    written_bytes = 0;
+    for (const Written& wr : all)
+      for (const Span& x : wr.spans) written_bytes += x.end - x.start;
   }
   // Pages to skip (collect_skipping) are taken out: not read, not visited, listed.
   std::vector<uint64_t> skipped_here;

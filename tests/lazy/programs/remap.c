@@ -49,9 +49,8 @@ static void region(long *a, size_t pages, long seed) {
 }
 
 int main(int argc, char **argv) {
-  /* "no-region-maps": not case 8 (the mprotect tracker follows neither a tracked mapping
-   * moved inside a region nor one unmapped and mapped again there, under eager sync too:
-   * found in session 9, left to the tracker's owner). */
+  /* "no-region-maps": not case 8 (until session 10 the mprotect tracker followed neither a
+   * tracked mapping moved inside a region nor one unmapped and mapped again there). */
   int region_maps = !(argc > 1 && strcmp(argv[1], "no-region-maps") == 0);
   /* 1. Grown with MREMAP_MAYMOVE (moved: the area below the last mapping cannot grow). */
   long *a = map(PAGES);
