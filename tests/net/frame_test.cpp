@@ -1,10 +1,13 @@
 // Frames: good ones round-trip; short, huge, corrupted or unknown ones are refused with a
 // clear reason and never crash or allocate the claimed length.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <random>
 #include <thread>
 
@@ -29,11 +32,18 @@ struct Pair {
   }
 };
 
+// The pair is non-blocking: when the reader lags (a loaded machine), a write finds the
+// socket's buffer full (EAGAIN) and waits until it can go on.
 void write_raw(int fd, const std::vector<uint8_t>& bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    ASSERT_GT(w, 0);
+    if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd pfd{fd, POLLOUT, 0};
+      ASSERT_GE(::poll(&pfd, 1, 10000), 1) << "the reader took no bytes for 10 s";
+      continue;
+    }
+    ASSERT_GT(w, 0) << strerror(errno);
     done += static_cast<size_t>(w);
   }
 }
