@@ -32,7 +32,6 @@
 #include <sys/syscall.h>
 
 #include <algorithm>
-#include <fstream>
 #include <string>
 
 #include "monitor/lazy.h"
@@ -151,17 +150,6 @@ void LazySync::make_plain(uint64_t s, uint64_t e) {
 
 // The brk heap's end: the end of the program's last [heap] mapping (/proc/PID/maps: the
 // kernel keeps no other public record of a process's brk; lazy's registrations split it).
-uint64_t LazySync::brk_end() const {
-  std::ifstream maps("/proc/" + std::to_string(pid_) + "/maps");
-  std::string line;
-  uint64_t end = 0;
-  while (std::getline(maps, line))
-    if (line.size() > 6 && line.compare(line.size() - 6, 6, "[heap]") == 0) {
-      size_t dash = line.find('-'), sp = line.find(' ');
-      if (dash == std::string::npos || sp == std::string::npos || sp < dash) continue;
-      end = std::max<uint64_t>(end, std::stoull(line.substr(dash + 1, sp - dash - 1), nullptr, 16));
-    }
-  return end;
-}
+uint64_t LazySync::brk_end() const { return program_brk_end(pid_); }  // (map_changes.h)
 
 }  // namespace cape::monitor

@@ -98,14 +98,19 @@ void LeaseWords::reopen() {
   }
 }
 
+// The slot the lock `name` had, else a free one; -1 when all are taken (mu_ held).
+int LeaseWords::slot_for(const std::string& name) const {
+  for (int i = 0; i < kSlots; i++)
+    if (used_[i] && names_[i] == name) return i;
+  for (int i = 0; i < kSlots; i++)
+    if (!used_[i] && load(page_->slots[i].state) == kFree) return i;
+  return -1;
+}
+
 int LeaseWords::assign(const std::string& name, uint64_t key, uint64_t addr, uint64_t run_stamp) {
   if (!page_) return -1;
   std::lock_guard lk(mu_);
-  int at = -1;
-  for (int i = 0; i < kSlots && at < 0; i++)
-    if (used_[i] && names_[i] == name) at = i;
-  for (int i = 0; i < kSlots && at < 0; i++)
-    if (!used_[i] && load(page_->slots[i].state) == kFree) at = i;
+  int at = slot_for(name);
   if (at < 0) return -1;
   cape_lease_slot& slot = page_->slots[at];
   Word s = load(slot.state);
@@ -123,11 +128,7 @@ int LeaseWords::assign_inside(const std::string& name, uint64_t key, uint64_t ad
                               const std::vector<IntervalSet::Interval>& targets) {
   if (!page_ || targets.empty() || targets.size() > CAPE_LEASE_LOG) return -1;
   std::lock_guard lk(mu_);
-  int at = -1;
-  for (int i = 0; i < kSlots && at < 0; i++)
-    if (used_[i] && names_[i] == name) at = i;
-  for (int i = 0; i < kSlots && at < 0; i++)
-    if (!used_[i] && load(page_->slots[i].state) == kFree) at = i;
+  int at = slot_for(name);
   if (at < 0) return -1;
   cape_lease_slot& slot = page_->slots[at];
   Word s = load(slot.state);

@@ -79,6 +79,7 @@ class LeaseWords {
   uint64_t waits() const { return waits_; }
 
  private:
+  int slot_for(const std::string& name) const;
   std::unique_ptr<Scratch> mem_;
   cape_lease_page* page_ = nullptr;
   bool tried_ = false;
