@@ -24,6 +24,13 @@ AutoRemoteSyscalls::~AutoRemoteSyscalls() {
     restore();
   } catch (const std::exception& e) {
     if (!alive_) return;  // died meanwhile: nothing to restore (the wait that saw it reaped it)
+    auto* sys = dynamic_cast<const SystemError*>(&e);
+    if (sys && sys->error == ESRCH) {
+      // The thread is gone: killed from outside while the call ran (SIGKILL ends a traced
+      // thread without a stop). Its death is reported with its signal; no warning on top.
+      ::kill(pid_, SIGKILL);
+      return;
+    }
     // Left with the monitor's registers, the thread would run on at the gadget: end the
     // program instead (the monitor reports its death; an error already on its way wins).
     CAPE_LOG_AT(warn, "monitor") << "cannot restore thread " << tid_ << " after a remote call (" << e.what()
