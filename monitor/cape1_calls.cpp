@@ -4,12 +4,12 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 
 #include "ckpt/format.h"
 #include "ckpt/process_image.h"
 #include "monitor/complete.h"
 #include "monitor/dirty_tracker.h"  // kScratchAddress
+#include "monitor/tick_signal.h"
 #include "monitor/tracee.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -79,15 +79,8 @@ CheckpointTimer::CheckpointTimer(pid_t pid, double seconds) {
         ::close(pidfd);
         return;
       }
-      siginfo_t si;
-      std::memset(&si, 0, sizeof si);
-      si.si_signo = SIGSTOP;
-      si.si_code = SI_QUEUE;
-      si.si_pid = ::getpid();
-      si.si_uid = ::getuid();
-      si.si_value.sival_int = kTickValue;
       (void)pid;
-      ::syscall(SYS_pidfd_send_signal, pidfd, SIGSTOP, &si, 0);
+      (void)send_tick(pidfd, kTickValue);
     }
   });
 }
@@ -101,9 +94,6 @@ CheckpointTimer::~CheckpointTimer() {
   thread_.join();
 }
 
-bool is_checkpoint_tick(const siginfo_t& si) {
-  return si.si_signo == SIGSTOP && si.si_code == SI_QUEUE && si.si_pid == ::getpid() &&
-         si.si_value.sival_int == kTickValue;
-}
+bool is_checkpoint_tick(const siginfo_t& si) { return is_tick(si, kTickValue); }
 
 }  // namespace cape::monitor

@@ -228,6 +228,7 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
   // as the body's only their bytes; what else changed there is filed as written before it.
   // (Not inside another lock: the enclosing body's writes before this one are its own.)
   const bool known = writes && held_.empty() && window_.tracker().kind() == TrackerKind::uffd;
+  CAPE_LOG_AT(debug, "critical") << "entering '" << name << "' (a trap)";
   Clock::time_point t = Clock::now();
   phases_.enters++;
   phases_.known += known;
@@ -269,10 +270,10 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
   // would: its exit needs no trap, its targets are read at the next call (collect_leases).
   // Not (yet) with several threads: one run of crit_mt_word.c under --model=mt failed in the
   // monitor (message lost) in about sixty with it; none without (docs/critical.md, "Session 10").
-  // CAPE_LOCK_HAND_OVER=0: never.
-  static const bool hand_over =
-      !(std::getenv("CAPE_LOCK_HAND_OVER") && std::string(std::getenv("CAPE_LOCK_HAND_OVER")) == "0");
-  if (known && trap_free_ && hand_over && wait && ticket < 0 && st.tracee.one_thread() &&
+  // CAPE_LOCK_HAND_OVER=0: never; =mt: with several threads too (to look for that failure).
+  static const std::string hand_over_env = std::getenv("CAPE_LOCK_HAND_OVER") ? std::getenv("CAPE_LOCK_HAND_OVER") : "";
+  static const bool hand_over = hand_over_env != "0", hand_over_mt = hand_over_env == "mt";
+  if (known && trap_free_ && hand_over && wait && ticket < 0 && (hand_over_mt || st.tracee.one_thread()) &&
       (leases_.mapped() || leases_.map(st))) {
     int slot = -1;
     if (ex_->lock_lease_hand_over(name, window_.region(), [&] {
@@ -281,6 +282,7 @@ bool Criticals::enter(const StoppedThread& st, const std::string& name, uint64_t
         })) {
       answer_ = static_cast<long>(CAPE_LEASE_ENTERED) + slot;
       phases_.handed++;
+      CAPE_LOG_AT(debug, "critical") << "'" << name << "' handed over to slot " << slot << ": its exit needs no trap";
       return true;
     }
   }

@@ -46,10 +46,29 @@ std::string where_is(const StateDigest::Part& p) {
   return "memory";
 }
 
+// [s, s + out.size()) from the copies where they hold it, else from the program (zeros where
+// it is unmapped meanwhile).
+void read_piece(const Tracee& t, uint64_t s, std::span<uint8_t> out, const CopySource* copies) {
+  for (size_t off = 0; off < out.size();) {
+    CopyPiece c = copies ? (*copies)(s + off, out.size() - off) : CopyPiece{nullptr, out.size() - off, false};
+    uint64_t k = std::min<uint64_t>(std::max<uint64_t>(c.n, 1), out.size() - off);
+    std::span<uint8_t> part = out.subspan(off, k);
+    if (c.zeros) {
+      std::memset(part.data(), 0, k);
+    } else if (c.bytes) {
+      std::memcpy(part.data(), c.bytes, k);
+    } else {
+      size_t got = t.read_bytes_fallible(s + off, part);
+      std::fill(part.begin() + static_cast<std::ptrdiff_t>(got), part.end(), uint8_t{0});  // unmapped meanwhile
+    }
+    off += k;
+  }
+}
+
 }  // namespace
 
 StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, const IntervalSet& zeroed,
-                         const StateDigest* before, const IntervalSet* dirty) {
+                         const StateDigest* before, const IntervalSet* dirty, const CopySource* copies) {
   // The same memory may be cut into mappings differently on two nodes (a range mapped in
   // two steps here, in one there): neighbours of one kind are one part.
   std::vector<Area> joined;
@@ -164,9 +183,17 @@ StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, cons
           s += n;
           continue;
         }
-        std::span<uint8_t> piece(buf, n);
-        size_t got = t.read_bytes_fallible(s, piece);
-        std::fill(piece.begin() + static_cast<std::ptrdiff_t>(got), piece.end(), uint8_t{0});  // unmapped meanwhile
+        // All of it in one copy (and nothing to zero) or zeros there: hashed where it is.
+        if (copies) {
+          CopyPiece c = (*copies)(s, n);
+          auto z = zeroed.first_ending_after(s);
+          if (c.n == n && (c.zeros || (c.bytes && (z == zeroed.end() || z->first >= s + n)))) {
+            content(s, n, c.zeros ? nullptr : c.bytes);
+            s += n;
+            continue;
+          }
+        }
+        read_piece(t, s, {buf, n}, copies);
         for (auto it = zeroed.first_ending_after(s); it != zeroed.end() && it->first < s + n; ++it) {
           uint64_t lo = std::max(s, it->first), hi = std::min(s + n, it->second);
           std::memset(buf + (lo - s), 0, hi - lo);

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,8 +52,19 @@ struct StateDigest {
 // chunk's area is the same and `dirty` (what may have changed since, including what no
 // tracker followed) does not meet the chunk (issue 14: the whole data read at every region's
 // begin was O(data) per region on every node).
+// With `copies` (a tracker's copies of memory as it is now, DirtyTracker::copy_run: the
+// first n > 0 bytes of [a, a + len) are at `bytes`, or zeros, or, neither, not in a copy):
+// what they hold is hashed from there, not read from the program (issue 14: one read of a big
+// input, not two).
+struct CopyPiece {
+  const uint8_t* bytes;
+  uint64_t n;
+  bool zeros;
+};
+using CopySource = std::function<CopyPiece(uint64_t a, uint64_t len)>;
 StateDigest digest_state(const Tracee& t, const std::vector<Area>& tracked, const IntervalSet& zeroed,
-                         const StateDigest* before = nullptr, const IntervalSet* dirty = nullptr);
+                         const StateDigest* before = nullptr, const IntervalSet* dirty = nullptr,
+                         const CopySource* copies = nullptr);
 
 std::vector<uint8_t> encode_state(const StateDigest& d);
 // Throws UserError when `bytes` is not a digest.

@@ -193,6 +193,31 @@ class DirtyTracker {
     (void)t, (void)areas;
     return std::nullopt;
   }
+  // The same at a region's begin, outside a window, by a tracker that keeps copies between
+  // windows (uffd): it first brings its copies up to date with memory as start() would with
+  // `track` (the start() that follows finds only what is written after this), so the digest
+  // hashes copy_run()'s bytes instead of reading the program (issue 14: the digest and the
+  // first start() read a matvec's whole matrix twice, the second start() a third time).
+  // nullopt: the tracker keeps no such copies (take_changes() then).
+  virtual std::optional<Changes> refresh_for_digest(const StoppedThread& t, const std::vector<Area>& track,
+                                                    const std::vector<Area>& areas) {
+    (void)t, (void)track, (void)areas;
+    return std::nullopt;
+  }
+  // After refresh_for_digest(), before the program or the monitor changes anything: the
+  // first `n` (> 0) bytes of [a, a + len) (page-aligned, len > 0) are in the tracker's copy,
+  // as memory holds them, at `bytes`; or are zeros (a copy never written there: reading it
+  // would fault in its pages, a page of zeros marked protected reads as populated); or,
+  // neither, have no such copy.
+  struct CopyRun {
+    const uint8_t* bytes;
+    uint64_t n;
+    bool zeros = false;
+  };
+  virtual CopyRun copy_run(uint64_t a, uint64_t len) const {
+    (void)a;
+    return {nullptr, len};
+  }
 
   // Called by the maps signal's notifier thread (maps_signal.h), inside a window, before the
   // program's own call drops the contents of [start, end) (page-aligned): munmap, mmap with

@@ -38,6 +38,9 @@ void inject(const StoppedThread& st, const ckpt::Checkpoint& c, const std::strin
   // slaves wrote next to the master's were lost, silently; tests/omp/copyin_neighbours.c).
   if (!window.is_open() && name == "copyin" && region > window.region()) window.set_region(region);
   else if (!window.is_open() && region > window.region() + 1) window.set_region(region - 1);
+  // Nothing to write (a region where no node changed a word): no tracked set to check against
+  // (issue 14, docs/monitor.md "Eighth pass").
+  if (c.runs.empty() && c.mappings.empty()) return;
   // Memory another node mapped or grew (its heap, inside the region) exists here first.
   std::string what = "inject(\"" + name + "\")";
   if (!c.mappings.empty()) {

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "monitor/tick_signal.h"
 #include "protocol.h"
 #include "util/log.h"
 
@@ -30,22 +31,11 @@ LeaseWords::~LeaseWords() {
   if (pidfd_ >= 0) ::close(pidfd_);
 }
 
-bool is_lease_tick(const siginfo_t& si) {
-  return si.si_signo == SIGSTOP && si.si_code == SI_QUEUE && si.si_pid == ::getpid() &&
-         si.si_value.sival_int == kLeaseTickValue;
-}
+bool is_lease_tick(const siginfo_t& si) { return is_tick(si, kLeaseTickValue); }
 
 bool LeaseWords::tick() {
   std::lock_guard lk(mu_);
-  if (pidfd_ < 0) return false;
-  siginfo_t si;
-  std::memset(&si, 0, sizeof si);
-  si.si_signo = SIGSTOP;
-  si.si_code = SI_QUEUE;
-  si.si_pid = ::getpid();
-  si.si_uid = ::getuid();
-  si.si_value.sival_int = kLeaseTickValue;
-  if (::syscall(SYS_pidfd_send_signal, pidfd_, SIGSTOP, &si, 0) != 0) return false;
+  if (pidfd_ < 0 || !send_tick(pidfd_, kLeaseTickValue)) return false;
   ticks_++;
   return true;
 }

@@ -28,7 +28,9 @@
 #include "monitor/create.h"
 #include "monitor/critical.h"
 #include "monitor/data_sharing.h"
+#include "monitor/deferred_calls.h"
 #include "monitor/determinism.h"
+#include "monitor/digest_source.h"
 #include "monitor/inject.h"
 #include "monitor/lazy.h"
 #include "monitor/map_changes.h"
@@ -279,30 +281,13 @@ long Monitor::runtime_call(const StoppedThread& st, const user_regs_struct& regs
   criticals_.collect_leases(st, regs.rdx);  // before anything else captures
   // Calls deferred by libcape ride on this trap and are served first, in order (protocol.h).
   if (regs.r8 != 0) {
-    uint64_t n = regs.r8 & 0xff;
-    if ((regs.r8 & CAPE_TRAP_MAGIC_MASK) != CAPE_TRAP_MAGIC || n == 0 || n > CAPE_MAX_DEFERRED)
-      throw UserError("a runtime call with bad deferred calls (r8 = " + hex(regs.r8) +
-                      "; libcape and cape come from different versions?)");
-    // The calls and, right after them, their names (protocol.h: one read; a libcape that
-    // keeps the names elsewhere has them read one by one, as a trap's own call's).
-    cape_deferred_list list;
-    size_t got = st.tracee.read_bytes_fallible(regs.r9, {reinterpret_cast<uint8_t*>(&list), sizeof list});
-    if (got < n * sizeof list.calls[0]) st.tracee.read_bytes(regs.r9, {reinterpret_cast<uint8_t*>(&list), n * sizeof list.calls[0]});
-    const cape_deferred* calls = list.calls;
-    names_ = {regs.r9 + offsetof(cape_deferred_list, names),
-              std::string_view(list.names[0], got > offsetof(cape_deferred_list, names)
-                                                      ? got - offsetof(cape_deferred_list, names) : 0)};
+    DeferredCalls calls = read_deferred_calls(st.tracee, regs.r8, regs.r9);
+    names_ = {calls.names_at, calls.names};
     struct Forget {
       Names& n;
       ~Forget() { n = {}; }  // the program runs again after this trap
     } forget{names_};
-    for (uint64_t i = 0; i < n; i++) {
-      int op = static_cast<int>(calls[i].op & 0xff);
-      if ((calls[i].op & CAPE_TRAP_MAGIC_MASK) != CAPE_TRAP_MAGIC ||
-          (op != CAPE_OP_RECEIVE && op != CAPE_OP_STOP && op != CAPE_OP_SEND && op != CAPE_OP_WAIT_FOR &&
-           op != CAPE_OP_INJECT && op != CAPE_OP_CREATE && op != CAPE_OP_REGION_BEGIN))
-        throw UserError("a runtime call with a bad deferred call (" + hex(calls[i].op) +
-                        "; libcape and cape come from different versions?)");
+    for (uint64_t i = 0; i < calls.n; i++) {
       user_regs_struct d = regs;
       d.rax = calls[i].op;
       d.rdi = calls[i].a1;
@@ -465,7 +450,8 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t loo
     auto t0 = std::chrono::steady_clock::now();
     // Only what may have changed since the previous region's begin is read again, when the
     // tracker can say (uffd; determinism.h).
-    std::optional<DirtyTracker::Changes> ch = window_.tracker().take_changes(st, areas);
+    DigestSource src = digest_source(st, window_, lazy_.get(), space_.tracked(0), sharing_.model(), areas);
+    std::optional<DirtyTracker::Changes>& ch = src.changes;
     auto t_changes = std::chrono::steady_clock::now();
     // --sync=lazy: pages a merge published may not be here yet on a slave; every node counts
     // them as zeros (docs/monitor.md, "Lazy synchronisation").
@@ -481,7 +467,8 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t loo
       // that meet the difference are hashed again, the others keep their hash.
       if (!(last_zeroed_ == zeroed)) dirty = dirty.unite(zeroed.minus(last_zeroed_)).unite(last_zeroed_.minus(zeroed));
     }
-    StateDigest d = digest_state(st.tracee, areas, zeroed, incremental ? &*last_digest_ : nullptr, &dirty);
+    StateDigest d = digest_state(st.tracee, areas, zeroed, incremental ? &*last_digest_ : nullptr, &dirty,
+                                 src.copies ? &src.copies : nullptr);
     if (ch) {
       last_digest_ = d;
       last_zeroed_ = zeroed;
@@ -491,7 +478,8 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t loo
     uint64_t bytes = 0;
     for (const Area& a : areas) bytes += a.size();
     CAPE_LOG_AT(debug, "monitor") << "region_begin(" << site << "): changes "
-                                  << std::chrono::duration<double, std::milli>(t_changes - t0).count() << " ms, digest of " << bytes / 1024 << " KiB in "
+                                  << std::chrono::duration<double, std::milli>(t_changes - t0).count()
+                                  << (src.copies ? " ms (copies), digest of " : " ms, digest of ") << bytes / 1024 << " KiB in "
                                   << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count()
                                   << " ms";
     d.begin = begins_;

@@ -157,6 +157,9 @@ class UffdTracker final : public DirtyTracker {
   uint64_t open_until_collect(const StoppedThread& t, const IntervalSet& pages) override;
   void stop(const StoppedThread& t) override;
   std::optional<Changes> take_changes(const StoppedThread& t, const std::vector<Area>& areas) override;
+  std::optional<Changes> refresh_for_digest(const StoppedThread& t, const std::vector<Area>& track,
+                                            const std::vector<Area>& areas) override;
+  CopyRun copy_run(uint64_t a, uint64_t len) const override;
   // The range joins dropped_: the copies hold the originals, the next collect() reads it
   // (a range still registered, after madvise, would not be reported written).
   void before_drop(long nr, uint64_t start, uint64_t end) override {
@@ -180,6 +183,7 @@ class UffdTracker final : public DirtyTracker {
   int userfaultfd() const override { return uffd_.valid() ? uffd_.get() : -1; }
   void refresh_original(uint64_t page, std::span<const uint8_t> bytes) override;
   void set_not_here(IntervalSet pages) override {
+    vouch_ = false;
     stale_ = stale_.minus(pages);  // dropped: refresh_original() gives their copy when they come
     not_here_ = std::move(pages);
   }
@@ -249,6 +253,13 @@ class UffdTracker final : public DirtyTracker {
   std::vector<Spare> spares_;
   // Pages whose written marks a scan cleared (start(), collect()) since take_changes().
   IntervalSet cleared_;
+  // refresh_for_digest(): copy_run() answers until anything else is called. The copies of
+  // unvouched_ (stale, unconfirmed, not here) are not what memory holds.
+  bool vouch_ = false;
+  IntervalSet unvouched_;
+  // What the last start() zeroed in the copies (holes, pages never populated): zeros for
+  // copy_run() without touching the copy (a page of zeros marked protected reads as populated).
+  IntervalSet zeroed_;
   // --sync=lazy (collect_skipping). Skipped pages are `unconfirmed_` until the node has
   // published them (originals_published()); then `stale_`: their copy is not what memory held
   // at their last scan, source_'s is, until a scan finds them written again (start() then

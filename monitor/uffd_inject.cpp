@@ -16,6 +16,7 @@ namespace cape::monitor {
 // one thread: another thread's write between the peek here and after_inject()'s scan would
 // be lost (its mark cleared, its bytes in no copy).
 IntervalSet UffdTracker::before_inject(const StoppedThread& t, const ckpt::Checkpoint& c) {
+  vouch_ = false;
   if (!keep_ || !uffd_.valid() || segs_.empty() || c.runs.empty()) return {};
   std::vector<IntervalSet::Interval> pages, have;
   for (const ckpt::Run& r : c.runs) {
@@ -108,6 +109,43 @@ std::optional<DirtyTracker::Changes> UffdTracker::take_changes(const StoppedThre
   Changes c{cleared_.unite(IntervalSet::of(std::move(changed))), IntervalSet::of(std::move(covered))};
   cleared_ = IntervalSet();
   return c;
+}
+
+
+// start()'s refresh, then take_changes()'s answer without its two scans: start() read (or
+// zeroed) every page written, dropped or new since its last scan and added them to cleared_,
+// so cleared_ is all that changed in what the copies cover.
+std::optional<DirtyTracker::Changes> UffdTracker::refresh_for_digest(const StoppedThread& t,
+                                                                     const std::vector<Area>& track,
+                                                                     const std::vector<Area>& areas) {
+  if (!keep_) return std::nullopt;
+  start(t, track);
+  std::vector<IntervalSet::Interval> copies;
+  for (auto& [key, g] : segs_) copies.emplace_back(g.start, g.end);
+  const IntervalSet all = spans_of(areas);
+  Changes c{cleared_, all.minus(all.minus(IntervalSet::of(std::move(copies))))};
+  cleared_ = IntervalSet();
+  unvouched_ = stale_.unite(unconfirmed_).unite(not_here_);
+  vouch_ = true;
+  return c;
+}
+
+UffdTracker::CopyRun UffdTracker::copy_run(uint64_t a, uint64_t len) const {
+  if (!vouch_) return {nullptr, len};
+  auto it = segs_.upper_bound(a);
+  if (it == segs_.begin() || std::prev(it)->second.end <= a)  // before the next copy: none
+    return {nullptr, it == segs_.end() ? len : std::min(len, it->second.start - a)};
+  const Seg& g = std::prev(it)->second;
+  uint64_t n = std::min(len, g.end - a);
+  auto u = unvouched_.first_ending_after(a);
+  if (u != unvouched_.end() && u->first <= a) return {nullptr, std::min(n, u->second - a)};
+  if (u != unvouched_.end() && u->first < a + n) n = u->first - a;
+  auto z = zeroed_.first_ending_after(a);
+  if (z != zeroed_.end() && z->first <= a) return {nullptr, std::min(n, z->second - a), true};
+  if (z != zeroed_.end() && z->first < a + n) n = z->first - a;
+  const size_t b = g.off + (a - g.start);  // (touched: from the buffer's start)
+  if (b >= g.touched) return {nullptr, n, true};
+  return {g.at(a), std::min<uint64_t>(n, g.touched - b)};
 }
 
 }  // namespace cape::monitor

@@ -103,6 +103,7 @@ constexpr size_t kHalfBytes = kListArea + kCopyBytes;
 }  // namespace
 
 void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) {
+  vouch_ = false;
   if (!uffd_.valid()) open_uffd(t);
   if (!scratch_tried_) {
     scratch_tried_ = true;
@@ -110,7 +111,10 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
     if (!use_copy_gadget_)
       why = "the program's copies are off";
     else if (has_gadget(t, CAPE_COPY_TAG_OFFSET, CAPE_COPY_TAG))
-      scratch_ = Scratch::map(t, t.gadget + CAPE_COPY_TAG_OFFSET, 2 * kHalfBytes, true, &why);
+      // Not populated: its 2 MiB of shared memory cost ~3-10 ms at the first start() (a page
+      // of shmem allocated and zeroed, first touched on this VM), for programs that may never
+      // write more than create() reads itself; its pages come at their first use instead.
+      scratch_ = Scratch::map(t, t.gadget + CAPE_COPY_TAG_OFFSET, 2 * kHalfBytes, false, &why);
     if (!scratch_) CAPE_LOG_AT(info, "monitor") << "uffd tracker: reading written pages (" << why << ")";
   }
   {
@@ -133,6 +137,7 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
 }
 
 void UffdTracker::refresh_original(uint64_t page, std::span<const uint8_t> bytes) {
+  vouch_ = false;
   auto it = segs_.upper_bound(page);
   if (it == segs_.begin()) return;
   Seg& g = std::prev(it)->second;
@@ -162,6 +167,7 @@ bool UffdTracker::original(uint64_t page, std::span<uint8_t> out) {
 }
 
 void UffdTracker::originals_published(const IntervalSet& pages) {
+  vouch_ = false;
   IntervalSet now = unconfirmed_.minus(unconfirmed_.minus(pages));
   stale_ = stale_.unite(now);
   unconfirmed_ = unconfirmed_.minus(now);
@@ -468,6 +474,7 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
   cleared_ = cleared_.unite(r).unite(z);  // everything refreshed may have changed
   uint64_t before = start_bytes_read + start_bytes_zeroed;
   fill(t, r, z);
+  zeroed_ = std::move(z);
   for (auto [s, e] : cover) start_bytes_kept += e - s;
   start_bytes_kept -= start_bytes_read + start_bytes_zeroed - before;
   // Spare buffers beyond the size of the tracked set are given back (the biggest first).
@@ -483,6 +490,7 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
 
 void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, const IntervalSet* only,
                              const IntervalSet* skip, std::vector<uint64_t>* skipped) {
+  vouch_ = false;
   constexpr uint64_t kChunk = 64 * kPageSize;
   std::vector<uint8_t> cur;
 

@@ -17,6 +17,7 @@ void LockService::new_region(uint64_t region) {
     }
     l.log = ckpt::Checkpoint{};
     l.revokes = 0;
+    l.quiet = 0;
     l.released_at.clear();
     l.next_ticket = 0;
   }
@@ -128,7 +129,12 @@ int LockService::release(const std::string& name, int rank, const ckpt::Checkpoi
   Lock& l = it->second;
   if (!writes.runs.empty()) l.log = ckpt::overlay(l.log, writes);
   l.released_at[rank] = writes.timestamp;
-  return next_holder(l);
+  const int next = next_holder(l);
+  if (next >= 0)
+    l.quiet = 0;
+  else if (++l.quiet >= kQuietReleases)
+    l.revokes = 0;  // nobody else wants it any more: leases again
+  return next;
 }
 
 ckpt::Checkpoint LockService::grant(const std::string& name, int rank) {

@@ -193,7 +193,9 @@ void OutputPump::at_call_all(std::span<OutputPump* const> pumps, bool was_in_reg
     for (size_t i = 0; i < n; ++i) p[i].revents = POLLIN;  // (EINTR, ENOMEM: read them all)
   for (size_t i = 0; i < pumps.size(); ++i) {
     std::lock_guard lk(pumps[i]->mu_);
-    pumps[i]->at_call_locked(was_in_region, now_in_region, i >= n || p[i].revents != 0);
+    // (drain false: the pipes were read at this trap's first call, the program has not run
+    // since; they were read again here, two reads of empty pipes per window opened or closed.)
+    pumps[i]->at_call_locked(was_in_region, now_in_region, drain && (i >= n || p[i].revents != 0));
   }
 }
 

@@ -6,7 +6,9 @@
 # (every node entering at once), and a slave's first entry of a lock in the job (no lease to
 # renew: `never`), beside an MPI send/receive round trip between two of 3
 # ranks in the same run: over shared memory (Open MPI's default here) and over TCP
-# on loopback (cape's transport). Medians of interleaved runs; ratios within one run, never
+# on loopback (cape's transport). The first-entry, taken and never lines are each the median
+# of their 20 entries in a run (since session 11; the mean before, which one 20 ms stall in 20
+# entries on a loaded VM moved by 1 ms). Medians of interleaved runs; ratios within one run, never
 # absolute figures (the machine is shared and noisy). bench/critical/.
 #
 #   scripts/bench-critical.sh [BUILD_DIR]   (default build-bench; `make bench` runs it)

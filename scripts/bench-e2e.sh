@@ -11,7 +11,7 @@
 #   scripts/bench-e2e.sh [BUILD_DIR]       (default build-bench; `make bench` runs it)
 #   BENCH_E2E=quick|full   sizes (quick: reduced, default; full: the issue's sizes)
 #   BENCH_RUNS=N           runs of each (default 3 quick, 5 full)
-#   BENCH_ONLY="empty jacobi"   some programs only (empty jacobi heat3d matvec gradient mamult)
+#   BENCH_ONLY="empty jacobi"   some programs only (empty jacobi heat3d matvec gradient mamult dot)
 #   BENCH_TRACKERS="uffd mprotect"
 #   BENCH_SYNC="eager lazy"  lazy adds a column per tracker with --sync lazy (docs/monitor.md,
 #                          "Lazy synchronisation"), and uffd-lazy's bytes per region
@@ -29,7 +29,7 @@ case $mode in quick) runs=${BENCH_RUNS:-3} ;; full) runs=${BENCH_RUNS:-5} ;;
 trackers=${BENCH_TRACKERS:-uffd mprotect}
 syncs=${BENCH_SYNC:-eager lazy}
 nodes=${BENCH_NODES:-3}
-only=${BENCH_ONLY:-empty jacobi heat3d matvec gradient mamult}
+only=${BENCH_ONLY:-empty jacobi heat3d matvec gradient mamult dot}
 cape=$build/cli/cape
 cape_cc=$build/translator/cape-cc
 baseline=${BENCH_BASELINE:-}
@@ -63,6 +63,7 @@ heat3d|bench/e2e/heat3d.c|bench/e2e/heat3d_mpi.c|64 20|160 100
 matvec|bench/e2e/matvec.c|bench/e2e/matvec_mpi.c|1024 10|4096 10
 gradient|bench/e2e/gradient.c|bench/e2e/gradient_mpi.c|100000 50|100000 200
 mamult|paper-repro/mamult.c|bench/e2e/mamult_mpi.c|600|1600
+dot|bench/e2e/dot.c|bench/e2e/dot_mpi.c|30000 200|100000 1000
 "
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) printf "%.10g\n", v[(NR + 1) / 2]; else printf "%.10g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

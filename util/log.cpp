@@ -1,5 +1,6 @@
 #include "util/log.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -111,6 +112,12 @@ LogLine::LogLine(LogLevel level, std::string_view module) {
   out_ << "[cape " << module;
   if (g_rank >= 0) out_ << " rank " << g_rank;
   out_ << " pid " << getpid() << "] " << level_name(level) << ": ";
+  if (level == LogLevel::debug) {
+    timespec t{};
+    ::clock_gettime(CLOCK_MONOTONIC, &t);
+    std::string us = std::to_string(t.tv_nsec / 1000);
+    out_ << "[t " << t.tv_sec << "." << std::string(6 - us.size(), '0') << us << "] ";
+  }
 }
 
 LogLine::~LogLine() {

@@ -1,5 +1,7 @@
 // Levelled logging per module: CAPE_LOG=monitor:debug,net:info (or CAPE_LOG=debug for all).
-// Lines go to stderr prefixed with "[cape <module> rank pid]". No printf in the parts.
+// Lines go to stderr prefixed with "[cape <module> rank pid]"; debug lines also carry the
+// monotonic clock after their level ("debug: [t 12.345678] ...": seconds, the same clock on
+// every process of a host, to put several nodes' logs on one time line). No printf in the parts.
 //
 //   CAPE_LOG_AT(debug, "monitor") << "stopped at " << std::hex << rip;
 #pragma once
@@ -15,7 +17,8 @@ enum class LogLevel { error = 0, warn = 1, info = 2, debug = 3 };
 // The level in force for `module` (parsed once from CAPE_LOG; default warn).
 LogLevel log_level(std::string_view module);
 // The modules that log (`CAPE_LOG_AT(level, "net")`): a spec naming another is refused.
-inline constexpr std::string_view kLogModules[] = {"calls", "monitor", "net", "traffic"};
+// ("critical": the node's side of critical sections; "locks": the lock service's frames.)
+inline constexpr std::string_view kLogModules[] = {"calls", "critical", "locks", "monitor", "net", "traffic"};
 
 // Why `spec` (CAPE_LOG's syntax: `level` or `module:level`, comma-separated) is not one,
 // naming the bad item and the choices; empty when it is one.

@@ -179,13 +179,21 @@ __attribute__((constructor(101))) static void cape_runtime_init(void) {
 static __thread int known_traced;
 
 /* The deferred calls (protocol.h: r8, r9), in order; a deferred checkpoint name is copied
- * here, so that the caller's buffer may change before the next call. defer_next: the next
- * deferrable call is deferred (cape_defer_next). */
+ * here, so that the caller's buffer may change before the next call (nnamed: the names
+ * used). defer_next: the next deferrable call is deferred (cape_defer_next). */
 static __thread struct cape_deferred_list deferred_list;
-#define deferred deferred_list.calls
 #define deferred_name deferred_list.names
-static __thread int ndeferred, defer_next;
+static __thread int ndeferred, nnamed, defer_next;
 static int defer(long op, const char* name, long a2, void* boundary);
+static struct cape_deferred* deferred_slot(int i) {
+  return i < CAPE_MAX_DEFERRED ? &deferred_list.calls[i] : &deferred_list.more[i - CAPE_MAX_DEFERRED];
+}
+/* The process that deferred the pending calls (a forked child inherits them, and must not
+ * make its parent's calls at its exit), and whether this thread is the main one (only the
+ * main thread defers clause calls: another might exit before its next runtime call). Asked
+ * once per thread; 0 = not known yet. */
+static __thread long self_pid;
+static __thread int self_main;
 
 /* The two-level model (cape.h, cape_mark_frame): the boundary of the runtime calls this
  * thread makes from deeper frames (a `parallel` region's barriers, run inside libgomp's
@@ -213,8 +221,8 @@ __attribute__((noinline)) static long trap(const char* call, long op, long a1, l
   /* Read and cleared before the register variables are set: nothing may run between
    * those and the asm (a TLS access uses rax). */
   long d_n = ndeferred ? (long)(CAPE_TRAP_MAGIC | (unsigned long)ndeferred) : 0;
-  long d_at = (long)deferred;
-  ndeferred = 0;
+  long d_at = (long)&deferred_list;
+  ndeferred = nnamed = 0;
   register long rax __asm__("rax") = (long)(CAPE_TRAP_MAGIC | (unsigned long)op);
   register long rdi __asm__("rdi") = a1;
   register long rsi __asm__("rsi") = a2;
@@ -245,29 +253,61 @@ __attribute__((noinline)) static long trap(const char* call, long op, long a1, l
  * may write. 0 when it cannot be deferred (the list full, or a name too long to copy): the
  * caller traps now, carrying the others. A program that ends with calls deferred makes
  * them at its exit (cape_runtime_fini). */
-static int defer(long op, const char* name, long a2, void* boundary) {
-  unsigned len = 0;
-  if (name)
-    while (len < sizeof deferred_name[0] && name[len]) len++;
-  if (ndeferred == CAPE_MAX_DEFERRED || len == sizeof deferred_name[0]) return 0;
-  if (name) {
-    for (unsigned i = 0; i <= len; i++) deferred_name[ndeferred][i] = name[i];
-    name = deferred_name[ndeferred];
-  }
-  deferred[ndeferred].op = CAPE_TRAP_MAGIC | (unsigned long)op;
-  deferred[ndeferred].a1 = (unsigned long)name;
-  deferred[ndeferred].a2 = (unsigned long)a2;
-  deferred[ndeferred].boundary = (unsigned long)boundary;
+static void know_self(void) {
+  if (self_pid) return;
+  self_pid = raw3(SYS_getpid, 0, 0, 0);
+  self_main = raw3(SYS_gettid, 0, 0, 0) == self_pid ? 1 : -1;
+}
+
+static int defer_raw(long op, long a1, long a2, void* boundary) {
+  if (ndeferred == CAPE_MAX_DEFERRED_CALLS) return 0;
+  know_self();
+  struct cape_deferred* d = deferred_slot(ndeferred);
+  d->op = CAPE_TRAP_MAGIC | (unsigned long)op;
+  d->a1 = (unsigned long)a1;
+  d->a2 = (unsigned long)a2;
+  d->boundary = (unsigned long)boundary;
   ndeferred++;
   return 1;
+}
+
+static int defer(long op, const char* name, long a2, void* boundary) {
+  unsigned len = 0;
+  if (name) {
+    while (len < sizeof deferred_name[0] && name[len]) len++;
+    if (nnamed == CAPE_MAX_DEFERRED || len == sizeof deferred_name[0]) return 0;
+  }
+  if (ndeferred == CAPE_MAX_DEFERRED_CALLS) return 0;
+  if (name) {
+    for (unsigned i = 0; i <= len; i++) deferred_name[nnamed][i] = name[i];
+    name = deferred_name[nnamed++];
+  }
+  return defer_raw(op, (long)name, a2, boundary);
 }
 
 void cape_defer_next(void) { defer_next = 1; }
 
 /* Deferred calls still pending when the program exits (exit() or main's return) are made
- * now, as they would have been: a receive() then blocks or fails the same way. */
+ * now, as they would have been: a receive() then blocks or fails the same way. (Not in a
+ * forked child: they are its parent's, whose next call makes them.) */
 __attribute__((destructor)) static void cape_runtime_fini(void) {
-  if (ndeferred) trap("cape_receive", CAPE_OP_HELLO, 0, 0, __builtin_frame_address(0));
+  if (ndeferred && raw3(SYS_getpid, 0, 0, 0) == self_pid)
+    trap("cape_receive", CAPE_OP_HELLO, 0, 0, __builtin_frame_address(0));
+}
+
+/* A clause call (cape_set_*, cape_reduction, cape_set_order, cape_critical_shared): it
+ * answers nothing, reads and writes nothing of the program's, and only tells the monitor
+ * what the next region's start(), create() and merges do (002_2c61c2cb27f62a9a.txt Fig. 7:
+ * the calls come before ckpt_start(), which copies DATA-0 of what they registered, Sect.
+ * 4.3). So it rides on the thread's next trap (start()'s in the templates), which the
+ * monitor serves after it, in order: a region's clause calls cost no stop of their own
+ * (issue 14, session 11). The main thread only (its exit is the program's, whose
+ * destructor makes what is still pending); with the list full, the call traps now,
+ * carrying the others. */
+static void clause_call(const char* call, long op, long a1, long a2, void* boundary) {
+  know_self();
+  if (self_main > 0 && defer_raw(op, a1, a2, boundary)) return;
+  trap(call, op, a1, a2, boundary);
 }
 
 #define BOUNDARY ((char*)__builtin_frame_address(0) + 16)
@@ -359,6 +399,11 @@ static int region_begin(const char* call, const char* where, unsigned long long 
   if (defer_next) {
     defer_next = 0;
     know_ids(call);
+    /* The heap is settled here, where every node's memory is the same, rather than first in
+     * start(): the digest is then taken on settled memory whichever trap carries it (a
+     * slave's inject of `before`, or start()'s, where the master's clause calls no longer
+     * trap: session 11), and start()'s settle finds nothing left to do. */
+    cape_heap_settle(node_count);
     if (defer(CAPE_OP_REGION_BEGIN, where, (long)loop, boundary)) return node_count;
   }
   return (int)trap(call, CAPE_OP_REGION_BEGIN, (long)where, (long)loop, boundary);
@@ -370,7 +415,7 @@ __attribute__((noinline)) int cape_region_begin_loop(const char* where, unsigned
 
 /* Data sharing: the monitor keeps the attribute table; nothing is stored here. */
 #define ATTR(fn, OP) \
-  void fn(void* addr, unsigned long size) { trap(__func__, OP, (long)addr, (long)size, BOUNDARY); }
+  void fn(void* addr, unsigned long size) { clause_call(__func__, OP, (long)addr, (long)size, BOUNDARY); }
 ATTR(cape_set_shared, CAPE_OP_SET_SHARED)
 ATTR(cape_set_private, CAPE_OP_SET_PRIVATE)
 ATTR(cape_set_firstprivate, CAPE_OP_SET_FIRSTPRIVATE)
@@ -379,11 +424,11 @@ ATTR(cape_set_copyin, CAPE_OP_SET_COPYIN)
 ATTR(cape_set_copyprivate, CAPE_OP_SET_COPYPRIVATE)
 ATTR(cape_set_threadprivate, CAPE_OP_SET_THREADPRIVATE)
 #undef ATTR
-void cape_set_default_none(void) { trap(__func__, CAPE_OP_SET_DEFAULT_NONE, 0, 0, BOUNDARY); }
+void cape_set_default_none(void) { clause_call(__func__, CAPE_OP_SET_DEFAULT_NONE, 0, 0, BOUNDARY); }
 void cape_reduction(void* addr, unsigned long size, int op, int type) {
   unsigned long packed = size | ((unsigned long)(op & 0xff) << CAPE_RED_SIZE_BITS) |
                          ((unsigned long)(type & 0xff) << (CAPE_RED_SIZE_BITS + 8));
-  trap(__func__, CAPE_OP_REDUCTION, (long)addr, (long)packed, BOUNDARY);
+  clause_call(__func__, CAPE_OP_REDUCTION, (long)addr, (long)packed, BOUNDARY);
 }
 /* Trap-free re-entry of a leased lock (protocol.h, CAPE_LEASE_*; docs/critical.md). TLS only:
  * lease_ready once a critical exit said the page is mapped; lock_depth counts the locks this
@@ -505,7 +550,9 @@ int cape_ordered_try(const char* name, unsigned long long iteration) {
 }
 void cape_ordered_exit(const char* name) { lock_exit((long)name, 0, BOUNDARY); }
 void cape_critical_shared(void* addr, unsigned long size) {
-  trap(__func__, CAPE_OP_CRITICAL_SHARED, (long)addr, (long)size, BOUNDARY);
+  clause_call(__func__, CAPE_OP_CRITICAL_SHARED, (long)addr, (long)size, BOUNDARY);
 }
+/* Not deferred: once per program, at main's start, where user code (a fork, say) runs before
+ * the next runtime call. */
 void cape_set_ckpt_model(int model) { trap(__func__, CAPE_OP_SET_CKPT_MODEL, model, 0, BOUNDARY); }
-void cape_set_order(long order) { trap(__func__, CAPE_OP_SET_ORDER, order, 0, BOUNDARY); }
+void cape_set_order(long order) { clause_call(__func__, CAPE_OP_SET_ORDER, order, 0, BOUNDARY); }

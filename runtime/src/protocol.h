@@ -6,12 +6,13 @@
  *         own frames; everything below is libcape's and is never captured or injected)
  *   rcx = address of cape_syscall_gadget (`syscall; int3`), where the monitor runs
  *         remote syscalls (monitor/remote_syscall.h)
- *   r8  = CAPE_TRAP_MAGIC | n when n (1 .. CAPE_MAX_DEFERRED) deferred calls ride on this
- *         trap, else 0; r9 = the address of their n `struct cape_deferred` (libcape's TLS):
- *         a call whose effect the program cannot see before its next runtime call
- *         (receive; and stop, send, wait_for, inject, create, region_begin where libcape_cc
- *         makes another call right after them) makes no trap of its own and rides on the next one, which the
- *         monitor serves after them, in order (one trap, two ptrace stops, fewer each: issue 14)
+ *   r8  = CAPE_TRAP_MAGIC | n when n (1 .. CAPE_MAX_DEFERRED_CALLS) deferred calls ride on
+ *         this trap, else 0; r9 = the address of their `struct cape_deferred_list` (libcape's
+ *         TLS): a call whose effect the program cannot see before its next runtime call
+ *         (receive; the clause calls; and stop, send, wait_for, inject, create, region_begin
+ *         where libcape_cc makes another call right after them) makes no trap of its own and
+ *         rides on the next one, which the monitor serves after them, in order (one trap, two
+ *         ptrace stops, fewer each: issue 14)
  * The monitor answers by setting rax and resuming after the int3. Nothing is written
  * into program memory by the protocol. Shared by runtime/ and monitor/ (plain C header).
  */
@@ -37,11 +38,17 @@ struct cape_deferred {
 };
 /* r9 points at the calls of this list; a deferred call's checkpoint name is copied into
  * `names` (its a1 points there), so that the monitor reads the calls and their names with
- * one process_vm_readv (issue 14). */
+ * one process_vm_readv (issue 14). Call i is calls[i] for i < CAPE_MAX_DEFERRED, then
+ * more[i - CAPE_MAX_DEFERRED] (session 11: a region's clause calls, which carry no name, ride
+ * on start()'s trap too); at most CAPE_MAX_DEFERRED of them have a name, in any places. A
+ * libcape before session 11 defers at most CAPE_MAX_DEFERRED calls and has no `more`: the
+ * same layout for them. */
 #define CAPE_DEFERRED_NAME_BYTES 256
+#define CAPE_MAX_DEFERRED_CALLS 128
 struct cape_deferred_list {
   struct cape_deferred calls[CAPE_MAX_DEFERRED];
   char names[CAPE_MAX_DEFERRED][CAPE_DEFERRED_NAME_BYTES];
+  struct cape_deferred more[CAPE_MAX_DEFERRED_CALLS - CAPE_MAX_DEFERRED];
 };
 
 /* start()'s first argument: CAPE_START_OWN_SHARE when the node runs its share at once (no

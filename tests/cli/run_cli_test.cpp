@@ -118,7 +118,7 @@ TEST(RunCli, AnUnknownLogModuleOrLevelIsRefused) {
   Proc p = Proc::start({CAPE_BIN, "run", "-n", "2", "--log", "bogus:info", args}, d.path);
   EXPECT_EQ(p.wait(30s), 2);
   EXPECT_EQ(p.err(),
-            "cape run: --log: unknown log module 'bogus' in 'bogus:info' (modules: calls, monitor, net, traffic)\n"
+            "cape run: --log: unknown log module 'bogus' in 'bogus:info' (modules: calls, critical, locks, monitor, net, traffic)\n"
             "Run `cape run --help` for the options.\n");
   EXPECT_FALSE(exists(d.path + "/cape-logs"));
   Proc q = Proc::start({CAPE_BIN, "monitor", "--log", "net:loud", args}, d.path);

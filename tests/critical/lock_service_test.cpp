@@ -225,6 +225,37 @@ TEST(LockService, ALockAskedBackTwiceInARegionIsNoLongerLeased) {
   EXPECT_TRUE(s.leased_by("c", 1));
 }
 
+// Contention over (the other nodes left the loop): after kQuietReleases releases in a row with
+// nobody in line, the lone user left gets leases again (bench-critical's contended line: the
+// last node's 200 entries were all plain round trips).
+TEST(LockService, ALockLeftAloneAfterContentionIsLeasedAgain) {
+  LockService s;
+  for (int round = 0; round < LockService::kLeaseRevokes; round++) {
+    ASSERT_TRUE(s.request("c", 1, 1, true, -1, true));
+    s.grant("c", 1);
+    int revoke = -1;
+    EXPECT_FALSE(s.request("c", 2, 1, true, -1, true, &revoke));
+    EXPECT_EQ(revoke, 1);
+    EXPECT_EQ(s.release("c", 1, Checkpoint{}), 2);  // somebody in line: the count starts over
+    s.grant("c", 2);
+    EXPECT_EQ(s.release("c", 2, Checkpoint{}), -1);  // the first quiet one
+  }
+  // Node 2 alone now: plain grants while the quiet releases add up, then a lease.
+  for (int k = 1; k < LockService::kQuietReleases; k++) {
+    ASSERT_TRUE(s.request("c", 2, 1, true, -1, true));
+    s.grant("c", 2);
+    EXPECT_FALSE(s.leased_by("c", 2)) << k;
+    EXPECT_EQ(s.release("c", 2, Checkpoint{}), -1);
+  }
+  ASSERT_TRUE(s.request("c", 2, 1, true, -1, true));
+  s.grant("c", 2);
+  EXPECT_TRUE(s.leased_by("c", 2));
+  // Contended again: asked back, and the count starts over.
+  int revoke = -1;
+  EXPECT_FALSE(s.request("c", 1, 1, true, -1, true, &revoke));
+  EXPECT_EQ(revoke, 2);
+}
+
 TEST(LockService, OrderedTicketsAreNeverLeased) {
   LockService s;
   ASSERT_TRUE(s.request("ordered:1", 1, 1, true, 0, /*lease=*/true));

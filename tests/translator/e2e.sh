@@ -12,6 +12,8 @@
 # processes on loopback (the same thing `cape run` starts). Exit 77 (skip) only when the
 # `cape` binary itself is missing.
 set -euo pipefail
+# A step that fails under `set -e` says which (a silent exit left a failure unexplained).
+trap 'echo "FAIL: e2e.sh line $LINENO: \`$BASH_COMMAND\` exited with status $?" >&2' ERR
 cc=$1 cape=$2 src=$3 n=${4:-3}
 shift 4 2>/dev/null || shift $#
 # -D/-I go to both compilers, -l to both links; --tolerance=X as `e2e-tolerance: X` in the source.
@@ -49,18 +51,18 @@ fi
 if [ ! -x "$cape" ]; then echo "SKIP: $cape not built" >&2; exit 77; fi
 status=0
 if "$cape" --help 2>/dev/null | grep -qE '^ +run '; then
-  timeout 120 "$cape" run -n "$n" "${run_flags[@]}" -- ./prog "${prog_args[@]}" > actual 2> run.err || status=$?
+  timeout -k 10 120 "$cape" run -n "$n" "${run_flags[@]}" -- ./prog "${prog_args[@]}" > actual 2> run.err || status=$?
 else
   umask 077
   head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' > secret
   port=$((20000 + RANDOM % 30000))
   pids=()
   for ((r = 1; r < n; r++)); do
-    timeout 120 "$cape" node --master "127.0.0.1:$port" --rank "$r" --size "$n" \
+    timeout -k 10 120 "$cape" node --master "127.0.0.1:$port" --rank "$r" --size "$n" \
       --secret-file secret --output-dir logs -- ./prog > "node$r.out" 2>&1 &
     pids+=($!)
   done
-  timeout 120 "$cape" node --master "127.0.0.1:$port" --rank 0 --size "$n" \
+  timeout -k 10 120 "$cape" node --master "127.0.0.1:$port" --rank 0 --size "$n" \
     --secret-file secret --output-dir logs -- ./prog > actual 2> run.err || status=$?
   for p in "${pids[@]}"; do wait "$p" || status=$((status ? status : $?)); done
 fi
@@ -90,7 +92,8 @@ if [ "$status" != 0 ] || ! same; then
   echo "--- native:" >&2; cat expected >&2
   echo "--- cape:" >&2; cat actual >&2
   cat run.err >&2 || true
-  for f in node*.out logs/*; do [ -f "$f" ] && { echo "--- $f" >&2; cat "$f" >&2; }; done
+  # (`cape run` writes the slaves' logs to cape-logs/, the hand-started nodes to logs/.)
+  for f in node*.out logs/* cape-logs/*; do [ -f "$f" ] && { echo "--- $f" >&2; cat "$f" >&2; }; done
   exit 1
 fi
 # (Only files that exist: grep's status is 2 after a missing one, even with a match.)

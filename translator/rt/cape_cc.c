@@ -1,9 +1,10 @@
 /* libcape_cc: team bookkeeping and the OpenMP API for programs translated by cape-cc.
  *
- * State lives in this library's static data (the program's tracked memory). It is written
- * only between a region's cape_stop() and the next cape_start(), or restored to its exact
- * bytes before the next create(), so no checkpoint ever carries it (docs/translator.md,
- * "Template bookkeeping"). Every node computes the same values except `tid`.
+ * State lives in this library's static data (the program's tracked memory), except what
+ * every region's fork and join change (the team, the nesting depth: the main thread's TLS,
+ * below). It is written only between a region's cape_stop() and the next cape_start(), or
+ * restored to its exact bytes before the next create(), so no checkpoint ever carries it
+ * (docs/translator.md, "Template bookkeeping"). Every node computes the same values except `tid`.
  */
 #define _GNU_SOURCE
 #define CAPE1_CC_RUNTIME /* cape1_cc.h's mapping of the translated code's calls: not here */
@@ -31,8 +32,26 @@ struct team {
  * region's cape_region_begin() and cape_start(), and the determinism digest may be taken at
  * start()'s trap (region_begin deferred, issue 14: one stop fewer per node per region). */
 
-static struct team cur = {0, 1, 0, 0};
-static int level;           /* parallel regions entered and not left (nesting depth) */
+/* Saved outer teams for serialized nested regions. */
+#define MAX_LEVELS 64
+/* The team, the nesting depth and the saved outer teams change at every region's fork and
+ * join: kept in the main thread's TLS (never tracked: docs/monitor.md, "Eighth pass"), so that
+ * a region that writes nothing of the program's leaves every tracked page unwritten (issue 14:
+ * these two pages, read again by every node's digest and copied by its start() at every
+ * region, were all an empty region wrote). Every thread reaches the main thread's through
+ * team_at (set once, before main, at the same address on every node), as it reached globals. */
+struct team_state {
+  struct team cur;
+  int level;                      /* parallel regions entered and not left (nesting depth) */
+  struct team saved[MAX_LEVELS];
+};
+static __thread struct team_state team_here = {{0, 1, 0, 0}, 0, {{0, 0, 0, 0}}};
+static struct team_state *team_at;
+__attribute__((constructor)) static void team_init(void) { team_at = &team_here; }
+static inline struct team_state *team_state(void) { return team_at ? team_at : &team_here; }
+#define cur (team_state()->cur)
+#define level (team_state()->level)
+#define saved (team_state()->saved)
 static int requested;       /* omp_set_num_threads, 0 = not set */
 
 /* The two-level model (cape-cc --model=mt, 000_2e1115959baa0e7d.txt Fig. 5-6; docs/translator.md
@@ -132,10 +151,6 @@ static __thread struct {
   unsigned long size;
 } shared[MAX_SHARED];
 static __thread int nshared;
-
-/* Saved outer teams for serialized nested regions. */
-#define MAX_LEVELS 64
-static struct team saved[MAX_LEVELS];
 
 /* --model=cape1 (cape1_cc.h): the current level-1 team's parts are processes restarted from
  * the master's complete checkpoint (written before it, the same in every part); each part's

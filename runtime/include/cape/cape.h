@@ -62,7 +62,11 @@ void cape1_serve(void);
 
 /* Data sharing and reductions (002_2c61c2cb27f62a9a.txt Table 2, Fig. 6-7): the clause
  * calls come before the region's cape_start() and hold until its cape_stop(). `size` is
- * sizeof the variable. Under the TICKPT model only shared, lastprivate, copyin, copyprivate
+ * sizeof the variable. They answer nothing and make no trap of their own (issue 14): each
+ * rides on the calling thread's next runtime call (cape_start()'s), which the monitor serves
+ * after them, so make them from the thread that calls cape_start() (the main thread defers
+ * them; another thread's calls still trap one by one). cape_set_order and
+ * cape_critical_shared ride the same way. Under the TICKPT model only shared, lastprivate, copyin, copyprivate
  * and reduction data travel; under DICKPT every tracked write does, and the calls still make
  * private data stay private and reductions come out right. */
 void cape_set_shared(void *addr, unsigned long size);

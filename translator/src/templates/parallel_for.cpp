@@ -113,9 +113,11 @@ void parallel_for(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   }
   h.set("copyin", (cx.opt.mt ? mt_copyin_code(cl, id) : copyin_code(cl, id))).set("master_calls", master_calls).set("calls", calls);
   h.set("keep_red", keep_red).set("back_red", back_red);
-  // Nothing between the slave's inject and its cape_start(): the inject rides on start()'s
-  // trap (issue 14: one trap fewer per region on each slave).
-  h.set("then_start", back_red.empty() && calls.empty() ? "1" : "0");
+  // Nothing that reads or writes memory between the slave's inject and its cape_start(): the
+  // inject rides on start()'s trap (issue 14: one trap fewer per region on each slave). The
+  // clause calls in between ride there too (libcape defers them since session 11) and read
+  // only stack values and addresses, which `before` never carries.
+  h.set("then_start", back_red.empty() ? "1" : "0");
 
   cx.gen_begin(c, "001_3036025dc34c4021.txt Fig. 3 by chunks");
   reduction_checks(cx, cl);
