@@ -248,16 +248,17 @@ class NetExchange : public monitor::Exchange {
   void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, uint64_t version) override {
     n_.publish_pages(first, count, bytes, version);
   }
-  std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version) override {
-    return n_.publish_slots(first, count, version);
+  std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version, bool in_arena) override {
+    return n_.publish_slots(first, count, version, in_arena);
   }
+  void set_page_arena(std::function<uint8_t*()> take) override { n_.set_page_arena(std::move(take)); }
   void fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, uint64_t version) override {
     n_.fetch_pages(first, count, out, owner, version);
   }
   std::vector<uint64_t> fetched_pages(int rank) override { return n_.fetched_pages(rank); }
   bool read_published(uint64_t page, uint8_t* out) override { return n_.read_published(page, out); }
   void begin_publishing() override { n_.begin_publishing(); }
-  void end_publishing() override { n_.end_publishing(); }
+  void end_publishing(bool complete) override { n_.end_publishing(complete); }
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes) override {
     n_.lock_release(name, writes);
   }

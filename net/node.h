@@ -192,7 +192,13 @@ class Node {
   // The same, the caller writing the bytes: where each page's copy of `version` goes (valid
   // for the node's life; nobody asks for `version` before the caller has told another node
   // of it, so the caller fills them without the lock).
-  std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version);
+  // `in_arena`: the slots come from the arena set_page_arena() gave, when it has room (the
+  // program itself copies into them, monitor/publish_arena.h); a page's slot, once in the
+  // arena, stays there. Check each slot's address to know which.
+  std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version, bool in_arena = false);
+  // Where arena slots come from: `take` gives a 4096-byte slot or nullptr when full; it (and
+  // the memory it hands out) lives as long as this node (its captures keep the mapping).
+  void set_page_arena(std::function<uint8_t*()> take);
   void fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, uint64_t version);
   // Master: the pages slave `rank` asked for since the last call (their addresses; from the
   // master or, through it, from another slave).
@@ -203,7 +209,9 @@ class Node {
   // (the other nodes go on meanwhile): until end_publishing(), requests for this node's pages
   // wait.
   void begin_publishing();
-  void end_publishing();
+  // `complete` false: the copies were not all filled (the program died while it copied
+  // them); a request for this node's pages then fails the job instead of being answered.
+  void end_publishing(bool complete = true);
   // Slave, once its program has ended: serves its pages until the master's connection closes
   // (the master's program and the other slaves may still need them) or the job fails.
   void serve_pages_until_the_master_leaves();
@@ -324,13 +332,17 @@ class Node {
   std::function<int(const std::string&)> lease_hook_;  // set_lease_hook; guarded by mu_
   // --sync=lazy: the pages this node publishes, by address (4096 bytes each, the last two
   // versions).
+  // A copy is either on the heap (`heap` owns it) or an arena slot (set_page_arena()).
   struct PageCopies {
     std::array<uint64_t, 2> version{};
-    std::array<std::unique_ptr<uint8_t[]>, 2> bytes;  // [0] the newest
+    std::array<uint8_t*, 2> bytes{};                 // [0] the newest
+    std::array<std::unique_ptr<uint8_t[]>, 2> heap;  // bytes[k] when it is on the heap
   };
   std::mutex pages_mu_;
   std::unordered_map<uint64_t, PageCopies> pages_;  // guarded by pages_mu_
   bool publishing_ = false;                          // guarded by pages_mu_
+  bool pages_torn_ = false;                          // end_publishing(false) came; guarded by pages_mu_
+  std::function<uint8_t*()> arena_take_;             // guarded by pages_mu_
   std::condition_variable pages_cv_;                 // publishing_ became false
   std::map<int, std::vector<uint64_t>> fetched_;     // master: by rank; guarded by pages_mu_
   // The answer to this node's page request, once it came (guarded by mu_).
