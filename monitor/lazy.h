@@ -68,6 +68,7 @@ struct LazyStats {
   uint64_t pages_published = 0, eager_bytes = 0;  // published: every node; eager_bytes: master's broadcasts
   uint64_t pages_kept = 0, pages_resolved = 0;      // kept: a node's; resolved: master, fetched to merge
   uint64_t own_merged = 0;                          // master: its own kept pages another node wrote too
+  uint64_t broadcasts_once = 0;                     // master: broadcasts made once for every slave
 };
 
 class LazySync {
@@ -163,6 +164,8 @@ class LazySync {
   const IntervalSet& ever_lazy() const { return ever_lazy_; }
 
  private:
+  // broadcast(): would every slave get the same checkpoint? (`lazy`: the pages published.)
+  bool same_for_every_slave(const std::vector<uint64_t>& lazy);
   uint64_t publish(const StoppedThread& st, uint64_t a, uint64_t b, uint64_t version);
   void handler_loop();
   void serve_fault(uint64_t page);

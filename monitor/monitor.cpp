@@ -108,7 +108,8 @@ class Monitor final : public CallServer {
                                    << " requests, " << l.zero_pages << " zero pages; " << l.pages_published
                                    << " pages published, " << l.pages_kept << " pages kept, " << l.pages_resolved
                                    << " fetched to merge, " << l.own_merged << " own kept pages merged, "
-                                   << l.eager_bytes << " bytes sent eagerly; "
+                                   << l.eager_bytes << " bytes sent eagerly (" << l.broadcasts_once
+                                   << " broadcasts made once for every slave); "
                                    << (window_.has_tracker() ? window_.tracker().pages_skipped : 0)
                                    << " written pages not read, "
                                    << (window_.has_tracker() ? window_.tracker().originals_from_source : 0)
