@@ -222,6 +222,11 @@ class UffdTracker final : public DirtyTracker {
   // each a fixed cost): the kernel skips what is not registered in between (libraries, the
   // heaps' reserved parts); the result is clipped to `ranges`.
   bool scan_hull(const IntervalSet& ranges, Scan what, std::vector<Span>& out);
+  // `written` (protected again with `protect`) and `holes` of every range of `ranges` (all
+  // registered) with one walk over their hull instead of two; false as scan().
+  // CAPE_UFFD_ONE_SCAN=0: two scans, as before (A/B).
+  bool scan_hull_both(const IntervalSet& ranges, bool protect, std::vector<Span>& written, std::vector<Span>& holes);
+  bool scan_both_wanted() const;
   // Is every range of `ranges` registered with WP_ASYNC? Known when the mappings did not
   // change since registered_ was last right (maps_epoch(), memory_map.h): a registration is
   // lost only with its mapping (unmapped, replaced), which is a mapping call.

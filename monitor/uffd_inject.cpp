@@ -40,7 +40,11 @@ IntervalSet UffdTracker::before_inject(const StoppedThread& t, const ckpt::Check
   if (want.empty() || !t.tracee.one_thread()) return {};
   std::vector<IntervalSet::Interval> out;
   std::vector<Span> spans;
-  if (registered_known(want) && scan_hull(want, Scan::written_peek, spans) && scan_hull(want, Scan::holes, spans)) {
+  std::vector<Span> holes;
+  if (registered_known(want) &&
+      (scan_both_wanted() ? scan_hull_both(want, false, spans, holes)
+                          : scan_hull(want, Scan::written_peek, spans) && scan_hull(want, Scan::holes, spans))) {
+    spans.insert(spans.end(), holes.begin(), holes.end());
     for (const Span& x : spans) out.emplace_back(x.start, x.end);
     return want.minus(IntervalSet::of(std::move(out)));
   }
@@ -93,7 +97,11 @@ std::optional<DirtyTracker::Changes> UffdTracker::take_changes(const StoppedThre
   std::vector<IntervalSet::Interval> changed, covered;
   std::vector<Span> spans;
   const IntervalSet all = spans_of(areas);
-  if (registered_known(all) && scan_hull(all, Scan::written_peek, spans) && scan_hull(all, Scan::holes, spans)) {
+  std::vector<Span> holes;
+  if (registered_known(all) &&
+      (scan_both_wanted() ? scan_hull_both(all, false, spans, holes)
+                          : scan_hull(all, Scan::written_peek, spans) && scan_hull(all, Scan::holes, spans))) {
+    spans.insert(spans.end(), holes.begin(), holes.end());
     for (const Span& x : spans) changed.emplace_back(x.start, x.end);
     Changes c{cleared_.unite(IntervalSet::of(std::move(changed))), all};
     cleared_ = IntervalSet();

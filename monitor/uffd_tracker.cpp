@@ -399,7 +399,8 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
   spans.clear();
   holes.clear();
   if (!known.empty()) {
-    if (scan_hull(known, Scan::written, spans) && scan_hull(known, Scan::holes, holes)) {
+    if (scan_both_wanted() ? scan_hull_both(known, true, spans, holes)
+                           : scan_hull(known, Scan::written, spans) && scan_hull(known, Scan::holes, holes)) {
       for (const Span& x : spans) read.emplace_back(x.start, x.end);
       for (const Span& x : holes) {
         arm(x.start, x.end, false);
