@@ -104,6 +104,24 @@ __asm__(
     "  ud2\n"
     "  .org cape_syscall_gadget + 144, 0xcc\n" /* CAPE_SYSLIST_TAG_OFFSET */
     "  .asciz \"" CAPE_SYSLIST_TAG "\"\n"
+    /* CAPE_PUBLISH_GADGET_OFFSET: copies the runs listed at rdx as {dst, src, len} (len 0
+     * ends the list), then int3: --sync=lazy's kept pages into the publishing arena. */
+    "  .org cape_syscall_gadget + 160, 0xcc\n"
+    "5:\n"
+    "  movq 16(%rdx), %rcx\n"
+    "  testq %rcx, %rcx\n"
+    "  jz 6f\n"
+    "  movq (%rdx), %rdi\n"
+    "  movq 8(%rdx), %rsi\n"
+    "  rep movsb\n"
+    "  addq $24, %rdx\n"
+    "  jmp 5b\n"
+    "  .org cape_syscall_gadget + 192, 0xcc\n" /* CAPE_PUBLISH_TRAP_OFFSET */
+    "6:\n"
+    "  int3\n"
+    "  ud2\n"
+    "  .org cape_syscall_gadget + 200, 0xcc\n" /* CAPE_PUBLISH_TAG_OFFSET */
+    "  .asciz \"" CAPE_PUBLISH_TAG "\"\n"
     ".size cape_syscall_gadget, .-cape_syscall_gadget\n");
 extern const char cape_syscall_gadget[];
 
