@@ -102,6 +102,8 @@ class Monitor final : public CallServer {
   ~Monitor() override {
     if (util::log_level("calls") >= util::LogLevel::info) {
       times_.report(rank_);
+      CAPE_LOG_AT(info, "calls") << "rank " << rank_ << ": tracked set: " << space_.tracked_asks() << " asks, "
+                                 << space_.tracked_computed() << " computed (the others kept: CAPE_TRACKED_KEPT)";
       criticals_.report_times(rank_);
     }
     if (lazy_) {

@@ -5,7 +5,8 @@
 # with clause calls (reductions of a local and a global, private, firstprivate, lastprivate:
 # values the monitor writes between the digest and start()) per iteration. Counts of perf's
 # syscall tracepoints over the whole job, the difference between 40 and 10 iterations (system
-# calls, not times); the lazy master's broadcasts made once from `--log traffic:info`.
+# calls, not times); the lazy master's broadcasts made once from `--log traffic:info`, its
+# tracked-set computations from `--log calls:info`.
 #   fixed_cost.sh CAPE_CC CAPE NODES
 set -euo pipefail
 cc=$1 cape=$2 n=$3
@@ -52,22 +53,29 @@ run() {
   local envs=$1 r=$2
   rm -rf logs
   env $envs perf stat -x, -o stat -e syscalls:sys_enter_ioctl,syscalls:sys_enter_process_vm_readv -- \
-    "$cape" run -n "$n" --log traffic:info --output-dir logs -- ./prog "$r" > out 2> err || { cat err logs/* >&2; exit 1; }
+    "$cape" run -n "$n" --log traffic:info,calls:info --output-dir logs -- ./prog "$r" > out 2> err || { cat err logs/* >&2; exit 1; }
   ./native "$r" > expected
   if ! cmp -s out expected; then
     echo "FAIL: $envs, $r iterations: output differs from gcc -fopenmp's: $(cat out) against $(cat expected)" >&2
     echo "$envs $r" >> failed  # (run() is called in a subshell)
   fi
-  echo "$(grep -E 'sys_enter_ioctl' stat | cut -d, -f1) $(grep -E 'sys_enter_process_vm_readv' stat | cut -d, -f1)"
+  # the master's tracked-set asks and computations ("missing" on a build without them)
+  local tr
+  tr=$(cat err logs/* 2>/dev/null | sed -n 's/.*rank 0: tracked set: \([0-9]*\) asks, \([0-9]*\) computed.*/\1 \2/p' | head -1)
+  echo "$(grep -E 'sys_enter_ioctl' stat | cut -d, -f1) $(grep -E 'sys_enter_process_vm_readv' stat | cut -d, -f1) ${tr:-missing missing}"
 }
-per() {  # per ENV: "ioctl pvr" per iteration (an empty region and a clause region), and the
-  local a b once  # master's broadcasts made once in the 40 iterations' job
-  a=($(run "$1" 10)) b=($(run "$1" 40))
+per() {  # per ENV: "ioctl pvr" per iteration (an empty region and a clause region), the
+  local a b once  # master's broadcasts made once in the 40 iterations' job, and its tracked-set
+  a=($(run "$1" 10)) b=($(run "$1" 40))  # asks and computations per iteration (x100)
   once=$(cat err logs/* 2>/dev/null | sed -n 's/.*rank 0: .*(\([0-9]*\) broadcasts made once for every slave).*/\1/p' | head -1)
-  echo "$(( (b[0] - a[0]) / 30 )) $(( (b[1] - a[1]) / 30 )) ${once:-missing}"
+  local asks=-1 computed=-1
+  if [ "${a[2]}" != missing ] && [ "${b[2]}" != missing ]; then
+    asks=$(( (b[2] - a[2]) * 100 / 30 )) computed=$(( (b[3] - a[3]) * 100 / 30 ))
+  fi
+  echo "$(( (b[0] - a[0]) / 30 )) $(( (b[1] - a[1]) / 30 )) ${once:-missing} $asks $computed"
 }
 on=($(per X=1)) once_on=${on[2]}
-echo "all on: ${on[0]} PAGEMAP_SCAN/ioctl, ${on[1]} process_vm_readv per iteration; master: $once_on broadcasts made once"
+echo "all on: ${on[0]} PAGEMAP_SCAN/ioctl, ${on[1]} process_vm_readv per iteration; master: $once_on broadcasts made once, tracked set asked ${on[3]}/100 and computed ${on[4]}/100 times per iteration"
 check() {  # check SWITCH INDEX KIND
   local off
   off=($(per "$1=0"))
@@ -80,6 +88,18 @@ check() {  # check SWITCH INDEX KIND
 check CAPE_UFFD_ONE_SCAN 0 ioctl
 check CAPE_START_REUSES_REFRESH 0 ioctl
 check CAPE_SITE_FROM_BEGIN 1 process_vm_readv
+# The master's tracked set kept while the maps are the same: computed fewer times than asked,
+# and every time with CAPE_TRACKED_KEPT=0.
+off=($(per CAPE_TRACKED_KEPT=0))
+echo "CAPE_TRACKED_KEPT=0: tracked set asked ${off[3]}/100 and computed ${off[4]}/100 times per iteration"
+if ! [ "${on[4]}" -ge 0 ] || [ "${on[4]}" -ge "${on[3]}" ]; then
+  echo "FAIL: the tracked set was computed ${on[4]}/100 times per iteration for ${on[3]}/100 asks (-1: not reported)" >&2
+  status=1
+fi
+if [ "${off[4]}" != "${off[3]}" ]; then
+  echo "FAIL: CAPE_TRACKED_KEPT=0 computed the tracked set ${off[4]}/100 times per iteration for ${off[3]}/100 asks" >&2
+  status=1
+fi
 if [ "$n" -ge 3 ]; then
   # 40 empty regions at least (the clause regions' too when every slave's list is the same)
   if ! [ "$once_on" -ge 40 ] 2>/dev/null; then
