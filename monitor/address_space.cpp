@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <span>
 
 #include "util/error.h"
@@ -13,6 +14,7 @@ void AddressSpace::reset(pid_t pid) {
   pid_ = pid;
   exe_.clear();
   load_base_ = 0;
+  forget_kept();
 }
 
 void AddressSpace::at_runtime_call(const Tracee& t, pid_t tid, uint64_t fs_base) {
@@ -26,6 +28,7 @@ void AddressSpace::at_runtime_call(const Tracee& t, pid_t tid, uint64_t fs_base)
     ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
     if (n < 0) fail_errno("readlink " + link);
     exe_.assign(buf, static_cast<size_t>(n));
+    forget_kept();  // (the executable's areas are data and bss now)
   }
 }
 
@@ -50,8 +53,27 @@ void AddressSpace::find_tls_low(const Tracee& t) {
   if (low < tls_) tls_low_ = low;
 }
 
+void AddressSpace::forget_kept() {
+  std::lock_guard lk(kept_mu_);
+  for (Kept& k : kept_) k = Kept{};
+}
+
 std::vector<Area> AddressSpace::tracked(uint64_t stack_boundary) const {
-  return tracked(read_maps(pid_), stack_boundary);
+  static const bool keep = !(std::getenv("CAPE_TRACKED_KEPT") && std::string(std::getenv("CAPE_TRACKED_KEPT")) == "0");
+  uint64_t stamp = 0;
+  const std::vector<Mapping>* maps = keep ? cached_maps(pid_, &stamp) : nullptr;
+  std::lock_guard lk(kept_mu_);
+  ++asks_;
+  ++computed_;
+  if (!maps) return tracked(read_maps(pid_), stack_boundary);
+  for (const Kept& k : kept_)
+    if (k.stamp == stamp && k.boundary == stack_boundary && k.tls == tls_ && k.tls_low == tls_low_) {
+      --computed_;
+      return k.areas;
+    }
+  Kept& k = kept_[kept_next_++ % kept_.size()];
+  k = {stamp, stack_boundary, tls_, tls_low_, tracked(*maps, stack_boundary)};
+  return k.areas;
 }
 
 std::vector<Area> AddressSpace::tracked(const std::vector<Mapping>& maps, uint64_t stack_boundary) const {

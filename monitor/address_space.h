@@ -11,7 +11,9 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,14 +40,30 @@ class AddressSpace {
   // Where the executable is mapped: read once per image (its mappings never move), not at
   // every create() (issue 14: each read of the maps costs tens of microseconds).
   uint64_t load_base() const;
+  // tracked(boundary) asks so far, and how many of them computed the set (the others: kept).
+  uint64_t tracked_asks() const { return asks_; }
+  uint64_t tracked_computed() const { return computed_; }
 
  private:
   void find_tls_low(const Tracee& t);
+  void forget_kept();
   pid_t pid_ = 0;
   std::string exe_;
   uint64_t tls_ = 0;      // the main thread's fs_base
   uint64_t tls_low_ = 0;  // lowest static TLS block in use (0 = unknown)
   mutable uint64_t load_base_ = 0;  // 0 = not read yet
+  // tracked(boundary) kept while the maps it came from are read_maps' cache, unchanged (its
+  // stamp): a node computed it ~6 times per region from a copy of the maps (issue 14). Two
+  // boundaries live at a time (0, and a call's stack pointer). CAPE_TRACKED_KEPT=0: computed
+  // at every ask, as before (A/B).
+  struct Kept {
+    uint64_t stamp = 0, boundary = 0, tls = 0, tls_low = 0;
+    std::vector<Area> areas;
+  };
+  mutable std::array<Kept, 2> kept_;
+  mutable size_t kept_next_ = 0;
+  mutable uint64_t asks_ = 0, computed_ = 0;
+  mutable std::mutex kept_mu_;  // (the notifier's thread may ask too)
 };
 
 }  // namespace cape::monitor

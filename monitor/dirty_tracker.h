@@ -204,6 +204,13 @@ class DirtyTracker {
     (void)t, (void)track, (void)areas;
     return std::nullopt;
   }
+  // The program has not run since refresh_for_digest() (one stop: region_begin deferred onto
+  // start()'s trap), and the monitor wrote only `written` (page-aligned) since: the next
+  // start(), if its areas are the refresh's `track`, takes that refresh as its own and reads
+  // only `written` again, instead of scanning the tracked set once more (issue 14: two
+  // PAGEMAP_SCANs per node and region). Any other call on the tracker before that start()
+  // (an inject between them, as a slave's `before` under --model=mt) cancels it.
+  virtual void start_after_refresh(const IntervalSet& written) { (void)written; }
   // After refresh_for_digest(), before the program or the monitor changes anything: the
   // first `n` (> 0) bytes of [a, a + len) (page-aligned, len > 0) are in the tracker's copy,
   // as memory holds them, at `bytes`; or are zeros (a copy never written there: reading it

@@ -20,6 +20,7 @@
 #include <iterator>
 #include <optional>
 #include <set>
+#include <string>
 #include <utility>
 
 #include "ckpt/ops.h"
@@ -488,7 +489,7 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
   wanted_ = IntervalSet::of(wanted);  // the master diffs what others read (undiffed())
   // Each slave: the eager pages' runs (with those it fetched before: what it reads, it reads
   // again), and where the pages someone else wrote are.
-  for (int s = 1; s < size_; s++) {
+  auto for_slave = [&](int s) {
     std::unordered_set<uint64_t>& hot = hot_[s];
     auto travels = [&](uint64_t p) {
       if (eager.count(p)) return true;
@@ -522,8 +523,23 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
     ckpt::Checkpoint out = merged.header();
     out.append(0, {reinterpret_cast<const uint8_t*>(list.data()), list.size() * 8}, 0);
     append_pages(out, merged, travels);
-    stats_.eager_bytes += out.memory_bytes();
-    ex_.send(out, s);
+    return out;
+  };
+  // When every slave's checkpoint would be the same (nothing published that one of them
+  // wrote, no slave's own pages, the same fetched pages among the published: an empty region
+  // always), it is made once and broadcast (sealed once, one pass over the sockets) instead
+  // of made, sealed and sent per slave (issue 14).
+  if (size_ > 2 && same_for_every_slave(lazy)) {
+    ckpt::Checkpoint out = for_slave(1);
+    stats_.eager_bytes += out.memory_bytes() * static_cast<uint64_t>(size_ - 1);
+    ++stats_.broadcasts_once;
+    ex_.broadcast(out);
+  } else {
+    for (int s = 1; s < size_; s++) {
+      ckpt::Checkpoint out = for_slave(s);
+      stats_.eager_bytes += out.memory_bytes();
+      ex_.send(out, s);
+    }
   }
   // What the slaves may now ask for, as the master's memory holds it: the pages the merge
   // changed, and those the master kept (its create() skipped them: no runs).
@@ -541,6 +557,20 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
   CAPE_LOG_AT(debug, "monitor") << "lazy broadcast('" << merged.name << "'): " << pages.size() << " pages changed, "
                                 << eager.size() << " eager, " << lazy.size() << " published";
   owner_.clear();
+}
+
+bool LazySync::same_for_every_slave(const std::vector<uint64_t>& lazy) {
+  static const bool on = !(std::getenv("CAPE_LAZY_BROADCAST_ONCE") && std::string(std::getenv("CAPE_LAZY_BROADCAST_ONCE")) == "0");
+  if (!on) return false;
+  for (auto& [o, vo] : owned_)  // a slave's own pages are listed to every other slave
+    if (o != 0 && !vo.second.empty()) return false;
+  for (uint64_t p : lazy) {
+    if (auto w = owner_.find(p); w != owner_.end() && w->second != 0) return false;  // valid on its writer only
+    const bool hot1 = hot_[1].count(p) != 0;  // travels to the slaves that fetched it before
+    for (int s = 2; s < size_; s++)
+      if ((hot_[s].count(p) != 0) != hot1) return false;
+  }
+  return true;
 }
 
 // ---- slave ----

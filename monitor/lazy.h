@@ -71,6 +71,7 @@ struct LazyStats {
   uint64_t pages_kept = 0, pages_resolved = 0;      // kept: a node's; resolved: master, fetched to merge
   uint64_t own_merged = 0;                          // master: its own kept pages another node wrote too
   uint64_t program_copied = 0, program_copies = 0;  // pages the program copied (publish_arena.h), in so many calls
+  uint64_t broadcasts_once = 0;                     // master: broadcasts made once for every slave
 };
 
 class PublishArena;
@@ -176,6 +177,8 @@ class LazySync {
   const IntervalSet& ever_lazy() const { return ever_lazy_; }
 
  private:
+  // broadcast(): would every slave get the same checkpoint? (`lazy`: the pages published.)
+  bool same_for_every_slave(const std::vector<uint64_t>& lazy);
   // Publishes each range's pages as its version (the caller holds Exchange::begin_publishing):
   // copied by the program into the arena (publish_arena.h) when they are program_copy_min_
   // pages or more and it can, else read here. Returns the page count.

@@ -66,9 +66,11 @@ struct MapsCache {
   uint64_t signal_gen = 0;    // the signal's generation then (0: never matches)
   bool untrusted_read = false;  // read while the signal did not vouch (the old rule holds)
   std::vector<Mapping> maps;
+  uint64_t stamp = 0;         // from g_maps_stamps when `maps` were read (cached_maps)
   util::ScopedFd fd;          // for_pid's /proc/PID/maps, kept open (an open costs as much as a read)
 };
 thread_local MapsCache t_maps;
+std::atomic<uint64_t> g_maps_stamps{0};  // (unique across threads: each has its own cache)
 std::vector<Mapping> read_maps_now(pid_t pid);
 }  // namespace
 
@@ -103,7 +105,12 @@ MapsEpoch maps_epoch(pid_t pid) {
 }
 
 std::vector<Mapping> read_maps(pid_t pid) {
-  if (pid == 0 || pid != t_maps.for_pid) return read_maps_now(pid);
+  if (const std::vector<Mapping>* m = cached_maps(pid, nullptr)) return *m;
+  return read_maps_now(pid);
+}
+
+const std::vector<Mapping>* cached_maps(pid_t pid, uint64_t* stamp) {
+  if (pid == 0 || pid != t_maps.for_pid) return nullptr;
   const MapsSignal* sig = t_maps.signal;
   uint64_t g = g_maps_generation.load(std::memory_order_acquire);
   bool valid = t_maps.pid == pid && t_maps.generation == g;
@@ -117,8 +124,10 @@ std::vector<Mapping> read_maps(pid_t pid) {
     t_maps.generation = g;
     t_maps.untrusted_read = !trusted;
     t_maps.signal_gen = trusted && !quiet ? 0 : sg;
+    t_maps.stamp = g_maps_stamps.fetch_add(1, std::memory_order_relaxed) + 1;
   }
-  return t_maps.maps;
+  if (stamp) *stamp = t_maps.stamp;
+  return &t_maps.maps;
 }
 
 namespace {

@@ -28,6 +28,11 @@ struct Mapping {
 };
 
 std::vector<Mapping> read_maps(pid_t pid);
+// What read_maps(pid) answers from when it keeps a cache for `pid` (the supervisor's program,
+// below), without a copy, and a stamp that is new whenever those maps were read again (so
+// that what is computed from them can be kept: AddressSpace::tracked); nullptr otherwise.
+// Valid until the next read_maps or cached_maps of this thread.
+const std::vector<Mapping>* cached_maps(pid_t pid, uint64_t* stamp);
 
 // The mappings of a stopped program change only when it runs or makes a syscall, or when
 // the monitor changes them (a userfaultfd registration splits them). For the program of

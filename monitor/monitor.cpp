@@ -15,8 +15,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <exception>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "ckpt/format.h"
@@ -100,6 +102,8 @@ class Monitor final : public CallServer {
   ~Monitor() override {
     if (util::log_level("calls") >= util::LogLevel::info) {
       times_.report(rank_);
+      CAPE_LOG_AT(info, "calls") << "rank " << rank_ << ": tracked set: " << space_.tracked_asks() << " asks, "
+                                 << space_.tracked_computed() << " computed (the others kept: CAPE_TRACKED_KEPT)";
       criticals_.report_times(rank_);
     }
     if (lazy_) {
@@ -109,7 +113,8 @@ class Monitor final : public CallServer {
                                    << " requests, " << l.zero_pages << " zero pages; " << l.pages_published
                                    << " pages published, " << l.pages_kept << " pages kept, " << l.pages_resolved
                                    << " fetched to merge, " << l.own_merged << " own kept pages merged, "
-                                   << l.eager_bytes << " bytes sent eagerly; "
+                                   << l.eager_bytes << " bytes sent eagerly (" << l.broadcasts_once
+                                   << " broadcasts made once for every slave); "
                                    << (window_.has_tracker() ? window_.tracker().pages_skipped : 0)
                                    << " written pages not read, "
                                    << (window_.has_tracker() ? window_.tracker().originals_from_source : 0)
@@ -210,6 +215,13 @@ class Monitor final : public CallServer {
   Places places_;
   Criticals criticals_;                 // critical sections across nodes (critical.h)
   uint64_t begins_ = 0;                 // cape_region_begin() calls so far
+  uint64_t refreshed_at_trap_ = 0;      // the trap (times_.traps) whose region_begin refreshed uffd's copies
+  // CAPE_START_REUSES_REFRESH=0: start() scans as if no refresh came before it (A/B figures).
+  static bool start_reuses_refresh() {
+    static const bool on = !(std::getenv("CAPE_START_REUSES_REFRESH") &&
+                             std::string(std::getenv("CAPE_START_REUSES_REFRESH")) == "0");
+    return on;
+  }
   bool computes_next_ = true;           // the last trap was not a region_begin
   std::atomic<bool> window_open_{false};  // window_.is_open(), for the notifier's thread
   std::optional<StateDigest> unchecked_;  // the master's digest, until the slaves' are compared
@@ -455,6 +467,10 @@ long Monitor::region_begin(const StoppedThread& st, uint64_t where, uint64_t loo
     // tracker can say (uffd; determinism.h).
     DigestSource src = digest_source(st, window_, lazy_.get(), space_.tracked(0), sharing_.model(), areas);
     std::optional<DirtyTracker::Changes>& ch = src.changes;
+    if (src.copies) {  // the tracker's copies are memory's now: start() may take them (below)
+      refreshed_at_trap_ = times_.traps;
+      (void)st.tracee.take_written();
+    }
     auto t_changes = std::chrono::steady_clock::now();
     // --sync=lazy: pages a merge published may not be here yet on a slave; every node counts
     // them as zeros (docs/monitor.md, "Lazy synchronisation").
@@ -508,6 +524,10 @@ void Monitor::check_states() {
 }
 
 long Monitor::start(const StoppedThread& st, uint64_t boundary, uint64_t flags) {
+  // The digest's refresh was made at this trap (region_begin deferred onto start()'s): the
+  // program has not run since.
+  const bool after_refresh = refreshed_at_trap_ == times_.traps && start_reuses_refresh();
+  refreshed_at_trap_ = 0;
   if (window_.is_open()) stop(st);
   criticals_.reset(boundary);
   // Before tracking starts: the region's table, reduction identities, private values kept.
@@ -520,6 +540,12 @@ long Monitor::start(const StoppedThread& st, uint64_t boundary, uint64_t flags) 
   if (lazy_) {
     window_.tracker().set_not_here(lazy_->invalid());
     window_.tracker().set_original_source(lazy_->original_source());
+  }
+  if (after_refresh) {
+    // What the monitor wrote since (sharing_.begin: reduction identities, private values)
+    // is all the tracker must read again (uffd: no scan of the tracked set; issue 14).
+    Tracee::Written w = st.tracee.take_written();
+    if (!w.overflow) window_.tracker().start_after_refresh(IntervalSet::of(std::move(w.ranges)));
   }
   auto t0 = std::chrono::steady_clock::now();
   window_.open(st, std::move(areas), std::move(map_state));
@@ -625,6 +651,9 @@ void Monitor::open_kept(const StoppedThread& st) {
 }
 
 long Monitor::inject(const StoppedThread& st, const std::string& name, uint64_t boundary) {
+  // An inject between region_begin and start() (a slave's `before` under --model=mt,
+  // --master-idle or copyin rides on that trap): start() scans for what it wrote.
+  refreshed_at_trap_ = 0;
   const ckpt::Checkpoint& c = store_.lookup(name, "inject");
   if (trace_) moved_ = {name, c.memory_bytes(), c.runs.size()};
   auto t0 = std::chrono::steady_clock::now();

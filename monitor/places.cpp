@@ -1,6 +1,7 @@
 #include "monitor/places.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <span>
 
 #include "ckpt/format.h"
@@ -27,6 +28,12 @@ std::string source_line(const std::string& exe, uint64_t address) {
 
 void Places::at_start(const Tracee& t, uint64_t boundary) {
   start_pc_ = 0;
+  // The translator named the region (cape_region_begin): start_site() never asks where start()
+  // was called, so its return address is not read (a process_vm_readv per start(), issue 14).
+  // CAPE_SITE_FROM_BEGIN=0 reads it anyway (the old way, for A/B figures).
+  static const bool from_begin =
+      !(std::getenv("CAPE_SITE_FROM_BEGIN") && std::string(std::getenv("CAPE_SITE_FROM_BEGIN")) == "0");
+  if (from_begin && !region_site_.empty()) return;
   if (boundary >= 8) {
     uint64_t ra = 0;
     std::span<uint8_t> b(reinterpret_cast<uint8_t*>(&ra), 8);

@@ -66,6 +66,12 @@ void Tracee::read_bytes(uint64_t remote, std::span<uint8_t> out) const {
 }
 
 void Tracee::write_bytes(uint64_t remote, std::span<const uint8_t> data) const {
+  if (!data.empty()) {
+    if (written_.ranges.size() < 64)
+      written_.ranges.emplace_back(page_down(remote), page_up(remote + data.size()));
+    else
+      written_.overflow = true;
+  }
   size_t done = 0;
   while (done < data.size()) {
     ssize_t n = ::pwrite(mem_.get(), data.data() + done, data.size() - done,

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "util/error.h"  // fail_errno
 #include "util/scoped_fd.h"
@@ -37,6 +39,14 @@ class Tracee {
   size_t read_bytes_fallible(uint64_t remote, std::span<uint8_t> out) const;
   // Through /proc/PID/mem: works on write-protected pages (mprotect and uffd WP_ASYNC).
   void write_bytes(uint64_t remote, std::span<const uint8_t> data) const;
+  // The pages write_bytes() wrote since the last take_written() ([start, end) pairs; `overflow`:
+  // more writes than it keeps). A uffd start() made in the same stop as the digest's refresh
+  // reads only those again (DirtyTracker::start_after_refresh).
+  struct Written {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    bool overflow = false;
+  };
+  Written take_written() const { return std::exchange(written_, Written{}); }
   std::string read_c_string(uint64_t remote, size_t max = 4096) const;
   // The same, for a string the program cannot change without a mapping call (it lies in a
   // read-only mapping: the translator's region sites, the checkpoints' names): read once
@@ -69,6 +79,7 @@ class Tracee {
     std::string text;
   };
   mutable std::array<ConstantString, 8> strings_;
+  mutable Written written_;
   mutable size_t next_string_ = 0;
 };
 

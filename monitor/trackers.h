@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -160,6 +161,7 @@ class UffdTracker final : public DirtyTracker {
   std::optional<Changes> refresh_for_digest(const StoppedThread& t, const std::vector<Area>& track,
                                             const std::vector<Area>& areas) override;
   CopyRun copy_run(uint64_t a, uint64_t len) const override;
+  void start_after_refresh(const IntervalSet& written) override;
   // The range joins dropped_: the copies hold the originals, the next collect() reads it
   // (a range still registered, after madvise, would not be reported written).
   void before_drop(long nr, uint64_t start, uint64_t end) override {
@@ -174,6 +176,7 @@ class UffdTracker final : public DirtyTracker {
   uint64_t start_bytes_zeroed = 0;   // known to be zeros (not populated), not read
   uint64_t start_bytes_kept = 0;     // whose copy was still good
   uint64_t start_areas_armed = 0;    // areas registered and protected whole
+  uint64_t starts_reused = 0;        // start()s that took the digest's refresh (start_after_refresh)
   double start_ms = 0;               // time in start()
 
   IntervalSet before_inject(const StoppedThread& t, const ckpt::Checkpoint& c) override;
@@ -212,6 +215,7 @@ class UffdTracker final : public DirtyTracker {
   void open_uffd(const StoppedThread& t);
   void start_whole(const StoppedThread& t, const std::vector<Area>& areas);
   void start_kept(const StoppedThread& t, const std::vector<Area>& areas);
+  void start_reused(const StoppedThread& t, const IntervalSet& written, const IntervalSet& cover);
   // PAGEMAP_SCAN of [start, end), regions appended to `out`: `written` pages (protected again
   // by the scan; `written_peek`: left as they are), `holes` (no page table entry at all), `populated` pages (present or
   // swapped out, or a uffd-wp marker) or `present` ones. False when part of the range is
@@ -222,6 +226,11 @@ class UffdTracker final : public DirtyTracker {
   // each a fixed cost): the kernel skips what is not registered in between (libraries, the
   // heaps' reserved parts); the result is clipped to `ranges`.
   bool scan_hull(const IntervalSet& ranges, Scan what, std::vector<Span>& out);
+  // `written` (protected again with `protect`) and `holes` of every range of `ranges` (all
+  // registered) with one walk over their hull instead of two; false as scan().
+  // CAPE_UFFD_ONE_SCAN=0: two scans, as before (A/B).
+  bool scan_hull_both(const IntervalSet& ranges, bool protect, std::vector<Span>& written, std::vector<Span>& holes);
+  bool scan_both_wanted() const;
   // Is every range of `ranges` registered with WP_ASYNC? Known when the mappings did not
   // change since registered_ was last right (maps_epoch(), memory_map.h): a registration is
   // lost only with its mapping (unmapped, replaced), which is a mapping call.
@@ -257,6 +266,11 @@ class UffdTracker final : public DirtyTracker {
   // unvouched_ (stale, unconfirmed, not here) are not what memory holds.
   bool vouch_ = false;
   IntervalSet unvouched_;
+  // refresh_for_digest()'s cover, while nothing else has touched the tracker since (reused_
+  // by the start() that follows it in the same stop: start_after_refresh()); and what the
+  // monitor wrote in between, which that start() reads again.
+  std::optional<IntervalSet> refreshed_;
+  std::optional<IntervalSet> reuse_;
   // What the last start() zeroed in the copies (holes, pages never populated): zeros for
   // copy_run() without touching the copy (a page of zeros marked protected reads as populated).
   IntervalSet zeroed_;

@@ -17,6 +17,7 @@ namespace cape::monitor {
 // be lost (its mark cleared, its bytes in no copy).
 IntervalSet UffdTracker::before_inject(const StoppedThread& t, const ckpt::Checkpoint& c) {
   vouch_ = false;
+  refreshed_.reset();  // (the next start() must find what this writes: start_after_refresh)
   if (!keep_ || !uffd_.valid() || segs_.empty() || c.runs.empty()) return {};
   std::vector<IntervalSet::Interval> pages, have;
   for (const ckpt::Run& r : c.runs) {
@@ -40,7 +41,11 @@ IntervalSet UffdTracker::before_inject(const StoppedThread& t, const ckpt::Check
   if (want.empty() || !t.tracee.one_thread()) return {};
   std::vector<IntervalSet::Interval> out;
   std::vector<Span> spans;
-  if (registered_known(want) && scan_hull(want, Scan::written_peek, spans) && scan_hull(want, Scan::holes, spans)) {
+  std::vector<Span> holes;
+  if (registered_known(want) &&
+      (scan_both_wanted() ? scan_hull_both(want, false, spans, holes)
+                          : scan_hull(want, Scan::written_peek, spans) && scan_hull(want, Scan::holes, spans))) {
+    spans.insert(spans.end(), holes.begin(), holes.end());
     for (const Span& x : spans) out.emplace_back(x.start, x.end);
     return want.minus(IntervalSet::of(std::move(out)));
   }
@@ -57,6 +62,7 @@ IntervalSet UffdTracker::before_inject(const StoppedThread& t, const ckpt::Check
 
 void UffdTracker::after_inject(const StoppedThread& t, const ckpt::Checkpoint& c, const IntervalSet& pages) {
   (void)t;
+  refreshed_.reset();
   for (const ckpt::Run& r : c.runs) {
     if (!pages.overlaps(r.address, r.end())) continue;
     c.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> bytes) {
@@ -89,11 +95,16 @@ void UffdTracker::after_inject(const StoppedThread& t, const ckpt::Checkpoint& c
 std::optional<DirtyTracker::Changes> UffdTracker::take_changes(const StoppedThread& t,
                                                                const std::vector<Area>& areas) {
   (void)t;
+  refreshed_.reset();
   if (!keep_ || !uffd_.valid()) return std::nullopt;
   std::vector<IntervalSet::Interval> changed, covered;
   std::vector<Span> spans;
   const IntervalSet all = spans_of(areas);
-  if (registered_known(all) && scan_hull(all, Scan::written_peek, spans) && scan_hull(all, Scan::holes, spans)) {
+  std::vector<Span> holes;
+  if (registered_known(all) &&
+      (scan_both_wanted() ? scan_hull_both(all, false, spans, holes)
+                          : scan_hull(all, Scan::written_peek, spans) && scan_hull(all, Scan::holes, spans))) {
+    spans.insert(spans.end(), holes.begin(), holes.end());
     for (const Span& x : spans) changed.emplace_back(x.start, x.end);
     Changes c{cleared_.unite(IntervalSet::of(std::move(changed))), all};
     cleared_ = IntervalSet();
@@ -120,6 +131,7 @@ std::optional<DirtyTracker::Changes> UffdTracker::refresh_for_digest(const Stopp
                                                                      const std::vector<Area>& areas) {
   if (!keep_) return std::nullopt;
   start(t, track);
+  refreshed_ = spans_of(track);  // (start_after_refresh)
   std::vector<IntervalSet::Interval> copies;
   for (auto& [key, g] : segs_) copies.emplace_back(g.start, g.end);
   const IntervalSet all = spans_of(areas);
@@ -128,6 +140,10 @@ std::optional<DirtyTracker::Changes> UffdTracker::refresh_for_digest(const Stopp
   unvouched_ = stale_.unite(unconfirmed_).unite(not_here_);
   vouch_ = true;
   return c;
+}
+
+void UffdTracker::start_after_refresh(const IntervalSet& written) {
+  if (refreshed_) reuse_ = written;
 }
 
 UffdTracker::CopyRun UffdTracker::copy_run(uint64_t a, uint64_t len) const {

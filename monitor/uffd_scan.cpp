@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <string>
+#include <utility>
 
 #include "monitor/interval_set.h"
 #include "monitor/memory_map.h"
@@ -102,6 +105,61 @@ bool UffdTracker::scan_hull(const IntervalSet& ranges, Scan what, std::vector<Sp
         out.push_back(r);
     }
   return true;
+}
+
+// One walk for both: every registered page of the hull is reported with its categories, the
+// written ones (WRITTEN) and the holes (none of WRITTEN, PRESENT, SWAPPED: a marker is
+// SWAPPED) taken apart here; with `protect`, PM_SCAN_WP_MATCHING protects the written ones
+// again (the kernel protects only matching pages that are WRITTEN), as Scan::written does;
+// the caller arms the holes as before. The vector holds runs of every kind, the protected
+// ones too: a few more entries, one walk fewer (issue 14: a PAGEMAP_SCAN per node and start(),
+// digest or inject).
+bool UffdTracker::scan_hull_both(const IntervalSet& ranges, bool protect, std::vector<Span>& written,
+                                 std::vector<Span>& holes) {
+  if (ranges.empty()) return true;
+  constexpr size_t kVec = 512;
+  page_region_v1 vec[kVec];
+  std::vector<Span> w, h;
+  auto add = [](std::vector<Span>& out, Span r) {
+    if (!out.empty() && out.back().end == r.start)
+      out.back().end = r.end;
+    else
+      out.push_back(r);
+  };
+  const uint64_t end = page_up(ranges[ranges.size() - 1].second);
+  for (uint64_t from = page_down(ranges[0].first); from < end;) {
+    pm_scan_arg_v1 arg{};
+    arg.size = sizeof arg;
+    arg.start = from;
+    arg.end = end;
+    arg.vec = reinterpret_cast<uint64_t>(vec);
+    arg.vec_len = kVec;
+    arg.flags = protect ? kScanWpMatching : 0;
+    arg.category_mask = kPageIsWpAllowed;  // (registered: what lies between is skipped)
+    arg.return_mask = kPageIsWritten | kPageIsPresent | kPageIsSwapped;
+    long n = ::ioctl(pagemap_.get(), kPagemapScan, &arg);
+    if (n < 0 && (errno == EPERM || errno == ENOENT || errno == EINVAL)) return false;
+    if (n < 0) fail_errno("PAGEMAP_SCAN");
+    for (long i = 0; i < n; i++) {
+      Span r{vec[i].start, std::min<uint64_t>(vec[i].end, end)};
+      if (vec[i].categories & kPageIsWritten)
+        add(w, r);
+      else if (!(vec[i].categories & (kPageIsPresent | kPageIsSwapped)))
+        add(h, r);
+    }
+    if (static_cast<size_t>(n) < kVec) break;
+    from = vec[kVec - 1].end;
+  }
+  for (auto [all, out] : {std::pair{&w, &written}, std::pair{&h, &holes}})
+    for (const Span& x : *all)
+      for (auto it = ranges.first_ending_after(x.start); it != ranges.end() && it->first < x.end; ++it)
+        add(*out, Span{std::max(x.start, it->first), std::min(x.end, it->second)});
+  return true;
+}
+
+bool UffdTracker::scan_both_wanted() const {
+  static const bool on = !(std::getenv("CAPE_UFFD_ONE_SCAN") && std::string(std::getenv("CAPE_UFFD_ONE_SCAN")) == "0");
+  return on;
 }
 
 bool UffdTracker::registered_known(const IntervalSet& ranges) const {

@@ -104,6 +104,8 @@ constexpr size_t kHalfBytes = kListArea + kCopyBytes;
 
 void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) {
   vouch_ = false;
+  const std::optional<IntervalSet> refreshed = std::exchange(refreshed_, std::nullopt);
+  const std::optional<IntervalSet> reuse = std::exchange(reuse_, std::nullopt);
   if (!uffd_.valid()) open_uffd(t);
   if (!scratch_tried_) {
     scratch_tried_ = true;
@@ -122,21 +124,27 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
     dropped_ = IntervalSet();  // (a call between windows: every node made it)
   }
   auto t0 = std::chrono::steady_clock::now();
-  if (keep_)
+  if (keep_ && reuse && refreshed && *refreshed == spans_of(areas)) {
+    start_reused(t, *reuse, *refreshed);
+    ++starts_reused;
+  } else if (keep_) {
     start_kept(t, areas);
-  else
+  } else {
     start_whole(t, areas);
+  }
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   start_ms += ms;
   CAPE_LOG_AT(debug, "monitor") << "uffd start(): " << areas.size() << " areas, " << segs_.size()
                                 << " copies, " << ms << " ms (" << start_ms << " so far); so far "
                                 << start_bytes_read << " bytes read (" << start_bytes_fresh << " into fresh memory), "
                                 << start_bytes_zeroed << " zeros, " << start_bytes_kept << " kept, "
-                                << start_areas_armed << " areas armed, " << inject_bytes_taken
+                                << start_areas_armed << " areas armed, " << starts_reused
+                                << " starts on the digest's refresh, " << inject_bytes_taken
                                 << " injected bytes taken into the copies";
 }
 
 void UffdTracker::refresh_original(uint64_t page, std::span<const uint8_t> bytes) {
+  refreshed_.reset();  // (start_after_refresh: something came between)
   vouch_ = false;
   auto it = segs_.upper_bound(page);
   if (it == segs_.begin()) return;
@@ -167,6 +175,7 @@ bool UffdTracker::original(uint64_t page, std::span<uint8_t> out) {
 }
 
 void UffdTracker::originals_published(const IntervalSet& pages) {
+  refreshed_.reset();  // (start_after_refresh: something came between)
   vouch_ = false;
   IntervalSet now = unconfirmed_.minus(unconfirmed_.minus(pages));
   stale_ = stale_.unite(now);
@@ -180,6 +189,7 @@ void UffdTracker::originals_published(const IntervalSet& pages) {
 // inside the copies (what start() registered; a range no longer registered is refused) and
 // where the page is here (not invalid: a missing-mode page; not skipped and unpublished).
 uint64_t UffdTracker::open_until_collect(const StoppedThread& t, const IntervalSet& pages) {
+  refreshed_.reset();  // (start_after_refresh: something came between)
   (void)t;
   if (!keep_ || !uffd_.valid() || pages.empty()) return 0;
   std::vector<IntervalSet::Interval> copies;
@@ -399,7 +409,8 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
   spans.clear();
   holes.clear();
   if (!known.empty()) {
-    if (scan_hull(known, Scan::written, spans) && scan_hull(known, Scan::holes, holes)) {
+    if (scan_both_wanted() ? scan_hull_both(known, true, spans, holes)
+                           : scan_hull(known, Scan::written, spans) && scan_hull(known, Scan::holes, holes)) {
       for (const Span& x : spans) read.emplace_back(x.start, x.end);
       for (const Span& x : holes) {
         arm(x.start, x.end, false);
@@ -488,8 +499,23 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
   }
 }
 
+// start() in the same stop as the digest's refresh (start_after_refresh): the copies are what
+// memory holds, but for the pages the monitor wrote since (reduction identities, private
+// values put back: data_sharing.h), which are read again. Their written marks stay (no
+// UFFDIO_WRITEPROTECT each): the window's collect() diffs them against what is read here, and
+// --sync=lazy never keeps a variable's page undiffed (Monitor::lazy_undiffed). Nothing else
+// can have changed: the program has not run, and any other call on the tracker cancels this.
+void UffdTracker::start_reused(const StoppedThread& t, const IntervalSet& written, const IntervalSet& cover) {
+  IntervalSet r = written.minus(written.minus(cover)).minus(not_here_);
+  stale_ = stale_.minus(r);
+  zeroed_ = zeroed_.minus(r);
+  cleared_ = cleared_.unite(r);  // (may have changed, for take_changes())
+  fill(t, r, {});
+}
+
 void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, const IntervalSet* only,
                              const IntervalSet* skip, std::vector<uint64_t>* skipped) {
+  refreshed_.reset();  // (start_after_refresh: something came between)
   vouch_ = false;
   constexpr uint64_t kChunk = 64 * kPageSize;
   std::vector<uint8_t> cur;
@@ -738,6 +764,7 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
 }
 
 void UffdTracker::stop(const StoppedThread& t) {
+  refreshed_.reset();  // (start_after_refresh: something came between)
   if (keep_) return;  // armed until the next start(), which copies what changed meanwhile
   std::vector<Mapping> maps = read_maps(t.tracee.pid());
   for (auto& [key, g] : segs_) {
