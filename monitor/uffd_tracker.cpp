@@ -77,7 +77,14 @@ UffdTracker::UffdTracker(pid_t pid, const TrackerOptions& o)
       use_copy_gadget_(o.uffd_copy),
       keep_(o.uffd_keep) {
   // A/B switch for the copies' huge pages (docs/monitor.md, "First copy in small pages").
-  if (const char* e = std::getenv("CAPE_UFFD_DENSE_HUGE")) dense_huge_ = std::clamp(std::atoi(e), 0, 100);
+  if (const char* e = std::getenv("CAPE_UFFD_DENSE_HUGE")) {
+    char* end = nullptr;
+    long v = std::strtol(e, &end, 10);
+    if (*e && !*end && v >= 0 && v <= 100)
+      dense_huge_ = static_cast<unsigned>(v);
+    else
+      CAPE_LOG_AT(warn, "monitor") << "CAPE_UFFD_DENSE_HUGE='" << e << "' ignored: want 0-100 (% of a 2 MiB block; 0: no huge pages)";
+  }
 }
 
 void UffdTracker::open_uffd(const StoppedThread& t) {
