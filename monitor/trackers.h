@@ -178,6 +178,8 @@ class UffdTracker final : public DirtyTracker {
   uint64_t start_areas_armed = 0;    // areas registered and protected whole
   uint64_t starts_reused = 0;        // start()s that took the digest's refresh (start_after_refresh)
   double start_ms = 0;               // time in start()
+  double start_cpu_ms = 0;           // the monitor's CPU in start() (getrusage)
+  uint64_t start_faults = 0;         // the monitor's page faults in start() (fresh copy memory)
 
   IntervalSet before_inject(const StoppedThread& t, const ckpt::Checkpoint& c) override;
   void after_inject(const StoppedThread& t, const ckpt::Checkpoint& c, const IntervalSet& pages) override;
@@ -245,11 +247,22 @@ class UffdTracker final : public DirtyTracker {
   // Reads `read` and zeroes `zero` (program addresses inside the segments), copy_threads_
   // reading at once; a segment whose memory ends unmapped is cut at its first hole.
   void fill(const StoppedThread& t, const IntervalSet& read, const IntervalSet& zero);
+  // Program ranges [lo, hi) about to be copied into g: huge pages for the fresh 2 MiB blocks
+  // of the copies they fill mostly (dense_huge_).
+  struct Fresh {
+    Seg* g;
+    uint64_t lo, hi;
+  };
+  void huge_where_dense(const std::vector<Fresh>& ranges);
 
   pid_t pid_;
   unsigned copy_threads_;  // start()'s copy (TrackerOptions::uffd_copy_threads)
   bool use_copy_gadget_;   // TrackerOptions::uffd_copy
   bool keep_;              // TrackerOptions::uffd_keep
+  // fill() and collect_in(): a fresh 2 MiB block of a copy this dense (% of its bytes written
+  // at once) gets a huge page (CAPE_UFFD_DENSE_HUGE; 100: only blocks read whole, the rule
+  // before session 13); 0 (default): small pages only.
+  unsigned dense_huge_ = 0;
   IntervalSet registered_;      // registered with WP_ASYNC, as of registered_epoch_ (scan_hull)
   MapsEpoch registered_epoch_;
   // collect() has the program copy its written pages here with libcape's copy gadget

@@ -35,6 +35,7 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -44,6 +45,7 @@
 #include <atomic>
 #include <chrono>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -73,7 +75,17 @@ UffdTracker::UffdTracker(pid_t pid, const TrackerOptions& o)
     : pid_(pid),
       copy_threads_(std::clamp(o.uffd_copy_threads, 1u, 16u)),
       use_copy_gadget_(o.uffd_copy),
-      keep_(o.uffd_keep) {}
+      keep_(o.uffd_keep) {
+  // A/B switch for the copies' huge pages (docs/monitor.md, "First copy in small pages").
+  if (const char* e = std::getenv("CAPE_UFFD_DENSE_HUGE")) {
+    char* end = nullptr;
+    long v = std::strtol(e, &end, 10);
+    if (*e && !*end && v >= 0 && v <= 100)
+      dense_huge_ = static_cast<unsigned>(v);
+    else
+      CAPE_LOG_AT(warn, "monitor") << "CAPE_UFFD_DENSE_HUGE='" << e << "' ignored: want 0-100 (% of a 2 MiB block; 0: no huge pages)";
+  }
+}
 
 void UffdTracker::open_uffd(const StoppedThread& t) {
   uffd_.reset(take_userfaultfd_of(pid_, t.tid, t.gadget, "--tracker uffd", "try --tracker mprotect"));
@@ -124,6 +136,12 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
     dropped_ = IntervalSet();  // (a call between windows: every node made it)
   }
   auto t0 = std::chrono::steady_clock::now();
+  // The monitor's CPU and page faults too (its other threads included: they are idle here):
+  // under load the wall time of a copy into fresh memory swings 10x (issue 14, session 12).
+  // Only when the debug line below is printed: two system calls per region otherwise.
+  const bool timed = util::log_level("monitor") >= util::LogLevel::debug;
+  rusage u0{}, u1{};
+  if (timed) ::getrusage(RUSAGE_SELF, &u0);
   if (keep_ && reuse && refreshed && *refreshed == spans_of(areas)) {
     start_reused(t, *reuse, *refreshed);
     ++starts_reused;
@@ -132,10 +150,17 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
   } else {
     start_whole(t, areas);
   }
+  if (timed) ::getrusage(RUSAGE_SELF, &u1);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  auto tv_ms = [](const timeval& a, const timeval& b) { return (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_usec - a.tv_usec) / 1e3; };
+  const double cpu = tv_ms(u0.ru_utime, u1.ru_utime) + tv_ms(u0.ru_stime, u1.ru_stime);
   start_ms += ms;
+  start_cpu_ms += cpu;
+  start_faults += static_cast<uint64_t>(u1.ru_minflt - u0.ru_minflt);
   CAPE_LOG_AT(debug, "monitor") << "uffd start(): " << areas.size() << " areas, " << segs_.size()
-                                << " copies, " << ms << " ms (" << start_ms << " so far); so far "
+                                << " copies, " << ms << " ms, " << cpu << " ms CPU, "
+                                << u1.ru_minflt - u0.ru_minflt << " page faults (in all " << start_ms << " ms, "
+                                << start_cpu_ms << " ms CPU, " << start_faults << " faults); so far "
                                 << start_bytes_read << " bytes read (" << start_bytes_fresh << " into fresh memory), "
                                 << start_bytes_zeroed << " zeros, " << start_bytes_kept << " kept, "
                                 << start_areas_armed << " areas armed, " << starts_reused
@@ -222,6 +247,42 @@ void UffdTracker::arm(uint64_t start, uint64_t end, bool do_register) {
 }
 
 
+// Fresh bytes about to be written into each 2 MiB block of the copies (by the block's address
+// here): with dense_huge_ > 0 a block written mostly gets a huge page, one fault and one clear
+// instead of up to 512; one written sparsely stays in small pages (a huge page clears all of
+// its 2 MiB: session 7). Off by default: on this VM (virtio-balloon free page reporting) a
+// huge page is taken from memory the host has let go of, 3-7x dearer than small pages when
+// the job starts on an idle machine (docs/monitor.md, "First copy in small pages").
+void UffdTracker::huge_where_dense(const std::vector<Fresh>& ranges) {
+  constexpr uint64_t kHuge = 2u << 20;
+  if (dense_huge_ == 0) return;  // small pages only
+  std::map<uint64_t, std::pair<Seg*, uint64_t>> blocks;
+  for (const Fresh& f : ranges) {
+    Seg& g = *f.g;
+    size_t b0 = std::max<size_t>(g.off + (f.lo - g.start), g.touched), b1 = g.off + (f.hi - g.start);
+    for (size_t b = b0; b < b1;) {  // (b0 >= b1: nothing fresh)
+      uint64_t at = reinterpret_cast<uint64_t>(g.buf.data()) + b, blk = at & ~(kHuge - 1);
+      size_t n = std::min<size_t>(b1 - b, blk + kHuge - at);
+      auto& [bg, bytes] = blocks[blk];
+      bg = &g, bytes += n;
+      b += n;
+    }
+  }
+  auto dense = [&](uint64_t bytes) { return bytes * 100 >= kHuge * dense_huge_; };
+  for (auto it = blocks.begin(); it != blocks.end();) {
+    if (!dense(it->second.second)) {
+      ++it;
+      continue;
+    }
+    Seg* g = it->second.first;
+    uint64_t from = it->first, to = from + kHuge;  // with the dense blocks that follow in its buffer
+    for (++it; it != blocks.end() && it->first == to && it->second.first == g && dense(it->second.second); ++it)
+      to += kHuge;
+    uint64_t base = reinterpret_cast<uint64_t>(g->buf.data());
+    g->buf.huge(from > base ? from - base : 0, to - base);  // (huge() leaves a block past the buffer's ends)
+  }
+}
+
 void UffdTracker::fill(const StoppedThread& t, const IntervalSet& read, const IntervalSet& zero) {
   auto first_seg = [&](uint64_t a) {  // the first segment that may hold `a` or what follows
     auto it = segs_.upper_bound(a);
@@ -247,14 +308,16 @@ void UffdTracker::fill(const StoppedThread& t, const IntervalSet& read, const In
   constexpr uint64_t kPiece = 4 << 20;
   constexpr size_t kPieceRuns = 256;
   std::vector<Run> runs;
+  std::vector<Fresh> fresh;
   for (auto [s, e] : read)
     for (auto it = first_seg(s); it != segs_.end() && it->second.start < e; ++it) {
       Seg& g = it->second;
       uint64_t lo = std::max(s, g.start), hi = std::min(e, g.end);
-      if (lo < hi && hi - lo >= (2u << 20) && g.off + (lo - g.start) >= g.touched)
-        g.buf.huge(g.off + (lo - g.start), g.off + (hi - g.start));  // fresh and read whole
+      if (lo >= hi) continue;
+      fresh.push_back({&g, lo, hi});
       for (uint64_t a = lo; a < hi; a += kPiece) runs.push_back({&g, a, std::min(kPiece, hi - a)});
     }
+  huge_where_dense(fresh);
   std::vector<std::pair<size_t, size_t>> pieces;  // [first run, last run)
   for (size_t i = 0; i < runs.size();) {
     size_t j = i;
@@ -726,6 +789,12 @@ void UffdTracker::collect_in(const StoppedThread& t, const PageVisitor& visit, c
     unconfirmed_ = unconfirmed_.unite(now);
     pages_skipped += skipped_here.size();
     skipped->insert(skipped->end(), skipped_here.begin(), skipped_here.end());
+  }
+  if (dense_huge_ < 100) {  // the copies take the written pages: where they fill fresh blocks mostly
+    std::vector<Fresh> fresh;
+    for (const Written& wr : all)
+      for (const Span& x : wr.spans) fresh.push_back({wr.g, x.start, x.end});
+    huge_where_dense(fresh);
   }
   const bool use_program = scratch_ && written_bytes > kReadDirectlyBytes;
   for (Written& wr : all) {

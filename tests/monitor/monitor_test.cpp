@@ -470,6 +470,49 @@ TEST(MonitorTrackers, BigBssFirstWindow) {
   }
 }
 
+// A dense input (3 pages of every 4 of a 16 MiB .bss) written before the first window and
+// then only read, but for words written in later windows (tests/programs/dense_input.c): each
+// window's checkpoint holds exactly its words, under every tracker, and under `uffd` with its
+// copies in small pages (the default since session 13) or in huge pages where a 2 MiB block is
+// filled whole (CAPE_UFFD_DENSE_HUGE=100, the rule before), half (50) or at all (1): a page
+// whose copy was not its content shows whole, as changed.
+TEST(MonitorTrackers, DenseInputLaterWrites) {
+  TempDir tmp;
+  struct Variant {
+    std::string tracker, huge;
+  };
+  for (const Variant& v : {Variant{"full", ""}, Variant{"mprotect", ""}, Variant{"uffd", ""}, Variant{"uffd", "100"},
+                           Variant{"uffd", "1"}, Variant{"uffd", "50"}}) {
+    std::string name = v.tracker + (v.huge.empty() ? "" : "-huge" + v.huge);
+    SCOPED_TRACE(name);
+    std::string keep = tmp.path() + "/" + name;
+    if (!v.huge.empty()) ::setenv("CAPE_UFFD_DENSE_HUGE", v.huge.c_str(), 1);
+    Result r = run({CAPE_BIN, "monitor", "--tracker", v.tracker, "--keep-checkpoints", keep, "--", prog("dense_input")},
+                   tmp.path());
+    ::unsetenv("CAPE_UFFD_DENSE_HUGE");
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    std::vector<Expect> ex = parse_expects(r.out);
+    ASSERT_EQ(ex.size(), 3u + 1u + 1u + 4u + 100u) << r.out;
+    const uint64_t lo = (ex[0].addr & ~uint64_t{4095}) - 4096, hi = lo + (16 << 20);  // (ex[0]: page 1)
+    for (int i = 1; i <= 5; i++) {
+      std::string w = "w" + std::to_string(i);
+      SCOPED_TRACE(w);
+      auto c = cape::ckpt::read_file(keep + "/0." + std::to_string(i) + "." + w + ".dickpt");
+      if (i != 4) check_expected_present(c, ex, w);  // (w4 writes nothing)
+      for (const auto& run : c.runs) {  // nothing else of the .bss
+        if (run.end() <= lo || run.address >= hi) continue;
+        for (uint64_t a = std::max(run.address, lo); a < std::min(run.end(), hi); a++) {
+          if (!c.at(a)) continue;
+          bool ok = false;
+          for (const Expect& e : ex) ok = ok || (e.ck == w && a >= (e.addr & ~uint64_t{7}) && a < e.addr + 8);
+          EXPECT_TRUE(ok) << "unexpected byte at 0x" << std::hex << a << " (page " << std::dec << (a - lo) / 4096 << ")";
+          if (!ok) break;
+        }
+      }
+    }
+  }
+}
+
 TEST(MonitorRuntime, WithoutAMonitorTheFirstCallSaysHowToRun) {
   TempDir tmp;
   Result r = run({prog("patterns"), "produce"}, tmp.path());
