@@ -354,7 +354,8 @@ class Node {
   std::atomic<uint64_t> lock_frames_spun_{0}, lock_frames_slept_{0};
   std::atomic<int64_t> lock_frame_ns_{0};
   std::atomic<bool> slave_locks_{false};  // a slave asked for a lock in this job (the spin's scope)
-  bool read_spinning_ = false;  // the waiting monitor's last frame came while it polled without sleeping
+  // The last frame a waiting thread read came while it polled without sleeping (for the counts).
+  std::atomic<bool> read_spinning_{false};
   uint64_t lease_entries_ = 0, lease_grants_ = 0, lease_revokes_ = 0, lease_renewals_ = 0;  // for the log at the end
   std::function<int(const std::string&)> lease_hook_;  // set_lease_hook; guarded by mu_
   // --sync=lazy: the pages this node publishes, by address (4096 bytes each, the last two

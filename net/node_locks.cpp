@@ -136,9 +136,9 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
     if (meanwhile) meanwhile();
     // (The spin starts after `meanwhile`: a capture that outlasts it sleeps as before.)
     const int64_t spin = opt_.grant_spin.count() > 0 ? now_ns() + opt_.grant_spin.count() * 1000 : 0;
-    read_spinning_ = false;
+    read_spinning_.store(false);
     ckpt::Checkpoint g = receive_until(grant_mailbox(name), spin);
-    const bool spun = read_spinning_;  // (not when no CPU was to spare: util/spin.h)
+    const bool spun = read_spinning_.load();  // (not when no CPU was to spare: util/spin.h)
     CAPE_LOG_AT(debug, "locks") << "got '" << util::printable(name) << "': stamp " << g.timestamp;
     std::lock_guard lk(mu_);
     if (spin) (spun ? grants_spun_ : grants_slept_)++;

@@ -119,14 +119,17 @@ void Node::read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vecto
       (void)!::read(waiter_wake_.get(), &count, sizeof count);
     }
     now = now_ns();
-    const int64_t lock_before = rearm_ns ? lock_frame_ns_.load() : 0;
+    int64_t lock_before = rearm_ns ? lock_frame_ns_.load() : 0;
     for (size_t i = 0, k = 0; i < mine.size(); ++i) {
       if (over[i]) continue;
       const pollfd& e = q[k++];
       Peer& p = *mine[i];
       Got g = e.revents ? read_one(p) : Got::nothing;
-      if (rearm_ns && lock_frame_ns_.load() != lock_before) (spin ? lock_frames_spun_ : lock_frames_slept_)++;
-      if (g != Got::nothing) read_spinning_ = spin;
+      if (rearm_ns && lock_frame_ns_.load() != lock_before) {
+        (spin ? lock_frames_spun_ : lock_frames_slept_)++;
+        lock_before = lock_frame_ns_.load();
+      }
+      if (g != Got::nothing) read_spinning_.store(spin);
       if (g == Got::closed) over[i] = true;
       else if (g == Got::nothing && now - p.last_recv_ns.load() >= silence)  // said nothing for `timeout`
         over[i] = end_of(p, IoResult{IoStatus::timeout, 0, {}}) == Got::closed;
