@@ -97,11 +97,12 @@ struct NodeOptions {
   std::chrono::microseconds grant_spin{200};
   // Master, in a job whose slaves asked for locks: how long its monitor, waiting for the
   // slaves' parts, polls their sockets without sleeping, from the start of the wait and again
-  // after each lock frame it serves (0: it sleeps at once; CAPE_MASTER_SPIN_US). A slave's
-  // lock request then finds it awake: the wake-up of its halted vCPU (~40-60 us on this VM)
-  // was the largest piece of a slave's first entry of a lock (docs/critical.md, "Session 13").
-  // Like grant_spin, only while no other task wants a CPU (util/spin.h).
-  std::chrono::microseconds wait_spin{500};
+  // after each lock frame it serves (CAPE_MASTER_SPIN_US; 0, the default: it sleeps at once).
+  // Like grant_spin, only while no other task wants a CPU (util/spin.h). Off by default: a
+  // slave's first request of a region mostly reaches the master before its wait begins (it
+  // is still in its own calls of the region), so it saved ~5 us of ~100 per first entry for
+  // +14% of the job's CPU (docs/critical.md, "Session 13").
+  std::chrono::microseconds wait_spin{0};
   // Runs once, on a network thread, when the job fails. `report` is true on exactly one
   // node per failure (the master, or slave 1 when the master is gone): print it there.
   std::function<void(const std::string& message, bool report)> on_failure;
