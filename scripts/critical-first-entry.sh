@@ -48,7 +48,7 @@ awk '
     for (r = 0; r < k; r++) {
       n = order[r + 1]
       if (!((r "") in t0) || !(n in a) || !(n in ma) || !(n in mg) || !(n in g) || !(n in h)) continue
-      lead = 1e9  # the request's arrival minus the start of the master's nearest wait for parts
+      lead = 1e9  # the arrival of the request minus the start of the nearest wait for parts
       for (i = 1; i <= nw; i++) if ((ma[n] - w[i]) ^ 2 < lead ^ 2) lead = ma[n] - w[i]
       printf "%.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f %.1f\n", (e[n] - t0[r]) * 1e6, (a[n] - e[n]) * 1e6,
         (ma[n] - a[n]) * 1e6, (mg[n] - ma[n]) * 1e6, (g[n] - mg[n]) * 1e6, (h[n] - g[n]) * 1e6,
