@@ -434,6 +434,7 @@ int run_node(const NodeArgs& a) {
   if (const char* l = std::getenv("CAPE_LOCK_SEND_NOW"); l && std::string(l) == "0") o.lock_send_now = false;
   if (const char* l = std::getenv("CAPE_LOCK_SPIN_US")) o.grant_spin = std::chrono::microseconds(spin_us("CAPE_LOCK_SPIN_US", l));
   if (const char* l = std::getenv("CAPE_TRAP_SPIN_US")) spin_us("CAPE_TRAP_SPIN_US", l);  // (read by the supervisor)
+  if (const char* l = std::getenv("CAPE_MASTER_SPIN_US")) o.wait_spin = std::chrono::microseconds(spin_us("CAPE_MASTER_SPIN_US", l));
   if (a.listen_fd >= 0) {
     o.listen_fd = a.listen_fd;
   } else {

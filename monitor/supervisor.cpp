@@ -30,6 +30,7 @@
 #include "protocol.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/spin.h"
 
 namespace cape::monitor {
 
@@ -268,7 +269,7 @@ pid_t Supervisor::wait_stop(int* raw) {
   if (trap_spin_ns_ > 0 && resumed_ns_) {
     const int64_t until = resumed_ns_ + trap_spin_ns_;
     resumed_ns_ = 0;
-    while (steady_ns() < until) {
+    while (steady_ns() < until && util::cpu_to_spare()) {  // (not while another task wants the CPU)
       pid_t got = ::waitpid(-1, raw, __WALL | WNOHANG);
       if (got != 0) {
         if (got > 0) stops_spun_++;

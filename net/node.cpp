@@ -86,6 +86,10 @@ Node::~Node() {
                                  << " sent by the heartbeat thread; " << grants_spun_
                                  << " grants caught while polling without sleeping, " << grants_slept_
                                  << " after sleeping";
+    if (lock_frames_spun_ || lock_frames_slept_)
+      CAPE_LOG_AT(info, "calls") << "rank " << opt_.rank << ": lock frames read by the waiting monitor while polling "
+                                 << "without sleeping (CAPE_MASTER_SPIN_US): " << lock_frames_spun_ << ", after sleeping: "
+                                 << lock_frames_slept_;
   }
   wake_waiters();
   heartbeat_cv_.notify_all();
@@ -495,6 +499,10 @@ void Node::wait_for(const std::string& name,
   if (opt_.rank != 0) throw UserError("wait_for '" + name + "': only the master waits for parts");
   std::set<int> pending;
   for (int r = 1; r < opt_.size; ++r) pending.insert(r);
+  // (wait_spin: polled without sleeping at first and after each lock frame, node.h.)
+  const int64_t spin_ns = slave_locks_.load() ? opt_.wait_spin.count() * 1000 : 0;
+  const int64_t spin_until = spin_ns ? now_ns() + spin_ns : 0;
+  CAPE_LOG_AT(debug, "locks") << "waiting for the slaves' parts of '" << name << "'";
   std::unique_lock lk(mu_);
   while (!pending.empty()) {
     if (std::optional<Mail> m = mail_.take_from(name, pending)) {
@@ -522,7 +530,7 @@ void Node::wait_for(const std::string& name,
       }
     std::vector<Peer*> from;
     for (int r : pending) from.push_back(peers_[r].get());
-    read_while_waiting(lk, from);
+    read_while_waiting(lk, from, spin_until, spin_ns);
   }
 }
 

@@ -90,9 +90,19 @@ struct NodeOptions {
   // waiter's path). CAPE_LOCK_SEND_NOW=0: every small release through the heartbeat thread.
   bool lock_send_now = true;
   // Slave: how long the monitor polls its socket without sleeping for a lock's grant before it
-  // blocks (0: blocks at once; CAPE_LOCK_SPIN_US). Bounded: the CPU it spins on may be the one
-  // the answer needs (docs/critical.md, "Session 12").
-  std::chrono::microseconds grant_spin{0};
+  // blocks (0: blocks at once; CAPE_LOCK_SPIN_US). Bounded, and only while no other task wants
+  // a CPU (util/spin.h): the CPU it spins on may be the one the answer needs. On by default
+  // since session 13: the grant's wake-up of the slave's halted vCPU was ~45 of a first entry's
+  // ~150 us (docs/critical.md, "Session 13").
+  std::chrono::microseconds grant_spin{200};
+  // Master, in a job whose slaves asked for locks: how long its monitor, waiting for the
+  // slaves' parts, polls their sockets without sleeping, from the start of the wait and again
+  // after each lock frame it serves (CAPE_MASTER_SPIN_US; 0, the default: it sleeps at once).
+  // Like grant_spin, only while no other task wants a CPU (util/spin.h). Off by default: a
+  // slave's first request of a region mostly reaches the master before its wait begins (it
+  // is still in its own calls of the region), so it saved ~5 us of ~100 per first entry for
+  // +14% of the job's CPU (docs/critical.md, "Session 13").
+  std::chrono::microseconds wait_spin{0};
   // Runs once, on a network thread, when the job fails. `report` is true on exactly one
   // node per failure (the master, or slave 1 when the master is gone): print it there.
   std::function<void(const std::string& message, bool report)> on_failure;
@@ -262,7 +272,9 @@ class Node {
   // itself until something a waiter may wait for changed (a frame filed, a failure: the
   // count of wake_waiters() moved), their reader threads standing aside meanwhile.
   // `spin_until` (steady ns, 0: none): until then it polls without sleeping (a lock's grant).
-  void read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vector<Peer*>& from, int64_t spin_until = 0);
+  // `rearm_ns` (0: none): after each lock frame read here, the spin goes on for that long again.
+  void read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vector<Peer*>& from, int64_t spin_until = 0,
+                          int64_t rearm_ns = 0);
   ckpt::Checkpoint receive_until(const std::string& name, int64_t spin_until);
   // What cv_.notify_all() was: wakes the waiters on cv_ and one reading its sockets.
   void wake_waiters();
@@ -346,6 +358,13 @@ class Node {
   // For the log at the end: releases sent at once / left to the heartbeat thread; grants
   // caught while polling without sleeping / after sleeping (grant_spin).
   uint64_t releases_now_ = 0, releases_later_ = 0, grants_spun_ = 0, grants_slept_ = 0;
+  // Master (wait_spin): lock frames read while its monitor polled without sleeping / after it
+  // slept; the steady time of the last lock frame served (the spin's re-arming).
+  std::atomic<uint64_t> lock_frames_spun_{0}, lock_frames_slept_{0};
+  std::atomic<int64_t> lock_frame_ns_{0};
+  std::atomic<bool> slave_locks_{false};  // a slave asked for a lock in this job (the spin's scope)
+  // The last frame a waiting thread read came while it polled without sleeping (for the counts).
+  std::atomic<bool> read_spinning_{false};
   uint64_t lease_entries_ = 0, lease_grants_ = 0, lease_revokes_ = 0, lease_renewals_ = 0;  // for the log at the end
   std::function<int(const std::string&)> lease_hook_;  // set_lease_hook; guarded by mu_
   // --sync=lazy: the pages this node publishes, by address (4096 bytes each, the last two

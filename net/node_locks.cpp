@@ -136,8 +136,9 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
     if (meanwhile) meanwhile();
     // (The spin starts after `meanwhile`: a capture that outlasts it sleeps as before.)
     const int64_t spin = opt_.grant_spin.count() > 0 ? now_ns() + opt_.grant_spin.count() * 1000 : 0;
+    read_spinning_.store(false);
     ckpt::Checkpoint g = receive_until(grant_mailbox(name), spin);
-    const bool spun = spin && now_ns() < spin;
+    const bool spun = read_spinning_.load();  // (not when no CPU was to spare: util/spin.h)
     CAPE_LOG_AT(debug, "locks") << "got '" << util::printable(name) << "': stamp " << g.timestamp;
     std::lock_guard lk(mu_);
     if (spin) (spun ? grants_spun_ : grants_slept_)++;
@@ -463,6 +464,11 @@ void Node::on_lock_frame(Peer& p, Frame& f) {
     return;
   }
   size_t offset = f.payload.size() - in.rest().size();
+  // (The master's waiting monitor polls on for a while after this: Node::wait_for.)
+  if (opt_.wait_spin.count() > 0 && (f.type == FrameType::lock_request || f.type == FrameType::lock_release)) {
+    lock_frame_ns_.store(now_ns());
+    slave_locks_.store(true);
+  }
   try {
     switch (f.type) {
       case FrameType::lock_grant: {

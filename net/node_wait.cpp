@@ -21,6 +21,7 @@
 #include "net/node.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/spin.h"
 
 namespace cape::net {
 
@@ -36,7 +37,8 @@ void Node::wake_waiters() {
   }
 }
 
-void Node::read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vector<Peer*>& from, int64_t spin_until) {
+void Node::read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vector<Peer*>& from, int64_t spin_until,
+                              int64_t rearm_ns) {
   const uint64_t seen = wakes_.load();
   std::vector<Peer*> mine;
   if (opt_.waiter_reads)
@@ -95,9 +97,12 @@ void Node::read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vecto
       polling_.fetch_sub(1);
       break;
     }
-    // Spinning (a lock's grant, bounded by spin_until): a poll that does not sleep, then the
-    // CPU offered to whoever else is runnable here (it may be the master's thread that answers).
-    const bool spin = spin_until > now;
+    // Spinning (a lock's grant, bounded by spin_until; the master's wait, re-armed by each lock
+    // frame: wait_spin): a poll that does not sleep, then the CPU offered to whoever else is
+    // runnable here (it may be the thread that answers).
+    // Only while no other task wants a CPU (util/spin.h): a yield to one costs its whole slice.
+    if (rearm_ns) spin_until = std::max(spin_until, lock_frame_ns_.load() + rearm_ns);
+    const bool spin = spin_until > now && util::cpu_to_spare();
     int r = ::poll(q.data(), n, spin ? 0 : static_cast<int>(std::max<int64_t>(wait, 0) / 1000000) + 1);
     polling_.fetch_sub(1);
     if (r < 0) {
@@ -114,11 +119,17 @@ void Node::read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vecto
       (void)!::read(waiter_wake_.get(), &count, sizeof count);
     }
     now = now_ns();
+    int64_t lock_before = rearm_ns ? lock_frame_ns_.load() : 0;
     for (size_t i = 0, k = 0; i < mine.size(); ++i) {
       if (over[i]) continue;
       const pollfd& e = q[k++];
       Peer& p = *mine[i];
       Got g = e.revents ? read_one(p) : Got::nothing;
+      if (rearm_ns && lock_frame_ns_.load() != lock_before) {
+        (spin ? lock_frames_spun_ : lock_frames_slept_)++;
+        lock_before = lock_frame_ns_.load();
+      }
+      if (g != Got::nothing) read_spinning_.store(spin);
       if (g == Got::closed) over[i] = true;
       else if (g == Got::nothing && now - p.last_recv_ns.load() >= silence)  // said nothing for `timeout`
         over[i] = end_of(p, IoResult{IoStatus::timeout, 0, {}}) == Got::closed;
