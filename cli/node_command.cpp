@@ -40,6 +40,14 @@ namespace {
 
 using namespace cape;
 
+// CAPE_LOCK_SPIN_US, CAPE_TRAP_SPIN_US: microseconds, 0-1000 (a spin is bounded: it may take
+// the CPU the answer needs; docs/critical.md, "Session 12").
+long spin_us(const char* var, const std::string& v) {
+  if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos || std::stol(v) > 1000)
+    throw UserError(std::string(var) + "='" + v + "': give a number of microseconds from 0 to 1000");
+  return std::stol(v);
+}
+
 struct NodeArgs {
   std::string master, listen, job;
   int rank = -1, size = -1;
@@ -248,16 +256,17 @@ class NetExchange : public monitor::Exchange {
   void publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, uint64_t version) override {
     n_.publish_pages(first, count, bytes, version);
   }
-  std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version) override {
-    return n_.publish_slots(first, count, version);
+  std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version, bool in_arena) override {
+    return n_.publish_slots(first, count, version, in_arena);
   }
+  void set_page_arena(std::function<uint8_t*()> take) override { n_.set_page_arena(std::move(take)); }
   void fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, uint64_t version) override {
     n_.fetch_pages(first, count, out, owner, version);
   }
   std::vector<uint64_t> fetched_pages(int rank) override { return n_.fetched_pages(rank); }
   bool read_published(uint64_t page, uint8_t* out) override { return n_.read_published(page, out); }
   void begin_publishing() override { n_.begin_publishing(); }
-  void end_publishing() override { n_.end_publishing(); }
+  void end_publishing(bool complete) override { n_.end_publishing(complete); }
   void lock_release(const std::string& name, const ckpt::Checkpoint& writes) override {
     n_.lock_release(name, writes);
   }
@@ -422,6 +431,9 @@ int run_node(const NodeArgs& a) {
   if (const char* l = std::getenv("CAPE_LOCK_LEASE"); l && std::string(l) == "0") o.lock_lease = false;
   if (const char* l = std::getenv("CAPE_LOCK_RENEW"); l && std::string(l) == "0") o.lock_renew = false;
   if (const char* l = std::getenv("CAPE_WAITER_READS"); l && std::string(l) == "0") o.waiter_reads = false;
+  if (const char* l = std::getenv("CAPE_LOCK_SEND_NOW"); l && std::string(l) == "0") o.lock_send_now = false;
+  if (const char* l = std::getenv("CAPE_LOCK_SPIN_US")) o.grant_spin = std::chrono::microseconds(spin_us("CAPE_LOCK_SPIN_US", l));
+  if (const char* l = std::getenv("CAPE_TRAP_SPIN_US")) spin_us("CAPE_TRAP_SPIN_US", l);  // (read by the supervisor)
   if (a.listen_fd >= 0) {
     o.listen_fd = a.listen_fd;
   } else {

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 
+#include "monitor/lazy.h"
 #include "util/error.h"
 #include "util/log.h"
 
@@ -33,15 +34,17 @@ CLI::Validator seconds_validator() {
 }
 
 std::string choose_sync(const std::string& given, const std::string& tracker) {
-  if (!given.empty()) return given;
-  std::string sync = kDefaultSync;
-  if (const char* v = std::getenv("CAPE_SYNC"); v && *v) {
+  std::string sync = given.empty() ? kDefaultSync : given;
+  if (const char* v = std::getenv("CAPE_SYNC"); given.empty() && v && *v) {
     sync = v;
     if (sync != "eager" && sync != "lazy")
       throw UserError("CAPE_SYNC='" + sync + "' is not eager or lazy (it sets cape run's --sync default): " +
                       "unset it or give eager or lazy");
   }
-  return sync == "lazy" && tracker != "uffd" && tracker != "mprotect" ? "eager" : sync;
+  if (given.empty()) sync = sync == "lazy" && tracker != "uffd" && tracker != "mprotect" ? "eager" : sync;
+  // A bad CAPE_LAZY_PROGRAM_COPY stops the job here, before any node starts.
+  if (sync == "lazy") (void)monitor::program_copy_min_from_env();
+  return sync;
 }
 
 void mpirun_style_args(const CLI::App& app, std::vector<std::string>& args) {

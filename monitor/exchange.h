@@ -118,10 +118,16 @@ class Exchange {
   }
   // The same, the caller writing the bytes into the returned 4096-byte slots (one per page)
   // before it tells any node of `version`.
-  virtual std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version) {
-    (void)first, (void)count, (void)version;
+  // `in_arena`: slots from the arena set_page_arena() gave, while it has room (a slot's
+  // address says where it is): the program copies into them (monitor/publish_arena.h).
+  virtual std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version,
+                                              bool in_arena = false) {
+    (void)first, (void)count, (void)version, (void)in_arena;
     throw std::logic_error("this exchange has no page service (--sync=lazy)");
   }
+  // Where arena slots come from (4096 bytes each; nullptr: full). `take` keeps the memory it
+  // hands out alive as long as the exchange holds it (the page service outlives the monitor).
+  virtual void set_page_arena(std::function<uint8_t*()> take) { (void)take; }
   virtual void fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, uint64_t version) {
     (void)first, (void)count, (void)out, (void)owner, (void)version;
     throw std::logic_error("this exchange has no page service (--sync=lazy)");
@@ -134,8 +140,10 @@ class Exchange {
   }
   // Between these, requests for this node's pages wait (the monitor fills the copies it
   // publishes after sending what names them).
+  // `complete` false: the copies were not all filled (the program died meanwhile): the
+  // node refuses requests for its pages from then on rather than answer with them.
   virtual void begin_publishing() {}
-  virtual void end_publishing() {}
+  virtual void end_publishing(bool complete = true) { (void)complete; }
   // Master: the pages slave `rank` fetched since the last call.
   virtual std::vector<uint64_t> fetched_pages(int rank) {
     (void)rank;

@@ -12,16 +12,23 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <utility>
 
 #include "ckpt/ops.h"
+#include "monitor/publish_arena.h"
 #include "monitor/remote_syscall.h"
+#include "protocol.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/text.h"
 
 namespace cape::monitor {
 
@@ -97,11 +104,28 @@ void LazySync::reset() {
   source_.clear();
   refreshed_.clear();
   lists_.clear();
+  // After an exec the program no longer maps the arena (the page service keeps its slots):
+  // the monitor copies from then on (arena_tried_ stays).
+  arena_.reset();
+}
+
+uint64_t program_copy_min_from_env() {
+  const char* e = std::getenv("CAPE_LAZY_PROGRAM_COPY");
+  if (!e) return kProgramCopyMin;
+  std::string v(e);
+  char* stop = nullptr;
+  errno = 0;
+  unsigned long long n = v.empty() ? 0 : std::strtoull(v.c_str(), &stop, 10);
+  if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0])) || errno || *stop)
+    throw UserError("CAPE_LAZY_PROGRAM_COPY='" + util::printable(v) +
+                    "': give 0 (the monitor copies every published page) or N > 0 (the program copies a "
+                    "publication of N pages or more)");
+  return n;
 }
 
 // Reads the program's pages [a, b) straight into the page service's copies of `version`
 // (one process_vm_readv per 1024 pages, no buffer in between); returns the page count.
-uint64_t LazySync::publish(const StoppedThread& st, uint64_t a, uint64_t b, uint64_t version) {
+uint64_t LazySync::read_into_slots(const StoppedThread& st, uint64_t a, uint64_t b, uint64_t version) {
   for (uint64_t p = a; p < b;) {
     uint64_t n = std::min<uint64_t>((b - p) / kPage, 1024);
     std::vector<uint8_t*> slots = ex_.publish_slots(p, n, version);
@@ -118,6 +142,91 @@ uint64_t LazySync::publish(const StoppedThread& st, uint64_t a, uint64_t b, uint
     p += n * kPage;
   }
   return (b - a) / kPage;
+}
+
+uint64_t LazySync::arena_slots() const { return arena_ ? arena_->slots_used() : 0; }
+
+bool LazySync::program_copies(const StoppedThread& st) {
+  if (arena_ || arena_tried_) return arena_ != nullptr;
+  arena_tried_ = true;
+  std::string why;
+  arena_ = PublishArena::map(st, &why);
+  if (!arena_) {
+    CAPE_LOG_AT(info, "monitor") << "--sync=lazy: the monitor copies the published pages (" << why << ")";
+    return false;
+  }
+  ex_.set_page_arena([a = arena_] { return a->take_slot(); });
+  return true;
+}
+
+uint64_t LazySync::publish(const StoppedThread& st, std::initializer_list<Publication> what) {
+  uint64_t total = 0;
+  for (const Publication& w : what)
+    for (auto [a, b] : w.ranges) total += (b - a) / kPage;
+  // One remote call per publication (two ptrace stops): worth it from a few dozen pages on.
+  if (program_copy_min_ == 0 || total < program_copy_min_ || !program_copies(st)) {
+    for (const Publication& w : what)
+      for (auto [a, b] : w.ranges) read_into_slots(st, a, b, w.version);
+    return total;
+  }
+  // {slot in the program, page, length} triples; neighbours in both merged into one run.
+  uint64_t* list = arena_->list();
+  const size_t room = PublishArena::list_triples();
+  size_t n = 0;
+  std::unique_ptr<AutoRemoteSyscalls> remote;
+  auto run = [&] {
+    if (n == 0) return;
+    list[3 * n] = list[3 * n + 1] = list[3 * n + 2] = 0;
+    if (!remote) remote = std::make_unique<AutoRemoteSyscalls>(st.tracee.pid(), st.tid, st.gadget);
+    remote->call(st.gadget + CAPE_PUBLISH_GADGET_OFFSET, st.gadget + CAPE_PUBLISH_TRAP_OFFSET + 1,
+                 [&](user_regs_struct& r) { r.rdx = arena_->in_program(reinterpret_cast<uint8_t*>(list)); },
+                 /*changes_maps=*/false);  // rep movsb: no system call
+    ++stats_.program_copies;
+    n = 0;
+  };
+  std::optional<std::string> failed;
+  try {
+    for (const Publication& w : what)
+      for (auto [a, b] : w.ranges)
+        for (uint64_t p = a; p < b;) {
+          uint64_t count = std::min<uint64_t>((b - p) / kPage, 1024);
+          std::vector<uint8_t*> slots = ex_.publish_slots(p, count, w.version, /*in_arena=*/true);
+          for (uint64_t i = 0; i < count; i++) {
+            uint64_t page = p + i * kPage;
+            if (!arena_->owns(slots[i])) {  // the arena is full: a heap copy, read here
+              st.tracee.read_bytes(page, {slots[i], kPage});
+              continue;
+            }
+            uint64_t dst = arena_->in_program(slots[i]);
+            if (n > 0 && list[3 * n - 3] + list[3 * n - 1] == dst && list[3 * n - 2] + list[3 * n - 1] == page) {
+              list[3 * n - 1] += kPage;
+              continue;
+            }
+            if (n == room) run();
+            list[3 * n] = dst, list[3 * n + 1] = page, list[3 * n + 2] = kPage;
+            ++n;
+          }
+          p += count * kPage;
+        }
+    run();
+  } catch (const TraceeDied&) {
+    throw;  // (the requests that wait for these copies are refused: Exchange::end_publishing)
+  } catch (const std::exception& e) {
+    failed = e.what();
+  }
+  if (remote) remote->restore();  // (throws when it cannot: the job fails)
+  if (failed) {
+    // The gadget faulted (a page the program cannot read: the monitor can, through
+    // /proc/PID/mem). The same slots again, read here; no program copies from now on.
+    CAPE_LOG_AT(warn, "monitor") << "--sync=lazy: the program's publishing copy failed (" << *failed
+                                 << "); the monitor copies the published pages from now on";
+    arena_.reset();
+    for (const Publication& w : what)
+      for (auto [a, b] : w.ranges) read_into_slots(st, a, b, w.version);
+    return total;
+  }
+  stats_.program_copied += total;
+  return total;
 }
 
 // ---- slave: its part ----
@@ -197,7 +306,7 @@ ckpt::Checkpoint LazySync::outgoing(const ckpt::Checkpoint& part, const std::vec
 
 void LazySync::publish_pending(const StoppedThread& st, DirtyTracker& tracker) {
   auto [version, kept] = std::exchange(pending_, {});
-  for (auto [a, b] : kept) stats_.pages_kept += publish(st, a, b, version);
+  stats_.pages_kept += publish(st, {{kept, version}});
   tracker.originals_published(IntervalSet::of(kept));  // what create() skipped is here now
 }
 
@@ -347,7 +456,8 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
   ex_.begin_publishing();
   struct Published {
     Exchange& ex;
-    ~Published() { ex.end_publishing(); }
+    int unwinding = std::uncaught_exceptions();
+    ~Published() { ex.end_publishing(std::uncaught_exceptions() == unwinding); }  // (torn if the program died)
   } published_at_end{ex_};
   std::vector<uint64_t> own;  // the pages the master alone wrote: next time it keeps them
   IntervalSet owned_here;
@@ -417,11 +527,17 @@ void LazySync::broadcast(const StoppedThread& st, const ckpt::Checkpoint& merged
   }
   // What the slaves may now ask for, as the master's memory holds it: the pages the merge
   // changed, and those the master kept (its create() skipped them: no runs).
-  for (auto [a, b] : published) stats_.pages_published += publish(st, a, b, epoch_);
-  if (auto it = owned_.find(0); it != owned_.end()) {
-    for (auto [a, b] : it->second.second) stats_.pages_kept += publish(st, a, b, it->second.first);
-    tracker.originals_published(IntervalSet::of(it->second.second));
-  }
+  // (One publication: the program copies both at one remote call.)
+  static const std::vector<IntervalSet::Interval> none;
+  auto own_it = owned_.find(0);
+  const std::vector<IntervalSet::Interval>& own_ranges = own_it != owned_.end() ? own_it->second.second : none;
+  uint64_t own_version = own_it != owned_.end() ? own_it->second.first : epoch_;
+  uint64_t own_pages = 0;
+  for (auto [a, b] : own_ranges) own_pages += (b - a) / kPage;
+  uint64_t all_pages = publish(st, {{published, epoch_}, {own_ranges, own_version}});
+  stats_.pages_published += all_pages - own_pages;
+  stats_.pages_kept += own_pages;
+  if (own_it != owned_.end()) tracker.originals_published(IntervalSet::of(own_it->second.second));
   CAPE_LOG_AT(debug, "monitor") << "lazy broadcast('" << merged.name << "'): " << pages.size() << " pages changed, "
                                 << eager.size() << " eager, " << lazy.size() << " published";
   owner_.clear();

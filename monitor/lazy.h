@@ -45,7 +45,9 @@
 #include <functional>
 #include <span>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -68,11 +70,21 @@ struct LazyStats {
   uint64_t pages_published = 0, eager_bytes = 0;  // published: every node; eager_bytes: master's broadcasts
   uint64_t pages_kept = 0, pages_resolved = 0;      // kept: a node's; resolved: master, fetched to merge
   uint64_t own_merged = 0;                          // master: its own kept pages another node wrote too
+  uint64_t program_copied = 0, program_copies = 0;  // pages the program copied (publish_arena.h), in so many calls
 };
+
+class PublishArena;
+
+// CAPE_LAZY_PROGRAM_COPY: 0 turns the program's publishing copy off (the monitor reads every
+// page, as before session 12); N: a publication of at least N pages is copied by the program
+// (default kProgramCopyMin). Anything else is a UserError naming the variable.
+uint64_t program_copy_min_from_env();
+inline constexpr uint64_t kProgramCopyMin = 64;
 
 class LazySync {
  public:
-  LazySync(Exchange& ex, int rank, int size) : ex_(ex), rank_(rank), size_(size) {}
+  LazySync(Exchange& ex, int rank, int size, uint64_t program_copy_min = kProgramCopyMin)
+      : ex_(ex), rank_(rank), size_(size), program_copy_min_(program_copy_min) {}
   ~LazySync();
   LazySync(const LazySync&) = delete;
   LazySync& operator=(const LazySync&) = delete;
@@ -158,12 +170,22 @@ class LazySync {
   // mapped again there reach the nodes that hold the old bytes.
   void before_mapping_call(long nr, const uint64_t (&args)[6], bool in_window = false);
   const LazyStats& stats() const { return stats_; }
+  uint64_t arena_slots() const;  // slots of the publishing arena in use (0: none)
   // Every page a merge ever published (the same set on every node): the determinism check
   // counts them as zeros, since a slave may not hold them yet.
   const IntervalSet& ever_lazy() const { return ever_lazy_; }
 
  private:
-  uint64_t publish(const StoppedThread& st, uint64_t a, uint64_t b, uint64_t version);
+  // Publishes each range's pages as its version (the caller holds Exchange::begin_publishing):
+  // copied by the program into the arena (publish_arena.h) when they are program_copy_min_
+  // pages or more and it can, else read here. Returns the page count.
+  struct Publication {
+    const std::vector<IntervalSet::Interval>& ranges;
+    uint64_t version;
+  };
+  uint64_t publish(const StoppedThread& st, std::initializer_list<Publication> what);
+  uint64_t read_into_slots(const StoppedThread& st, uint64_t a, uint64_t b, uint64_t version);
+  bool program_copies(const StoppedThread& st);  // the arena is there (mapped at the first need)
   void handler_loop();
   void serve_fault(uint64_t page);
   // Where an invalid page is: its owner and the version to ask for.
@@ -194,6 +216,9 @@ class LazySync {
 
   Exchange& ex_;
   const int rank_, size_;
+  const uint64_t program_copy_min_;      // 0: the program copies nothing
+  std::shared_ptr<PublishArena> arena_;  // (the page service holds it too: its slots outlive us)
+  bool arena_tried_ = false;             // (mapped once; never again after an exec: reset())
   LazyStats stats_;
   // Master: the one rank that wrote each page in this merge, or -1 for several.
   std::unordered_map<uint64_t, int> owner_;

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <exception>
 #include <memory>
 #include <string_view>
 
@@ -85,7 +86,7 @@ class Monitor final : public CallServer {
       if (!o.tracker_options.uffd_keep)
         throw UserError("--sync=lazy needs the uffd tracker to keep its registration between windows "
                         "(not --uffd-copy-all)");
-      lazy_ = std::make_unique<LazySync>(*ex_, rank_, size_);
+      lazy_ = std::make_unique<LazySync>(*ex_, rank_, size_, program_copy_min_from_env());
       // Fetched pages get their originals at once: a lock's grant is captured right after its
       // inject (docs/critical.md, "Under --sync=lazy": at the next call was after that capture).
       window_.before_inject = [this](const ckpt::Checkpoint& c) {
@@ -114,7 +115,9 @@ class Monitor final : public CallServer {
                                    << (window_.has_tracker() ? window_.tracker().originals_from_source : 0)
                                    << " originals from the page service, "
                                    << (window_.has_tracker() ? window_.tracker().pages_opened : 0)
-                                   << " kept pages left writable";
+                                   << " kept pages left writable, " << l.program_copied
+                                   << " published pages copied by the program in " << l.program_copies << " calls ("
+                                   << lazy_->arena_slots() << " arena slots)";
       lazy_->reset();  // the handler stops before the tracker (its descriptor's owner) goes
     }
   }
@@ -654,7 +657,8 @@ long Monitor::send(const StoppedThread& st, const std::string& name, int node) {
     ex_->begin_publishing();
     struct Published {
       Exchange& ex;
-      ~Published() { ex.end_publishing(); }
+      int unwinding = std::uncaught_exceptions();
+      ~Published() { ex.end_publishing(std::uncaught_exceptions() == unwinding); }  // (torn if the program died)
     } published{*ex_};
     ckpt::Checkpoint out =
         lazy_->outgoing(c, space_.tracked(0), sharing_.threadprivate_ranges(), std::move(undiffed_pages_));

@@ -124,6 +124,13 @@ class Supervisor {
   uint64_t program_cpus_ = 0;
   bool program_on_call_cpu_ = false;
   void pin_program_for_call(pid_t tid);
+  // CAPE_TRAP_SPIN_US (docs/critical.md, "Session 12"): for that long after a resume the
+  // monitor polls for the program's next stop without sleeping (0: it sleeps in waitpid at
+  // once). Bounded: on 2 vCPUs the spin may hold the CPU the program needs.
+  pid_t wait_stop(int* raw);
+  int64_t trap_spin_ns_ = -1;  // -1: not read yet
+  int64_t resumed_ns_ = 0;     // the last resume (steady clock)
+  uint64_t stops_spun_ = 0, stops_slept_ = 0;
 };
 
 }  // namespace cape::monitor

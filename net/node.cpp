@@ -80,6 +80,12 @@ Node::~Node() {
                                  << lease_entries_ << " entries under a lease without asking, " << lease_renewals_
                                  << " renewed into the next window, " << lease_revokes_
                                  << " asked back";
+    if (releases_now_ || releases_later_ || grants_spun_ || grants_slept_)
+      CAPE_LOG_AT(info, "calls") << "rank " << opt_.rank << ": " << releases_now_
+                                 << " lock releases sent at once (awaited), " << releases_later_
+                                 << " sent by the heartbeat thread; " << grants_spun_
+                                 << " grants caught while polling without sleeping, " << grants_slept_
+                                 << " after sleeping";
   }
   wake_waiters();
   heartbeat_cv_.notify_all();
@@ -453,7 +459,9 @@ ckpt::Checkpoint Node::decode(Mail&& m, const std::string& name) {
   }
 }
 
-ckpt::Checkpoint Node::receive(const std::string& name) {
+ckpt::Checkpoint Node::receive(const std::string& name) { return receive_until(name, 0); }
+
+ckpt::Checkpoint Node::receive_until(const std::string& name, int64_t spin_until) {
   std::unique_lock lk(mu_);
   for (;;) {
     if (std::optional<Mail> m = mail_.take(name)) {
@@ -478,7 +486,7 @@ ckpt::Checkpoint Node::receive(const std::string& name) {
     std::vector<Peer*> from;
     for (const auto& p : peers_)
       if (p && can_still_arrive(p->rank)) from.push_back(p.get());
-    read_while_waiting(lk, from);
+    read_while_waiting(lk, from, spin_until);
   }
 }
 

@@ -37,6 +37,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -83,6 +84,15 @@ struct NodeOptions {
   // The monitor reads the sockets it waits on itself (above, "Who reads"); false: every frame
   // through the reader threads, as before session 10 (CAPE_WAITER_READS=0).
   bool waiter_reads = true;
+  // Slave: a lock release another node is probably waiting for (a lease asked back; a plain
+  // grant of a lock the node asked to lease, i.e. contended, or an ordered ticket) is sent at
+  // once on the calling thread instead of by the heartbeat thread (its wake-up was on the
+  // waiter's path). CAPE_LOCK_SEND_NOW=0: every small release through the heartbeat thread.
+  bool lock_send_now = true;
+  // Slave: how long the monitor polls its socket without sleeping for a lock's grant before it
+  // blocks (0: blocks at once; CAPE_LOCK_SPIN_US). Bounded: the CPU it spins on may be the one
+  // the answer needs (docs/critical.md, "Session 12").
+  std::chrono::microseconds grant_spin{0};
   // Runs once, on a network thread, when the job fails. `report` is true on exactly one
   // node per failure (the master, or slave 1 when the master is gone): print it there.
   std::function<void(const std::string& message, bool report)> on_failure;
@@ -192,7 +202,13 @@ class Node {
   // The same, the caller writing the bytes: where each page's copy of `version` goes (valid
   // for the node's life; nobody asks for `version` before the caller has told another node
   // of it, so the caller fills them without the lock).
-  std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version);
+  // `in_arena`: the slots come from the arena set_page_arena() gave, when it has room (the
+  // program itself copies into them, monitor/publish_arena.h); a page's slot, once in the
+  // arena, stays there. Check each slot's address to know which.
+  std::vector<uint8_t*> publish_slots(uint64_t first, uint64_t count, uint64_t version, bool in_arena = false);
+  // Where arena slots come from: `take` gives a 4096-byte slot or nullptr when full; it (and
+  // the memory it hands out) lives as long as this node (its captures keep the mapping).
+  void set_page_arena(std::function<uint8_t*()> take);
   void fetch_pages(uint64_t first, uint64_t count, uint8_t* out, int owner, uint64_t version);
   // Master: the pages slave `rank` asked for since the last call (their addresses; from the
   // master or, through it, from another slave).
@@ -203,7 +219,9 @@ class Node {
   // (the other nodes go on meanwhile): until end_publishing(), requests for this node's pages
   // wait.
   void begin_publishing();
-  void end_publishing();
+  // `complete` false: the copies were not all filled (the program died while it copied
+  // them); a request for this node's pages then fails the job instead of being answered.
+  void end_publishing(bool complete = true);
   // Slave, once its program has ended: serves its pages until the master's connection closes
   // (the master's program and the other slaves may still need them) or the job fails.
   void serve_pages_until_the_master_leaves();
@@ -243,7 +261,9 @@ class Node {
   // In place of cv_.wait(lk) (mu_ held on entry and return): reads the sockets of `from`
   // itself until something a waiter may wait for changed (a frame filed, a failure: the
   // count of wake_waiters() moved), their reader threads standing aside meanwhile.
-  void read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vector<Peer*>& from);
+  // `spin_until` (steady ns, 0: none): until then it polls without sleeping (a lock's grant).
+  void read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vector<Peer*>& from, int64_t spin_until = 0);
+  ckpt::Checkpoint receive_until(const std::string& name, int64_t spin_until);
   // What cv_.notify_all() was: wakes the waiters on cv_ and one reading its sockets.
   void wake_waiters();
   // Heartbeats (heartbeat.cpp).
@@ -320,17 +340,27 @@ class Node {
   };
   std::map<std::string, Lease> leases_;
   std::map<std::string, bool> lease_asked_;  // requests for a lease in flight -> asked back already
+  // Slave: locks held under a plain grant whose release someone probably waits for (the node
+  // asked for a lease and the master said no: contended; or an ordered ticket).
+  std::set<std::string> awaited_;
+  // For the log at the end: releases sent at once / left to the heartbeat thread; grants
+  // caught while polling without sleeping / after sleeping (grant_spin).
+  uint64_t releases_now_ = 0, releases_later_ = 0, grants_spun_ = 0, grants_slept_ = 0;
   uint64_t lease_entries_ = 0, lease_grants_ = 0, lease_revokes_ = 0, lease_renewals_ = 0;  // for the log at the end
   std::function<int(const std::string&)> lease_hook_;  // set_lease_hook; guarded by mu_
   // --sync=lazy: the pages this node publishes, by address (4096 bytes each, the last two
   // versions).
+  // A copy is either on the heap (`heap` owns it) or an arena slot (set_page_arena()).
   struct PageCopies {
     std::array<uint64_t, 2> version{};
-    std::array<std::unique_ptr<uint8_t[]>, 2> bytes;  // [0] the newest
+    std::array<uint8_t*, 2> bytes{};                 // [0] the newest
+    std::array<std::unique_ptr<uint8_t[]>, 2> heap;  // bytes[k] when it is on the heap
   };
   std::mutex pages_mu_;
   std::unordered_map<uint64_t, PageCopies> pages_;  // guarded by pages_mu_
   bool publishing_ = false;                          // guarded by pages_mu_
+  bool pages_torn_ = false;                          // end_publishing(false) came; guarded by pages_mu_
+  std::function<uint8_t*()> arena_take_;             // guarded by pages_mu_
   std::condition_variable pages_cv_;                 // publishing_ became false
   std::map<int, std::vector<uint64_t>> fetched_;     // master: by rank; guarded by pages_mu_
   // The answer to this node's page request, once it came (guarded by mu_).

@@ -134,20 +134,27 @@ ckpt::Checkpoint Node::lock_acquire(const std::string& name, uint64_t region, bo
     ask_master(FrameType::lock_request, w.buffer(), "lock '" + name + "'");
     CAPE_LOG_AT(debug, "locks") << "asked the master for '" << util::printable(name) << "'";
     if (meanwhile) meanwhile();
-    ckpt::Checkpoint g = receive(grant_mailbox(name));
+    // (The spin starts after `meanwhile`: a capture that outlasts it sleeps as before.)
+    const int64_t spin = opt_.grant_spin.count() > 0 ? now_ns() + opt_.grant_spin.count() * 1000 : 0;
+    ckpt::Checkpoint g = receive_until(grant_mailbox(name), spin);
+    const bool spun = spin && now_ns() < spin;
     CAPE_LOG_AT(debug, "locks") << "got '" << util::printable(name) << "': stamp " << g.timestamp;
-    if (lease) {
-      std::lock_guard lk(mu_);
-      auto it = leases_.find(name);  // recorded by the reader with the grant
-      if (it != leases_.end()) {
-        if (g.timestamp == 0) {
-          leases_.erase(it);  // omp_test_lock: busy, nothing held
-        } else {
-          it->second.region = region;
-          it->second.stamp = g.timestamp;
-          lease_grants_++;
-        }
+    std::lock_guard lk(mu_);
+    if (spin) (spun ? grants_spun_ : grants_slept_)++;
+    auto it = lease ? leases_.find(name) : leases_.end();  // recorded by the reader with the grant
+    if (it != leases_.end()) {
+      if (g.timestamp == 0) {
+        leases_.erase(it);  // omp_test_lock: busy, nothing held
+      } else {
+        it->second.region = region;
+        it->second.stamp = g.timestamp;
+        lease_grants_++;
       }
+    } else if (g.timestamp != 0 && (lease || ticket >= 0)) {
+      // A plain grant although the node asked for a lease: the master saw others in line or
+      // the lock contended in this region. An ordered ticket's successor asks right after it.
+      // Either way the release is probably awaited: it goes out at once (lock_release).
+      awaited_.insert(name);
     }
     return g;
   }
@@ -312,11 +319,13 @@ void Node::lock_release(const std::string& name, const ckpt::Checkpoint& writes)
     // earlier bodies' (the master needs them only when the lock moves on: give_back). No
     // frame at all. Asked back meanwhile: they all go now, as a plain release.
     std::optional<ckpt::Checkpoint> out;
+    bool awaited = false;  // another node probably waits for this release
     {
       std::lock_guard lk(mu_);
       auto it = leases_.find(name);
       if (it == leases_.end()) {
         out = writes;
+        awaited = awaited_.erase(name) > 0;
       } else {
         Lease& l = it->second;
         if (!writes.runs.empty() || !writes.mappings.empty() || !l.have_writes)
@@ -325,13 +334,25 @@ void Node::lock_release(const std::string& name, const ckpt::Checkpoint& writes)
         l.writes.name = name;
         l.have_writes = true;
         l.inside = false;
-        if (l.revoked) {
+        if (l.revoked) {  // asked back: the asker waits for it
           out = std::move(l.writes);
           leases_.erase(it);
+          awaited = true;
         }
       }
+      if (out && awaited && opt_.lock_send_now)
+        releases_now_++;
+      else if (out && out->memory_bytes() <= kReleaseLaterBytes)
+        releases_later_++;
     }
     if (!out) return;
+    // Awaited (session 12): sent now, on this thread. Left to the heartbeat thread, that
+    // thread's wake-up (tens of us on a loaded VM, milliseconds at worst) was on the waiter's
+    // path: contended entries cost ~1.3 ms each at load 18 (docs/critical.md, "Session 12").
+    if (awaited && opt_.lock_send_now) {
+      send_lock_frame(*peers_[0], FrameType::lock_release, name, *out);
+      return;
+    }
     // A small release goes out from the heartbeat thread, while the program runs on: its
     // send (the loopback delivery, ~17 us) left the critical path. The connection keeps the
     // order: every later frame to the master (the next request, the region's part) sends

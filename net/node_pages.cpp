@@ -25,20 +25,35 @@ constexpr uint64_t kPage = 4096;
 constexpr uint64_t kMaxPagesPerRequest = 4096;
 }  // namespace
 
-std::vector<uint8_t*> Node::publish_slots(uint64_t first, uint64_t count, uint64_t version) {
+std::vector<uint8_t*> Node::publish_slots(uint64_t first, uint64_t count, uint64_t version, bool in_arena) {
   std::vector<uint8_t*> out(count);
   std::lock_guard lk(pages_mu_);
   for (uint64_t i = 0; i < count; i++) {
     PageCopies& c = pages_[first + i * kPage];
     if (!c.bytes[0] || c.version[0] != version) {  // the newest becomes the one before
       std::swap(c.bytes[0], c.bytes[1]);
+      std::swap(c.heap[0], c.heap[1]);
       c.version[1] = c.version[0];
-      if (!c.bytes[0]) c.bytes[0].reset(new uint8_t[kPage]);
       c.version[0] = version;
     }
-    out[i] = c.bytes[0].get();
+    // The slot of the version two back is reused for this page; into the arena when asked.
+    if (!c.bytes[0] || (in_arena && c.heap[0] && arena_take_)) {
+      if (uint8_t* slot = in_arena && arena_take_ ? arena_take_() : nullptr) {
+        c.heap[0].reset();
+        c.bytes[0] = slot;
+      } else if (!c.bytes[0]) {
+        c.heap[0].reset(new uint8_t[kPage]);
+        c.bytes[0] = c.heap[0].get();
+      }
+    }
+    out[i] = c.bytes[0];
   }
   return out;
+}
+
+void Node::set_page_arena(std::function<uint8_t*()> take) {
+  std::lock_guard lk(pages_mu_);
+  arena_take_ = std::move(take);
 }
 
 void Node::publish_pages(uint64_t first, uint64_t count, const uint8_t* bytes, uint64_t version) {
@@ -51,10 +66,11 @@ void Node::begin_publishing() {
   publishing_ = true;
 }
 
-void Node::end_publishing() {
+void Node::end_publishing(bool complete) {
   {
     std::lock_guard lk(pages_mu_);
     publishing_ = false;
+    if (!complete) pages_torn_ = true;
   }
   pages_cv_.notify_all();
 }
@@ -63,7 +79,7 @@ bool Node::read_published(uint64_t page, uint8_t* out) {
   std::lock_guard lk(pages_mu_);
   auto it = pages_.find(page);
   if (it == pages_.end() || !it->second.bytes[0]) return false;
-  if (out) std::memcpy(out, it->second.bytes[0].get(), kPage);
+  if (out) std::memcpy(out, it->second.bytes[0], kPage);
   return true;
 }
 
@@ -194,18 +210,20 @@ void Node::on_page_frame(Peer& p, Frame& f) {
   std::memcpy(reply.data() + 8, &count, 8);
   std::memcpy(reply.data() + 16, &for_whom, 8);
   uint64_t missing = 0;
+  bool torn = false;
   {
     std::unique_lock lk(pages_mu_);
     pages_cv_.wait(lk, [&] { return !publishing_; });  // the copies are being filled
+    if (pages_torn_) missing = first, torn = true;  // never a page half copied
     std::vector<uint64_t>* asked = master ? &fetched_[p.rank] : nullptr;
-    for (uint64_t i = 0; i < count; i++) {
+    for (uint64_t i = 0; i < count && !missing; i++) {
       uint64_t page = first + i * kPage;
       if (asked) asked->push_back(page);
       auto it = pages_.find(page);
       const uint8_t* bytes = nullptr;
       if (it != pages_.end())
         for (int k = 0; k < 2 && !bytes; k++)
-          if (it->second.bytes[k] && it->second.version[k] <= version) bytes = it->second.bytes[k].get();
+          if (it->second.bytes[k] && it->second.version[k] <= version) bytes = it->second.bytes[k];
       if (!bytes) {
         missing = page;
         break;
@@ -219,7 +237,8 @@ void Node::on_page_frame(Peer& p, Frame& f) {
       std::lock_guard lk(mu_);
       msg = p.who() + " asked node " + std::to_string(opt_.rank) + " for page " + ckpt::hex_address(missing) +
             " (version " + std::to_string(version) + "), which it does not hold" +
-            " (--sync=lazy: a cape bug; run with --sync=eager)";
+            (torn ? std::string(" whole (its program died while it copied its pages)")
+                  : std::string(" (--sync=lazy: a cape bug; run with --sync=eager)"));
     }
     fail(msg, true);
     return;

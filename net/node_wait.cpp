@@ -14,6 +14,7 @@
 // a page inside the merge) the readers serve them again.
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -35,7 +36,7 @@ void Node::wake_waiters() {
   }
 }
 
-void Node::read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vector<Peer*>& from) {
+void Node::read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vector<Peer*>& from, int64_t spin_until) {
   const uint64_t seen = wakes_.load();
   std::vector<Peer*> mine;
   if (opt_.waiter_reads)
@@ -94,12 +95,19 @@ void Node::read_while_waiting(std::unique_lock<std::mutex>& lk, const std::vecto
       polling_.fetch_sub(1);
       break;
     }
-    int r = ::poll(q.data(), n, static_cast<int>(std::max<int64_t>(wait, 0) / 1000000) + 1);
+    // Spinning (a lock's grant, bounded by spin_until): a poll that does not sleep, then the
+    // CPU offered to whoever else is runnable here (it may be the master's thread that answers).
+    const bool spin = spin_until > now;
+    int r = ::poll(q.data(), n, spin ? 0 : static_cast<int>(std::max<int64_t>(wait, 0) / 1000000) + 1);
     polling_.fetch_sub(1);
     if (r < 0) {
       if (errno == EINTR) continue;
       CAPE_LOG_AT(warn, "net") << errno_message("poll while waiting");
       break;  // the readers take over again
+    }
+    if (spin && r == 0) {
+      ::sched_yield();
+      continue;
     }
     if (q[n - 1].revents) {
       uint64_t count;

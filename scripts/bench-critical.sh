@@ -17,6 +17,10 @@
 #   before/after table of the same run (its cape-cc builds its own copy of the program).
 #   BENCH_EAGER=0: no `--sync eager` run (by default each round also runs the build under
 #   --sync eager, the default being lazy: a lazy/eager table of the same rounds).
+#   BENCH_ALT="VAR=VALUE ...": the build also runs with that environment in the same rounds
+#   (e.g. CAPE_LOCK_SEND_NOW=0, the old path; CAPE_LOCK_SPIN_US=100): a default/alt table.
+#   BENCH_CPU=1: each job under `perf stat -e task-clock` (the CPU of every process of the
+#   job, ms): a table of the job CPU per side (wall-time ratios are noise on a loaded VM).
 set -uo pipefail
 build=${1:-build-bench}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +32,9 @@ cape=$build/cli/cape
 cape_cc=$build/translator/cape-cc
 base=${BENCH_BASELINE:-}
 eager=${BENCH_EAGER:-1}; [ "$eager" = 0 ] && eager=
+alt=${BENCH_ALT:-}
+cpu=${BENCH_CPU:-0}; [ "$cpu" = 0 ] && cpu=
+[ -z "$cpu" ] || command -v perf >/dev/null || { echo "bench-critical: BENCH_CPU=1 needs perf" >&2; exit 1; }
 for t in "$cape" "$cape_cc" ${base:+"$base/cli/cape" "$base/translator/cape-cc"}; do
   [ -x "$t" ] || { echo "bench-critical: $t is missing: build first (make bench)" >&2; exit 1; }
 done
@@ -50,11 +57,14 @@ status=0
 for ((i = 1; i <= runs; i++)); do
   "${mpirun[@]}" ./pingpong 2000 </dev/null >/dev/null 2>mpi.err && field mpi.err roundtrip >>rt.shm
   "${mpirun[@]}" --mca btl tcp,self ./pingpong 2000 </dev/null >/dev/null 2>mpi.err && field mpi.err roundtrip >>rt.tcp
-  for side in ${base:+base} new ${eager:+eager}; do
+  for side in ${base:+base} new ${eager:+eager} ${alt:+alt}; do
     if [ "$side" = base ]; then c_bin=$base/cli/cape prog=./crit; else c_bin=$cape prog=./crit; fi
     [ "$side" = base ] && prog=./crit.base
     sync=(); [ "$side" = eager ] && sync=(--sync eager)
-    "$c_bin" run -n "$nodes" "${sync[@]}" -- "$prog" "$entries" </dev/null >cape.out 2>cape.err || { status=1; tail -3 cape.err; }
+    envs=(); [ "$side" = alt ] && read -r -a envs <<<"$alt"
+    perf=(); [ -n "$cpu" ] && perf=(perf stat -x, -e task-clock -o "cpu.txt" --)
+    env "${envs[@]}" "${perf[@]}" "$c_bin" run -n "$nodes" "${sync[@]}" -- "$prog" "$entries" </dev/null >cape.out 2>cape.err || { status=1; tail -3 cape.err; }
+    [ -z "$cpu" ] || awk -F, '$3 == "task-clock" { print $1 }' cpu.txt >>"cpu.$side"
     cmp -s native.out cape.out || { echo "bench-critical: cape's total differs from gcc -fopenmp's ($side)"; status=1; }
     for f in uncontended-master:u0 uncontended-slave:u1 contended:c first-slave:f1 taken-slave:t1 never-slave:n1; do
       field cape.err "${f%%:*}" >>"${f#*:}.$side"
@@ -97,6 +107,24 @@ if [ -n "$eager" ]; then
     k=${row%%:*}
     awk -v label="${row#*:}" -v l="$(median <"$k.new")" -v e="$(median <"$k.eager")" \
       'BEGIN { printf "%-44s %10.1f %10.1f %8.3f\n", label, l, e, l / e }'
+  done
+fi
+if [ -n "$alt" ]; then
+  echo "the build as it is and with $alt, the same rounds:"
+  printf '%-44s %10s %10s %8s %9s %9s\n' "" "default us" "alt us" "alt/" "default" "alt"
+  printf '%-44s %10s %10s %8s %9s %9s\n' "" "" "" "default" "x rt tcp" "x rt tcp"
+  for row in "u0:critical entry, uncontended, master (local)" "u1:critical entry, uncontended, slave" \
+             "f1:  slave, first entry of a region (lock free)" "t1:  slave, entry while another slave leases it" \
+             "n1:  slave, first entry of a lock in the job" "c:critical entry, contended ($nodes nodes at once)"; do
+    k=${row%%:*}
+    awk -v label="${row#*:}" -v d="$(median <"$k.new")" -v a="$(median <"$k.alt")" -v tcp="$tcp" \
+      'BEGIN { printf "%-44s %10.1f %10.1f %8.3f %9.2f %9.2f\n", label, d, a, a / d, d / tcp, a / tcp }'
+  done
+fi
+if [ -n "$cpu" ]; then
+  echo "job CPU (perf task-clock of cape run and every node, ms), medians:"
+  for side in ${base:+base} new ${eager:+eager} ${alt:+alt}; do
+    printf '  %-6s %10.1f  (runs: %s)\n' "$side" "$(median <"cpu.$side")" "$(tr '\n' ' ' <"cpu.$side")"
   done
 fi
 exit $status

@@ -15,7 +15,9 @@
  */
 #include "cape/cape.h"
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -102,6 +104,24 @@ __asm__(
     "  ud2\n"
     "  .org cape_syscall_gadget + 144, 0xcc\n" /* CAPE_SYSLIST_TAG_OFFSET */
     "  .asciz \"" CAPE_SYSLIST_TAG "\"\n"
+    /* CAPE_PUBLISH_GADGET_OFFSET: copies the runs listed at rdx as {dst, src, len} (len 0
+     * ends the list), then int3: --sync=lazy's kept pages into the publishing arena. */
+    "  .org cape_syscall_gadget + 160, 0xcc\n"
+    "5:\n"
+    "  movq 16(%rdx), %rcx\n"
+    "  testq %rcx, %rcx\n"
+    "  jz 6f\n"
+    "  movq (%rdx), %rdi\n"
+    "  movq 8(%rdx), %rsi\n"
+    "  rep movsb\n"
+    "  addq $24, %rdx\n"
+    "  jmp 5b\n"
+    "  .org cape_syscall_gadget + 192, 0xcc\n" /* CAPE_PUBLISH_TRAP_OFFSET */
+    "6:\n"
+    "  int3\n"
+    "  ud2\n"
+    "  .org cape_syscall_gadget + 200, 0xcc\n" /* CAPE_PUBLISH_TAG_OFFSET */
+    "  .asciz \"" CAPE_PUBLISH_TAG "\"\n"
     ".size cape_syscall_gadget, .-cape_syscall_gadget\n");
 extern const char cape_syscall_gadget[];
 
@@ -165,12 +185,15 @@ static __thread char stdin_buffer[CAPE_STDIO_BUFFER] __attribute__((aligned(64))
  * buffered otherwise. A stream that already has a buffer (a library constructor used it)
  * keeps it, except stdout, which is flushed and switched. stderr stays unbuffered, as glibc
  * makes it (its one-byte buffer is inside the FILE, in libc's data). */
+static void forked_child(void);
 __attribute__((constructor(101))) static void cape_runtime_init(void) {
   cape_heap_init();
   cape_runtime_heap_init(); /* libgomp's and ld.so's blocks: out of the checkpoints */
   if (stdout->_IO_buf_base) fflush(stdout);
   setvbuf(stdout, stdout_buffer, isatty(1) ? _IOLBF : _IOFBF, sizeof stdout_buffer);
   if (!stdin->_IO_buf_base) setvbuf(stdin, stdin_buffer, isatty(0) ? _IOLBF : _IOFBF, sizeof stdin_buffer);
+  /* (glibc keeps the handler in its own data, never tracked; every node registers it alike.) */
+  if (!getenv("CAPE_FORK_DETACH") || getenv("CAPE_FORK_DETACH")[0] != '0') pthread_atfork(0, 0, forked_child);
 }
 
 /* Known traced: the check reads /proc/self/status (~20 us, issue 14), so it is made until it
@@ -195,10 +218,57 @@ static struct cape_deferred* deferred_slot(int i) {
 static __thread long self_pid;
 static __thread int self_main;
 
+/* A process the program forks (fork(): glibc runs forked_child in it) has no monitor: ptrace
+ * follows the program's threads (PTRACE_O_TRACECLONE), not the processes it makes, so a trap
+ * there would kill it with SIGTRAP; and what its thread inherited in TLS is its parent's (the
+ * rank and size, the calls deferred, "the main thread": its clause calls were deferred onto a
+ * trap that could never carry them). It runs as a program alone on one node: master, rank 0
+ * of 1, a region a team of one with no window (cape_cc_fork), which computes what a gcc
+ * -fopenmp child computes. A call that needs a monitor ends it with a message (status 127,
+ * as a program started without one). CAPE_FORK_DETACH=0 turns this off (the old way). */
+static __thread int detached;
+static __thread int node_rank = -1, node_count;
+
 /* The two-level model (cape.h, cape_mark_frame): the boundary of the runtime calls this
  * thread makes from deeper frames (a `parallel` region's barriers, run inside libgomp's
  * team), 0 = none. TLS: never tracked. */
 static __thread char* marked_frame;
+
+static void forked_child(void) {
+  detached = 1;
+  node_rank = 0;
+  node_count = 1;
+  ndeferred = nnamed = defer_next = 0; /* the parent's, which its own next trap carries */
+  self_pid = 0;
+}
+
+int cape_alone(void) { return detached; }
+
+/* A detached process's runtime call: a one-node job's answer, or the end (above). */
+static long alone(const char* call, long op) {
+  switch (op) {
+    case CAPE_OP_MASTER: return 1;
+    case CAPE_OP_NODE_ID: return 0;
+    case CAPE_OP_NUM_NODES: return 1;
+    case CAPE_OP_REGION_BEGIN: return 1; /* (one node: nothing to agree on) */
+    case CAPE_OP_LAST_PARALLEL: return 0;
+    case CAPE_OP_HELLO: return 0;
+    /* Clause calls: they only tell a monitor what the region's window will do; none opens. */
+    case CAPE_OP_SET_SHARED: case CAPE_OP_SET_PRIVATE: case CAPE_OP_SET_FIRSTPRIVATE:
+    case CAPE_OP_SET_LASTPRIVATE: case CAPE_OP_SET_COPYIN: case CAPE_OP_SET_COPYPRIVATE:
+    case CAPE_OP_SET_THREADPRIVATE: case CAPE_OP_SET_DEFAULT_NONE: case CAPE_OP_REDUCTION:
+    case CAPE_OP_SET_CKPT_MODEL: case CAPE_OP_SET_ORDER: case CAPE_OP_CRITICAL_SHARED:
+      return 0;
+    default: break;
+  }
+  fprintf(stderr,
+          "cape: %s in a process forked by the program (pid %ld): only the program itself runs under its "
+          "node's monitor; a forked process runs its parallel regions alone, as one node, but cannot make "
+          "this call (fork inside a parallel region, or a hand-written runtime call?)\n",
+          call, raw3(SYS_getpid, 0, 0, 0));
+  raw3(SYS_exit_group, 127, 0, 0);
+  return 0;
+}
 
 /* noinline + frame address: `boundary` is the caller's stack pointer before the call,
  * the lowest address of the program's own frames. Output buffered so far is written
@@ -207,6 +277,7 @@ __attribute__((noinline)) static long trap(const char* call, long op, long a1, l
                                            void* boundary) {
   fflush(stdout);
   fflush(stderr);
+  if (detached) return alone(call, op);
   if (marked_frame && (char*)boundary < marked_frame) boundary = marked_frame;
   if (defer_next) {
     defer_next = 0;
@@ -306,7 +377,7 @@ __attribute__((destructor)) static void cape_runtime_fini(void) {
  * carrying the others. */
 static void clause_call(const char* call, long op, long a1, long a2, void* boundary) {
   know_self();
-  if (self_main > 0 && defer_raw(op, a1, a2, boundary)) return;
+  if (self_main > 0 && !detached && defer_raw(op, a1, a2, boundary)) return;
   trap(call, op, a1, a2, boundary);
 }
 
@@ -316,7 +387,6 @@ static void clause_call(const char* call, long op, long a1, long a2, void* bound
  * change while the program runs, and the translated code asks at every region (issue 14:
  * 5 of a master's 17 traps per region). `call` names the caller when there is no monitor.
  * noinline: BOUNDARY is then this function's own frame, below its caller's. */
-static __thread int node_rank = -1, node_count;
 __attribute__((noinline)) static void know_ids(const char* call) {
   if (node_rank >= 0) return;
   node_count = (int)trap(call, CAPE_OP_NUM_NODES, 0, 0, BOUNDARY);
@@ -375,7 +445,7 @@ void cape_send(const char* ck, int node) {
 void cape_receive(const char* ck) {
   void* boundary = BOUNDARY;
   if (marked_frame && (char*)boundary < marked_frame) boundary = marked_frame;
-  if (!defer(CAPE_OP_RECEIVE, ck, 0, boundary)) trap(__func__, CAPE_OP_RECEIVE, (long)ck, 0, BOUNDARY);
+  if (detached || !defer(CAPE_OP_RECEIVE, ck, 0, boundary)) trap(__func__, CAPE_OP_RECEIVE, (long)ck, 0, BOUNDARY);
 }
 void cape_wait_for(const char* ck) { trap(__func__, CAPE_OP_WAIT_FOR, (long)ck, 0, BOUNDARY); }
 void cape_merge(const char* into, const char* from) {
@@ -396,7 +466,7 @@ int cape_num_nodes(void) {
  * then runs at the next trap, start()'s, before start() itself (issue 14: one stop fewer per
  * node per region). The answer, the job's size, is known here. */
 static int region_begin(const char* call, const char* where, unsigned long long loop, void* boundary) {
-  if (defer_next) {
+  if (defer_next && !detached) {
     defer_next = 0;
     know_ids(call);
     /* The heap is settled here, where every node's memory is the same, rather than first in

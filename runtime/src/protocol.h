@@ -81,6 +81,24 @@ struct cape_deferred_list {
 #define CAPE_SYSLIST_TRAP_OFFSET 136
 #define CAPE_SYSLIST_TAG_OFFSET 144
 #define CAPE_SYSLIST_TAG "cape-syslist-1"
+/* The publishing gadget (--sync=lazy, issue 14 session 12): rdx = a list of {destination,
+ * source, length} triples ending with a zero length; each run is copied, then int3 (at
+ * CAPE_PUBLISH_TRAP_OFFSET). The monitor runs it at the runtime call that publishes a node's
+ * kept pages: the program copies them into the publishing arena (below), where the node's
+ * page service serves them from (faster than the monitor reading them with
+ * process_vm_readv). Tagged like the others; the tag also names the arena's memfd. */
+#define CAPE_PUBLISH_GADGET_OFFSET 160
+#define CAPE_PUBLISH_TRAP_OFFSET 192
+#define CAPE_PUBLISH_TAG_OFFSET 200
+#define CAPE_PUBLISH_TAG "cape-publish-1"
+/* The publishing arena: a memfd the monitor maps MAP_SHARED at this address in the program
+ * (MADV_DONTFORK: a forked child does not get it) and anywhere in its own process, never
+ * tracked, never in a complete checkpoint (inside the scratch's 1 TiB). The gadget's lists
+ * are in its first CAPE_PUBLISH_LIST_BYTES; the rest is 4096-byte slots, each holding one
+ * version of one published page. */
+#define CAPE_PUBLISH_ARENA_ADDRESS 0x102000000000ULL /* 16 TiB + 128 GiB */
+#define CAPE_PUBLISH_ARENA_SPAN (64ULL << 30)       /* 64 GiB of address space, used as needed */
+#define CAPE_PUBLISH_LIST_BYTES (256UL << 10)
 
 enum cape_op {
   CAPE_OP_HELLO = 1, /* unused by the program; reserved for probing */

@@ -28,6 +28,7 @@ static __thread char cape1_base[512];
 int cape1_cc_parts(void) {
   int nodes = cape_num_nodes();
   if (nodes > 1) return nodes;
+  if (cape_alone()) return 1; /* a forked process: no monitor to restart parts (cape.h) */
   const char *e = getenv("CAPE1_PARTS");
   int p = e ? atoi(e) : 3;
   return p < 1 ? 1 : p > CAPE1_MAX_PARTS ? CAPE1_MAX_PARTS : p;

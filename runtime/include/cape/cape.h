@@ -39,6 +39,9 @@ int cape_region_begin_loop(const char *where, unsigned long long loop);
 /* cape_start() of a window in which this node runs its share at once: no `before` is made
  * in it (the monitor may prepare for the share at start: --sync=lazy's kept pages). */
 void cape_start_own_share(void);
+/* 1 in a process the program forked: no monitor traces it, and it runs as a program alone on
+ * one node (cape_num_nodes() is 1, a region is a team of one); 0 in the program itself. */
+int cape_alone(void);
 
 /* CAPE-1's create(file) (003_45ed75503520c8f4.txt Fig. 2), "very similar to fork": a
  * complete checkpoint of this whole process (registers, memory map, every writable mapping)
