@@ -133,17 +133,17 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
     std::lock_guard lk(drop_mu_);
     dropped_ = IntervalSet();  // (a call between windows: every node made it)
   }
-  auto t0 = std::chrono::steady_clock::now();
   // The monitor's CPU and page faults too (its other threads included: they are idle here):
-  // under load the wall time of a copy into fresh memory swings 10x (issue 14, session 12).
+  // under load the wall time of a copy into fresh memory swings 10x (issue 14, session 13).
   rusage u0{}, u1{};
   ::getrusage(RUSAGE_SELF, &u0);
+  auto t0 = std::chrono::steady_clock::now();
   if (keep_)
     start_kept(t, areas);
   else
     start_whole(t, areas);
-  ::getrusage(RUSAGE_SELF, &u1);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ::getrusage(RUSAGE_SELF, &u1);
   auto tv_ms = [](const timeval& a, const timeval& b) { return (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_usec - a.tv_usec) / 1e3; };
   const double cpu = tv_ms(u0.ru_utime, u1.ru_utime) + tv_ms(u0.ru_stime, u1.ru_stime);
   start_ms += ms;
