@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
 
 namespace cape::ckpt::buffer_pool {
 namespace {
@@ -25,6 +27,17 @@ size_t round_up(size_t n) {
   return (n + unit - 1) / unit * unit;
 }
 
+// Huge pages for big blocks: CAPE_POOL_HUGE=0 or 1 (A/B, docs/monitor.md "First copy in small
+// pages": on a VM whose balloon reports free memory, a fresh huge page is memory the host
+// must back again).
+bool huge_blocks() {
+  static const bool on = [] {
+    const char* e = std::getenv("CAPE_POOL_HUGE");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
 // Maps `size` bytes; a huge-page multiple is aligned to a huge page (so THP can back all of
 // it) and asks for huge pages.
 void* map_block(size_t size) {
@@ -37,7 +50,7 @@ void* map_block(size_t size) {
   uintptr_t aligned = (at + align - 1) & ~(uintptr_t{align} - 1);
   if (aligned > at) ::munmap(p, aligned - at);
   if (size_t tail = at + span - (aligned + size)) ::munmap(reinterpret_cast<void*>(aligned + size), tail);
-  ::madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);  // a hint: fine if refused
+  if (huge_blocks()) ::madvise(reinterpret_cast<void*>(aligned), size, MADV_HUGEPAGE);  // a hint: fine if refused
   return reinterpret_cast<void*>(aligned);
 }
 

@@ -5,7 +5,8 @@
 //  - resize() does not zero the new bytes (default-initialisation). Every user of a Bytes
 //    overwrites what it grows (a diff's output, a frame read from a socket), and zeroing
 //    64 MiB first is a pass over memory as long as the work itself.
-//  - Big blocks (>= kPooledBlock) come from mmap (with MADV_HUGEPAGE from kHugeBlock up)
+//  - Big blocks (>= kPooledBlock) come from mmap (with MADV_HUGEPAGE from kHugeBlock up;
+//    CAPE_POOL_HUGE=0: small pages, A/B)
 //    and go back to a small process-wide pool when freed: the first 128 MiB as they are,
 //    more marked MADV_FREE (the kernel may reclaim them under pressure), past the pool's
 //    limit unmapped. On the VMs cape is built on a first touch of fresh memory costs

@@ -135,13 +135,13 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
     std::lock_guard lk(drop_mu_);
     dropped_ = IntervalSet();  // (a call between windows: every node made it)
   }
-  auto t0 = std::chrono::steady_clock::now();
   // The monitor's CPU and page faults too (its other threads included: they are idle here):
-  // under load the wall time of a copy into fresh memory swings 10x (issue 14, session 12).
+  // under load the wall time of a copy into fresh memory swings 10x (issue 14, session 13).
   // Only when the debug line below is printed: two system calls per region otherwise.
   const bool timed = util::log_level("monitor") >= util::LogLevel::debug;
   rusage u0{}, u1{};
   if (timed) ::getrusage(RUSAGE_SELF, &u0);
+  auto t0 = std::chrono::steady_clock::now();
   if (keep_ && reuse && refreshed && *refreshed == spans_of(areas)) {
     start_reused(t, *reuse, *refreshed);
     ++starts_reused;
@@ -150,8 +150,8 @@ void UffdTracker::start(const StoppedThread& t, const std::vector<Area>& areas) 
   } else {
     start_whole(t, areas);
   }
-  if (timed) ::getrusage(RUSAGE_SELF, &u1);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (timed) ::getrusage(RUSAGE_SELF, &u1);
   auto tv_ms = [](const timeval& a, const timeval& b) { return (b.tv_sec - a.tv_sec) * 1e3 + (b.tv_usec - a.tv_usec) / 1e3; };
   const double cpu = tv_ms(u0.ru_utime, u1.ru_utime) + tv_ms(u0.ru_stime, u1.ru_stime);
   start_ms += ms;

@@ -1,8 +1,9 @@
 /* A dense read-only input in a big .bss (tests/monitor/monitor_test.cpp,
  * MonitorTrackers.DenseInputLaterWrites): 3 pages of every 4 of 16 MiB written in the
- * sequential part (paper-repro/mamult.c 1600's shape: most pages of each row of A and B),
- * then mostly only read. The `uffd` tracker's first start() copies them (into huge pages where
- * a 2 MiB block of its copy is read mostly, session 12). Windows w1..w5 write a few words: in
+ * sequential part (the shape of paper-repro/mamult.c's A and B when N < MAX_N: most pages of
+ * each row), then mostly only read. The `uffd` tracker's first start() copies them (in small
+ * pages, or in huge pages where a 2 MiB block of its copy is that full: CAPE_UFFD_DENSE_HUGE,
+ * session 13). Windows w1..w5 write a few words: in
  * pages written only before w1, in a page the sequential part rewrites between w2 and w3, in
  * never-populated pages; each checkpoint must hold exactly its window's words (a wrong copy
  * shows as the whole page changed). */
