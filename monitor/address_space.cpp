@@ -58,21 +58,36 @@ void AddressSpace::forget_kept() {
   for (Kept& k : kept_) k = Kept{};
 }
 
-std::vector<Area> AddressSpace::tracked(uint64_t stack_boundary) const {
+bool AddressSpace::keeps_tracked() {
   static const bool keep = !(std::getenv("CAPE_TRACKED_KEPT") && std::string(std::getenv("CAPE_TRACKED_KEPT")) == "0");
+  return keep;
+}
+
+std::vector<Area> AddressSpace::tracked(uint64_t stack_boundary) const {
   uint64_t stamp = 0;
-  const std::vector<Mapping>* maps = keep ? cached_maps(pid_, &stamp) : nullptr;
+  const std::vector<Mapping>* maps = keeps_tracked() ? cached_maps(pid_, &stamp) : nullptr;
+  if (!maps) {
+    std::lock_guard lk(kept_mu_);
+    ++asks_;
+    ++computed_;
+    return tracked(read_maps(pid_), stack_boundary);
+  }
+  return tracked(*maps, stack_boundary, stamp);
+}
+
+std::vector<Area> AddressSpace::tracked(const std::vector<Mapping>& maps, uint64_t stack_boundary,
+                                        uint64_t stamp) const {
   std::lock_guard lk(kept_mu_);
   ++asks_;
   ++computed_;
-  if (!maps) return tracked(read_maps(pid_), stack_boundary);
+  if (stamp == 0 || !keeps_tracked()) return tracked(maps, stack_boundary);
   for (const Kept& k : kept_)
     if (k.stamp == stamp && k.boundary == stack_boundary && k.tls == tls_ && k.tls_low == tls_low_) {
       --computed_;
       return k.areas;
     }
   Kept& k = kept_[kept_next_++ % kept_.size()];
-  k = {stamp, stack_boundary, tls_, tls_low_, tracked(*maps, stack_boundary)};
+  k = {stamp, stack_boundary, tls_, tls_low_, tracked(maps, stack_boundary)};
   return k.areas;
 }
 

@@ -35,8 +35,11 @@ class AddressSpace {
   const std::string& exe() const { return exe_; }  // "" before the first runtime call
   // The tracked set now, the main stack cut at `stack_boundary` (0 = the whole stack).
   std::vector<Area> tracked(uint64_t stack_boundary) const;
-  // The same from maps already read (read_maps(pid())).
+  // The same from maps already read (read_maps(pid())); with the stamp of cached_maps() they
+  // are a copy of (Window::maps_stamp; 0: none), kept as tracked(boundary) keeps it.
   std::vector<Area> tracked(const std::vector<Mapping>& maps, uint64_t stack_boundary) const;
+  std::vector<Area> tracked(const std::vector<Mapping>& maps, uint64_t stack_boundary, uint64_t stamp) const;
+  static bool keeps_tracked();  // CAPE_TRACKED_KEPT is not 0
   // Where the executable is mapped: read once per image (its mappings never move), not at
   // every create() (issue 14: each read of the maps costs tens of microseconds).
   uint64_t load_base() const;
@@ -53,14 +56,14 @@ class AddressSpace {
   uint64_t tls_low_ = 0;  // lowest static TLS block in use (0 = unknown)
   mutable uint64_t load_base_ = 0;  // 0 = not read yet
   // tracked(boundary) kept while the maps it came from are read_maps' cache, unchanged (its
-  // stamp): a node computed it ~6 times per region from a copy of the maps (issue 14). Two
-  // boundaries live at a time (0, and a call's stack pointer). CAPE_TRACKED_KEPT=0: computed
-  // at every ask, as before (A/B).
+  // stamp): a node computed it ~6 times per region from a copy of the maps (issue 14). Four
+  // boundaries live at a time (0, and the stack pointers of the calls that ask: region_begin's,
+  // create()'s, ...). CAPE_TRACKED_KEPT=0: computed at every ask, as before (A/B).
   struct Kept {
     uint64_t stamp = 0, boundary = 0, tls = 0, tls_low = 0;
     std::vector<Area> areas;
   };
-  mutable std::array<Kept, 2> kept_;
+  mutable std::array<Kept, 4> kept_;
   mutable size_t kept_next_ = 0;
   mutable uint64_t asks_ = 0, computed_ = 0;
   mutable std::mutex kept_mu_;  // (the notifier's thread may ask too)

@@ -18,7 +18,7 @@ ckpt::Checkpoint create(const StoppedThread& st, Window& window, const AddressSp
   // tracker gave back what its protection made of the program's own calls).
   window.tracker().settle(st);
   const std::vector<Mapping>& maps = window.maps_for_create(as.pid(), side.reuse_maps);
-  std::vector<Area> areas_now = as.tracked(maps, boundary);
+  std::vector<Area> areas_now = as.tracked(maps, boundary, window.maps_stamp());
   // 0. Memory mapped, grown or unmapped since start() or the last create() (the heap grew
   //    inside the region): said in the checkpoint, so a node that injects it maps it first.
   std::vector<ckpt::MapChange> map_changed = map_changes(window.map_state(), anon_state(areas_now), maps);

@@ -525,8 +525,11 @@ void Monitor::check_states() {
 
 long Monitor::start(const StoppedThread& st, uint64_t boundary, uint64_t flags) {
   // The digest's refresh was made at this trap (region_begin deferred onto start()'s): the
-  // program has not run since.
-  const bool after_refresh = refreshed_at_trap_ == times_.traps && start_reuses_refresh();
+  // program has not run since. Only while it has one thread: another (--model=mt's team,
+  // between regions) may write while this one is stopped, which start()'s scan would take
+  // into DATA-0 and the refresh, made earlier, would not.
+  const bool after_refresh =
+      refreshed_at_trap_ == times_.traps && start_reuses_refresh() && st.tracee.one_thread();
   refreshed_at_trap_ = 0;
   if (window_.is_open()) stop(st);
   criticals_.reset(boundary);

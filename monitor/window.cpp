@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "monitor/address_space.h"
 #include "util/scoped_fd.h"
 
 namespace cape::monitor {
@@ -69,8 +70,17 @@ bool statm(pid_t pid, uint64_t& size, uint64_t& data) {
 
 const std::vector<Mapping>& Window::maps_for_create(pid_t pid, bool may_reuse) {
   if (maps_signal_vouches(pid)) {
-    // The maps cache is as good as statm's hint, and needs no read (memory_map.h).
-    maps_ = read_maps(pid);
+    // The maps cache is as good as statm's hint, and needs no read (memory_map.h); copied only
+    // when it was read again since (its stamp; issue 14: a copy per create()).
+    uint64_t stamp = 0;
+    const std::vector<Mapping>* cached = AddressSpace::keeps_tracked() ? cached_maps(pid, &stamp) : nullptr;
+    if (!cached) {
+      maps_ = read_maps(pid);
+      maps_stamp_ = 0;
+    } else if (stamp != maps_stamp_) {
+      maps_ = *cached;
+      maps_stamp_ = stamp;
+    }
     have_maps_ = false;
     return maps_;
   }
@@ -80,6 +90,7 @@ const std::vector<Mapping>& Window::maps_for_create(pid_t pid, bool may_reuse) {
   bool same = known && have_maps_ && size == maps_size_ && data == maps_data_;
   if (may_reuse && same && k != TrackerKind::mprotect && k != TrackerKind::inproc) return maps_;
   maps_ = read_maps(pid);
+  maps_stamp_ = 0;
   have_maps_ = known;
   maps_size_ = size;
   maps_data_ = data;

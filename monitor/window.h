@@ -50,6 +50,9 @@ class Window {
   // and access in a critical body) reaches the others at the region's next create(), which
   // reads the maps, instead of with the lock's release.
   const std::vector<Mapping>& maps_for_create(pid_t pid, bool may_reuse);
+  // Those maps are read_maps' cache of that stamp (cached_maps), or 0: for
+  // AddressSpace::tracked(maps, boundary, stamp).
+  uint64_t maps_stamp() const { return maps_stamp_; }
 
   // Pages outside start()'s areas (mapped or grown since), as the last create() saw them.
   std::map<uint64_t, std::vector<uint8_t>>& fresh_pages() { return fresh_; }
@@ -82,6 +85,7 @@ class Window {
   IntervalSet skipped_base_;
   std::vector<Mapping> maps_;
   uint64_t maps_size_ = 0, maps_data_ = 0;  // statm when maps_ was read
+  uint64_t maps_stamp_ = 0;                  // cached_maps' stamp of maps_ (0: another read)
   bool have_maps_ = false;
 };
 
