@@ -13,8 +13,9 @@
 #   BENCH_RUNS=N           runs of each (default 3 quick, 5 full)
 #   BENCH_ONLY="empty jacobi"   some programs only (empty jacobi heat3d matvec gradient mamult dot)
 #   BENCH_TRACKERS="uffd mprotect"
-#   BENCH_SYNC="eager lazy"  lazy adds a column per tracker with --sync lazy (docs/monitor.md,
-#                          "Lazy synchronisation"), and uffd-lazy's bytes per region
+#   BENCH_SYNC="eager lazy"  a column per tracker and sync: eager (--sync eager), lazy (--sync
+#                          lazy, docs/monitor.md "Lazy synchronisation", and uffd-lazy's bytes
+#                          per region); BENCH_SYNC=lazy skips the eager columns
 #   BENCH_NODES=3
 #   BENCH_BASELINE=DIR     also run an earlier build (its cape and cape-cc) with each tracker
 #                          (and each lazy column), in the same interleaved runs: before/after
@@ -39,10 +40,10 @@ for t in "$cape" "$cape_cc" ${baseline:+"$baseline/cli/cape" "$baseline/translat
 done
 # The cape configurations run: "label tracker build sync".
 variants=()
-for t in $trackers; do
+case " $syncs " in *" eager "*) for t in $trackers; do
   [ -n "$baseline" ] && variants+=("base-$t $t $baseline eager")
   variants+=("$t $t $build eager")
-done
+done ;; esac
 case " $syncs " in *" lazy "*) for t in $trackers; do
   [ -n "$baseline" ] && variants+=("base-$t-lazy $t $baseline lazy")
   variants+=("$t-lazy $t $build lazy")
