@@ -13,7 +13,7 @@ namespace cape::util {
 
 // True when the host's runnable tasks (the caller included) fit on its online CPUs (the
 // fourth field of /proc/loadavg, read at most every 16 us per thread). False when it cannot
-// be read, or CAPE_SPIN_IDLE_ONLY=0 was given (then: always true, spin whatever the load).
+// be read. With CAPE_SPIN_IDLE_ONLY=0: always true (spin whatever the load).
 bool cpu_to_spare();
 
 }  // namespace cape::util
