@@ -732,8 +732,7 @@ void LazySync::fill(uint64_t first, uint64_t count, bool read) {
   buf_.resize(count * kPage);
   Source from = source_of(first);
   ex_.fetch_pages(first, count, buf_.data(), from.owner, from.version);
-  if (rank_ == 0 && read)
-    for (uint64_t i = 0; i < count; i++) hot_here_.insert(first + i * kPage);
+  if (rank_ == 0 && read) read_here_.note(first, count, [&](uint64_t page) { hot_here_.insert(page); });
   for (uint64_t i = 0; i < count; i++) source_.erase(first + i * kPage);
   std::vector<uint64_t> skipped;
   stats_.fetches++;

@@ -61,6 +61,7 @@
 #include "monitor/exchange.h"
 #include "monitor/interval_set.h"
 #include "monitor/memory_map.h"
+#include "util/proven_reads.h"
 #include "util/scoped_fd.h"
 
 namespace cape::monitor {
@@ -235,6 +236,7 @@ class LazySync {
   std::map<int, std::unordered_set<uint64_t>> hot_;
   // Master: the pages it fetched from slaves (its own working set); guarded by mu_.
   std::unordered_set<uint64_t> hot_here_;
+  util::ProvenReads read_here_;  // which of them it surely read; guarded by mu_
   // Slave: pages other nodes read (their working sets, from the master's last list): the
   // slave sends its writes there with its part instead of keeping them, so they reach the
   // readers as merged words, without a fetch (a stencil's halo rows).

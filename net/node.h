@@ -52,6 +52,7 @@
 #include "net/peer.h"
 #include "net/program_io.h"
 #include "net/socket.h"
+#include "util/proven_reads.h"
 #include "util/scoped_fd.h"
 
 namespace cape::net {
@@ -381,7 +382,9 @@ class Node {
   bool pages_torn_ = false;                          // end_publishing(false) came; guarded by pages_mu_
   std::function<uint8_t*()> arena_take_;             // guarded by pages_mu_
   std::condition_variable pages_cv_;                 // publishing_ became false
-  std::map<int, std::vector<uint64_t>> fetched_;     // master: by rank; guarded by pages_mu_
+  std::map<int, std::vector<uint64_t>> fetched_;     // master: by rank, the pages it read; guarded by pages_mu_
+  std::map<int, util::ProvenReads> read_by_;         // master: by rank, its requests so far; guarded by pages_mu_
+  void note_asked(int rank, uint64_t first, uint64_t count);  // pages_mu_ held
   // The answer to this node's page request, once it came (guarded by mu_).
   std::optional<std::vector<uint8_t>> page_reply_;
   std::optional<std::string> failure_;

@@ -83,6 +83,11 @@ bool Node::read_published(uint64_t page, uint8_t* out) {
   return true;
 }
 
+void Node::note_asked(int rank, uint64_t first, uint64_t count) {
+  std::vector<uint64_t>& asked = fetched_[rank];
+  read_by_[rank].note(first, count, [&](uint64_t page) { asked.push_back(page); });
+}
+
 std::vector<uint64_t> Node::fetched_pages(int rank) {
   std::lock_guard lk(pages_mu_);
   return std::exchange(fetched_[rank], {});
@@ -191,8 +196,7 @@ void Node::on_page_frame(Peer& p, Frame& f) {
     if (who == static_cast<uint64_t>(p.rank)) return malformed("a request for its own pages");
     {
       std::lock_guard lk(pages_mu_);  // what the asker reads (fetched_pages)
-      std::vector<uint64_t>& asked = fetched_[p.rank];
-      for (uint64_t i = 0; i < count; i++) asked.push_back(first + i * kPage);
+      note_asked(p.rank, first, count);
     }
     PayloadWriter w;
     w.u64(first);
@@ -215,10 +219,9 @@ void Node::on_page_frame(Peer& p, Frame& f) {
     std::unique_lock lk(pages_mu_);
     pages_cv_.wait(lk, [&] { return !publishing_; });  // the copies are being filled
     if (pages_torn_) missing = first, torn = true;  // never a page half copied
-    std::vector<uint64_t>* asked = master ? &fetched_[p.rank] : nullptr;
+    if (master && !pages_torn_) note_asked(p.rank, first, count);
     for (uint64_t i = 0; i < count && !missing; i++) {
       uint64_t page = first + i * kPage;
-      if (asked) asked->push_back(page);
       auto it = pages_.find(page);
       const uint8_t* bytes = nullptr;
       if (it != pages_.end())
