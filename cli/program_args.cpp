@@ -42,8 +42,8 @@ std::string choose_sync(const std::string& given, const std::string& tracker) {
                       "unset it or give eager or lazy");
   }
   if (given.empty()) sync = sync == "lazy" && tracker != "uffd" && tracker != "mprotect" ? "eager" : sync;
-  // A bad CAPE_LAZY_PROGRAM_COPY or CAPE_LAZY_HOT_PROVEN stops the job here, before any node starts.
-  if (sync == "lazy") (void)monitor::program_copy_min_from_env(), (void)util::ProvenReads::on();
+  // A bad CAPE_LAZY_* value (CAPE_LAZY_PROGRAM_COPY ...) stops the job here, before any node starts.
+  if (sync == "lazy") monitor::check_lazy_env();
   return sync;
 }
 

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -35,6 +36,55 @@ namespace cape::monitor {
 
 namespace {
 constexpr uint64_t kPage = 4096;
+
+// The CPUs this process may use, read before the supervisor pins anything (a static
+// initialiser: launch() pins the monitor's threads to one CPU later).
+const cpu_set_t kStartCpus = [] {
+  cpu_set_t s;
+  if (::sched_getaffinity(0, sizeof s, &s) != 0) CPU_ZERO(&s);
+  return s;
+}();
+
+// CAPE_LAZY_COPY_FLOAT: 1 (default) the program's publishing copy may run on any CPU; 0 on
+// its node's call CPU, as before session 14. Anything else: a UserError naming the variable.
+bool copy_float_from_env() {
+  const char* e = std::getenv("CAPE_LAZY_COPY_FLOAT");
+  if (!e || std::string(e) == "1") return true;
+  if (std::string(e) == "0") return false;
+  throw UserError("CAPE_LAZY_COPY_FLOAT='" + util::printable(e) +
+                  "': give 1 (the program's publishing copy runs on any CPU) or 0 (on its node's CPU)");
+}
+
+// With more nodes than CPUs (CPU placement "calls", monitor.h), a runtime call's stops keep the
+// program on its monitor's CPU, chosen by rank: on 2 vCPUs ranks 0 and 2 share vCPU 0, and the
+// master's publishing copy (~2,600 pages of Jacobi 2000, in `broadcast`) and slave 2's (in its
+// `send`) ran there together while slave 1 sat idle on vCPU 1 waiting for the next list. For
+// the copy (milliseconds; one cross-vCPU wakeup at its end, ~0.1 ms) the program's thread
+// gets every CPU the process started with, and its call CPU back when the gadget has trapped
+// (a stopped thread changes mask without a migration). Does nothing when the thread already
+// floats or the node has a CPU of its own.
+constexpr uint64_t kFloatMinPages = 512;  // 2 MiB, a copy of ~0.3 ms or more: worth a cross-vCPU wakeup
+class FloatForCopy {
+ public:
+  FloatForCopy(pid_t tid, int nodes) : tid_(tid) {
+    static const bool on = copy_float_from_env();
+    if (!on || CPU_COUNT(&kStartCpus) < 2 || nodes <= CPU_COUNT(&kStartCpus)) return;
+    if (::sched_getaffinity(tid_, sizeof pinned_, &pinned_) != 0 || CPU_COUNT(&pinned_) != 1) return;
+    moved_ = ::sched_setaffinity(tid_, sizeof kStartCpus, &kStartCpus) == 0;
+    CAPE_LOG_AT(debug, "monitor") << "--sync=lazy: the publishing copy may run on " << CPU_COUNT(&kStartCpus)
+                                  << " CPUs" << (moved_ ? "" : " (sched_setaffinity failed)");
+  }
+  ~FloatForCopy() {
+    if (moved_) ::sched_setaffinity(tid_, sizeof pinned_, &pinned_);
+  }
+  FloatForCopy(const FloatForCopy&) = delete;
+  FloatForCopy& operator=(const FloatForCopy&) = delete;
+
+ private:
+  pid_t tid_;
+  cpu_set_t pinned_;
+  bool moved_ = false;
+};
 constexpr uint64_t kMaxAhead = 64;  // pages per fetch, at most
 constexpr uint64_t kSparseBytes = 1024;  // a page the merge changed this little travels eagerly (broadcast())
 // The page list rides in the checkpoint as a run at address 0 (no program memory is there):
@@ -110,6 +160,12 @@ void LazySync::reset() {
   arena_.reset();
 }
 
+void check_lazy_env() {
+  (void)program_copy_min_from_env();
+  (void)copy_float_from_env();
+  (void)util::ProvenReads::on();
+}
+
 uint64_t program_copy_min_from_env() {
   const char* e = std::getenv("CAPE_LAZY_PROGRAM_COPY");
   if (!e) return kProgramCopyMin;
@@ -179,6 +235,7 @@ uint64_t LazySync::publish(const StoppedThread& st, std::initializer_list<Public
     if (n == 0) return;
     list[3 * n] = list[3 * n + 1] = list[3 * n + 2] = 0;
     if (!remote) remote = std::make_unique<AutoRemoteSyscalls>(st.tracee.pid(), st.tid, st.gadget);
+    FloatForCopy anywhere(st.tid, total >= kFloatMinPages ? size_ : 0);
     remote->call(st.gadget + CAPE_PUBLISH_GADGET_OFFSET, st.gadget + CAPE_PUBLISH_TRAP_OFFSET + 1,
                  [&](user_regs_struct& r) { r.rdx = arena_->in_program(reinterpret_cast<uint8_t*>(list)); },
                  /*changes_maps=*/false);  // rep movsb: no system call
