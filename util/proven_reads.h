@@ -1,9 +1,9 @@
 // --sync=lazy: which fetched pages a reader surely read (docs/monitor.md, "Lazy
-// synchronisation", "What travels per sweep, session 14"). A page a node read once travels
-// to it eagerly whenever it is written again (its working set, "hot"), so a page fetched
-// ahead and never read would travel every region for nothing (a stencil's row after the
-// halo row: ~25 KB of Jacobi 2000's ~145 KB per sweep). A request's first page is the one
-// the reader faulted on; the rest of a request counts once the reader's next request
+// synchronisation", "What a sweep costs and what travels, session 14"). A page a node read
+// once travels to it eagerly whenever it is written again (its working set, "hot"), so a
+// page fetched ahead and never read travelled every region for nothing (Jacobi 2000: three
+// pages of the row after the halo row; ~19 KB of ~138 KB per sweep). A request's first page is
+// the one the reader faulted on; the rest of a request counts once the reader's next request
 // continues where it ended (it read on past them). The tail of the last read-ahead run is
 // left out; a page of it the reader does read faults again at the next region and counts.
 #pragma once

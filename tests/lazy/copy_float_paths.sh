@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # --sync=lazy, the program's publishing copy floats (tests/lazy; docs/monitor.md, "What a sweep
-# costs, session 14"): with more nodes than CPUs, bench/e2e/jacobi.c 1000 x 4 on 3 nodes gives
-# gcc -fopenmp's output, and the master's and a slave's copies (650 pages a share) ran with every
-# CPU allowed (`monitor:debug`: "the publishing copy may run on N CPUs"); CAPE_LAZY_COPY_FLOAT=0:
-# the same output and no copy moved; a bad value is refused with a message naming the variable.
+# costs and what travels, session 14"): with more nodes than CPUs, bench/e2e/jacobi.c 1000 x 4
+# on 3 nodes gives gcc -fopenmp's output, and the master's and a slave's copies (650 pages a
+# share) ran with every CPU allowed (`monitor:debug`: "the publishing copy may run on N
+# CPUs"); CAPE_LAZY_COPY_FLOAT=0: the same output and no copy moved; a bad value is refused
+# with a message naming the variable.
 # Skipped (77) on a host with a CPU per node or a single CPU. Not timed.
 #   copy_float_paths.sh CAPE_CC CAPE SRC
 set -uo pipefail

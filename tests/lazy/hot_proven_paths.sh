@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# --sync=lazy, a node's working set is what it surely read (tests/lazy; docs/monitor.md, "What
-# travels per sweep, session 14"): programs/halo_ahead.c on 3 nodes gives gcc -fopenmp's
-# output by default and with CAPE_LAZY_HOT_PROVEN=0 (every fetched page joins the working
+# --sync=lazy, a node's working set is what it surely read (tests/lazy; docs/monitor.md, "What a
+# sweep costs and what travels, session 14"): programs/halo_ahead.c on 3 nodes gives gcc
+# -fopenmp's output by default and with CAPE_LAZY_HOT_PROVEN=0 (every fetched page joins the working
 # set, as before), and the master's broadcasts carry fewer bytes by default (the pages its
 # fetches read ahead and nobody read no longer travel at every sweep); a bad value is refused
 # with a message naming the variable. Bytes, not time.

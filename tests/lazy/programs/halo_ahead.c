@@ -1,5 +1,5 @@
-/* --sync=lazy, what a node's working set is (docs/monitor.md, "What travels per sweep, session
- * 14"): a stencil on rows of 2.5 pages whose halo changes width from sweep to sweep (1, 2 or 3
+/* --sync=lazy, what a node's working set is (docs/monitor.md, "What a sweep costs and what
+ * travels, session 14"): a stencil on rows of 2.5 pages whose halo changes width from sweep to sweep (1, 2 or 3
  * rows of the neighbours' shares), and in some sweeps reads only the first third of the far
  * halo rows. A node's fetches read ahead (1, 2, 4 .. pages) past what it reads; only the pages
  * it surely read travel to it at later sweeps, the others are fetched again when it reads
