@@ -8,6 +8,8 @@
 set -uo pipefail
 cc=$(realpath "$1") cape=$(realpath "$2") progs=$(realpath "$3") n=$4
 shift 4
+# --model=cape1's complete checkpoints refuse descriptors the program inherits (ctest's log)
+for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-" 2> /dev/null; done
 work=$(mktemp -d "${TMPDIR:-/tmp}/cape-files.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail=0
