@@ -7,10 +7,10 @@
  * it once. Now (docs/monitor.md, "Files"):
  *
  * - master (rank 0): writes the real files, as before. Before it first changes a path in a
- *   sequential part in a way that keeps content (append, r+, O_RDWR without O_TRUNC, rename's
- *   source, truncate, unlink), it saves what the path held ("the before image", or an
- *   "absent" mark) under DIR/node.0.files/{before,absent}/<absolute path>: a slave that
- *   reaches the same point later still starts from what the master started from.
+ *   sequential part (opens it for writing, renames, truncates or unlinks it), it saves what
+ *   the path held ("the before image", or an "absent" mark) under
+ *   DIR/node.0.files/{before,absent}/<absolute path>: a slave behind it still reads, and
+ *   starts its copy from, what the master started from.
  * - slave (rank > 0), outside a parallel region: the first open of a regular file (or a
  *   missing one) for writing goes to DIR/node.RANK.files/<absolute path>, a copy of the before
  *   image (or of the real file while the master has not saved one), empty with O_TRUNC; from
@@ -291,11 +291,12 @@ static void fail(const char *what, const char *path) {
   errno = e;
 }
 
-/* The master, before it first changes `abs` in a sequential part keeping what it held: its
- * before image, copied aside and renamed into place (a slave never reads half of one), or
- * an `absent` mark. Under the lock. */
-static void master_before(const char *abs, int keeps) {
-  if (find(abs) || !add(abs) || !keeps) return;
+/* The master, before it first changes `abs` in a sequential part: its before image, copied
+ * aside and renamed into place (a slave never reads half of one), or an `absent` mark. Also
+ * before a truncating open: a slave behind the master may still read what the file held
+ * (or find it missing). Under the lock. */
+static void master_before(const char *abs) {
+  if (find(abs) || !add(abs)) return;
   char before[PATH_MAX], absent[PATH_MAX], tmp[PATH_MAX];
   if (join(before, sizeof before, fs->dir, "/node.0.files/before", abs) ||
       join(absent, sizeof absent, fs->dir, "/node.0.files/absent", abs) ||
@@ -368,7 +369,7 @@ static int route(int dirfd, const char *path, int change, int keeps, char *out, 
   struct stat st;
   take();
   if (m == MODE_MASTER) {
-    if (!find(abs) && (stat(abs, &st) != 0 || S_ISREG(st.st_mode))) master_before(abs, keeps);
+    if (!find(abs) && (stat(abs, &st) != 0 || S_ISREG(st.st_mode))) master_before(abs);
   } else if (find(abs)) {
     r = shadow_of(abs, out, size) == 0 ? 1 : 0;
   } else if (!region) {
