@@ -357,11 +357,10 @@ static int writes(int flags) {
 static int route(int dirfd, const char *path, int change, int keeps, char *out, size_t size) {
   if (!fs || __atomic_load_n(&fs->mode, __ATOMIC_ACQUIRE) == MODE_OFF) return 0;
   int region = in_region();
-  /* nothing shadowed yet: a region's opens are real (and ask no rank: no trap in a region) */
-  if (region && !__atomic_load_n(&fs->paths, __ATOMIC_ACQUIRE)) return 0;
-  /* (asked first: the master's reads then cost nothing, not even a getcwd) */
-  int m = mode();
-  if (m == MODE_OFF || (m == MODE_MASTER && (!change || region))) return 0;
+  /* Inside a region the rank is not asked (no trap there): not known yet, nothing is shadowed
+   * and the opens are real. Outside, asked first: the master's reads then cost nothing. */
+  int m = region ? __atomic_load_n(&fs->mode, __ATOMIC_ACQUIRE) : mode();
+  if (m == MODE_UNKNOWN || m == MODE_OFF || (m == MODE_MASTER && (!change || region))) return 0;
   char abs[PATH_MAX];
   if (absolute(dirfd, path, abs, sizeof abs) != 0 || is_under(abs, fs->dir)) return 0;
   if (strncmp(abs, "/dev/", 5) == 0 || strncmp(abs, "/proc/", 6) == 0 || strncmp(abs, "/sys/", 5) == 0) return 0;
@@ -372,13 +371,14 @@ static int route(int dirfd, const char *path, int change, int keeps, char *out, 
     if (!find(abs) && (stat(abs, &st) != 0 || S_ISREG(st.st_mode))) master_before(abs);
   } else if (find(abs)) {
     r = shadow_of(abs, out, size) == 0 ? 1 : 0;
-  } else if (!region) {
+  } else if (!region || !change) {
     int take_it = 0;
     if (change) {
       /* a regular file, or none yet; devices, fifos and directories stay real */
       take_it = stat(abs, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
     } else {
-      /* a read of a path the master has changed already (it is ahead): what it held then */
+      /* a read of a path the master has changed already (it runs ahead): what it held then
+       * (inside a region too: a mark made since can only be a later sequential part's) */
       char before[PATH_MAX], absent[PATH_MAX];
       take_it = join(before, sizeof before, fs->dir, "/node.0.files/before", abs) == 0 &&
                 join(absent, sizeof absent, fs->dir, "/node.0.files/absent", abs) == 0 &&
