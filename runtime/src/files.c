@@ -89,15 +89,17 @@ __attribute__((constructor(103))) static void files_init(void) {
   s->remove = (int (*)(const char *))dlsym(RTLD_NEXT, "remove");
   const char *dir = getenv("CAPE_FILES_DIR"), *how = getenv("CAPE_SLAVE_FILES");
   s->mode = MODE_UNKNOWN;
-  if (how && *how && strcmp(how, "real") != 0 && strcmp(how, "shadow") != 0) {
+  /* (0 and 1 as every other switch of the project's: 0 the old way) */
+  int real = how && (strcmp(how, "real") == 0 || strcmp(how, "0") == 0);
+  if (how && *how && !real && strcmp(how, "shadow") != 0 && strcmp(how, "1") != 0) {
     /* Every node reads the same environment: each stops here, before main. */
     fprintf(stderr,
-            "cape: CAPE_SLAVE_FILES='%s' is not 'shadow' (the default: the slaves' sequential part writes "
-            "private copies, docs/monitor.md \"Files\") or 'real' (every node writes the real files)\n",
+            "cape: CAPE_SLAVE_FILES='%s' is not 'shadow' or 1 (the default: the slaves' sequential part writes "
+            "private copies, docs/monitor.md \"Files\") nor 'real' or 0 (every node writes the real files)\n",
             how);
     _exit(2);
   }
-  if (!dir || !*dir || (how && strcmp(how, "real") == 0)) s->mode = MODE_OFF;
+  if (!dir || !*dir || real) s->mode = MODE_OFF;
   else if (dir[0] == '/' && strlen(dir) < sizeof s->dir - 1) strcpy(s->dir, dir);
   else {
     char cwd[PATH_MAX];
