@@ -6,6 +6,7 @@
 # (so this test can tell the two apart), and a bad value must be refused.
 #   files.sh CAPE_CC CAPE PROGRAMS_DIR N [CAPE_CC_FLAGS...]
 set -uo pipefail
+here=$(dirname "$(realpath "$0")")
 cc=$(realpath "$1") cape=$(realpath "$2") progs=$(realpath "$3") n=$4
 shift 4
 # --model=cape1's complete checkpoints refuse descriptors the program inherits (ctest's log)
@@ -58,7 +59,6 @@ if [ -x "$work/applog/cape/prog" ]; then
 fi
 # A stream open for writing across regions: one warning per slave, the file as natively.
 # (--model=cape1 refuses it: its complete checkpoints reopen read-only files only.)
-here=$(dirname "$(realpath "$0")")
 mkdir -p "$work/stream/native" "$work/stream/cape"
 case " $* " in *" --model=cape1 "*) ;; *) false ;; esac ||
 if gcc -O1 -fopenmp "$here/stream_in_region.c" -o "$work/stream/native/native" &&
