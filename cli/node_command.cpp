@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <thread>
 
@@ -426,6 +427,20 @@ int run_node(const NodeArgs& a) {
   }
   // Not the program's business, and every node must give it the same environment.
   ::unsetenv("CAPE_SECRET");
+  // Where a slave's sequential part writes its private copies of files (libcape's files.c,
+  // docs/monitor.md "Files"): the same string on every node (the rank is libcape's to ask);
+  // this node's copies of an earlier job go first. A user's CAPE_FILES_DIR is kept.
+  {
+    const char* given = std::getenv("CAPE_FILES_DIR");
+    std::string dir = given && *given ? given : (a.output_dir.empty() ? std::string("cape-logs") : a.output_dir);
+    std::error_code ec;
+    std::filesystem::path abs = std::filesystem::absolute(dir, ec);
+    if (!ec) {
+      std::filesystem::remove_all(abs / ("node." + std::to_string(rank) + ".files"), ec);
+      if (ec) throw UserError("cannot remove " + (abs / ("node." + std::to_string(rank) + ".files")).string() + ": " + ec.message());
+      if (::setenv("CAPE_FILES_DIR", abs.c_str(), 1) != 0) throw UserError(errno_message("setenv CAPE_FILES_DIR"));
+    }
+  }
   o.job = job_identity(a, lazy);
   o.encrypt = a.encrypt;
   if (const char* l = std::getenv("CAPE_LOCK_LEASE"); l && std::string(l) == "0") o.lock_lease = false;

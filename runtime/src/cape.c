@@ -404,24 +404,33 @@ int cape_master(void) {
 __attribute__((noinline)) void cape_mark_frame(void) { marked_frame = BOUNDARY; }
 void cape_unmark_frame(void) { marked_frame = 0; }
 
+/* files.c (linked only into programs that open files): a region's window begins (1), ends
+ * (0), or this process was restarted from a complete checkpoint (2). */
+extern void cape_files_region(int what) __attribute__((weak));
+
 static void start(const char* call, long flags, void* boundary) {
   know_ids(call);
   cape_heap_settle(node_count);
   if ((unsigned long)trap(call, CAPE_OP_START, flags, 0, boundary) == CAPE_INPROC_ARMED) cape_inproc_arm();
   cape_heap_enter(node_rank);
+  if (cape_files_region) cape_files_region(1);
 }
 __attribute__((noinline)) void cape_start(void) { start(__func__, 0, BOUNDARY); }
 __attribute__((noinline)) void cape_start_own_share(void) { start(__func__, CAPE_START_OWN_SHARE, BOUNDARY); }
 void cape_stop(void) {
   trap(__func__, CAPE_OP_STOP, 0, 0, BOUNDARY);
   cape_heap_leave();
+  if (cape_files_region) cape_files_region(0);
 }
 void cape_create(const char* ck) { trap(__func__, CAPE_OP_CREATE, (long)ck, 0, BOUNDARY); }
 /* 0: this is a process restarted from `file`, perhaps as another node (CAPE-1's
  * restart_on): the ids kept in TLS are the checkpointed process's, asked again. */
 int cape_create_complete(const char* file) {
   int saved = (int)trap(__func__, CAPE_OP_CREATE_COMPLETE, (long)file, (long)marked_frame, BOUNDARY);
-  if (!saved) node_rank = -1;
+  if (!saved) {
+    node_rank = -1;
+    if (cape_files_region) cape_files_region(2);
+  }
   return saved;
 }
 void cape1_copy(const char* from, const char* to) { trap(__func__, CAPE_OP_C1_COPY, (long)from, (long)to, BOUNDARY); }
