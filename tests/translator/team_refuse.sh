@@ -39,8 +39,8 @@ refuses() {
 if [ -s cc.err ]; then cat cc.err >&2; fail "cape-cc printed warnings without -v"; fi
 # -v: the translator says which region cannot shrink, where.
 "$cc" -v -O1 -fopenmp -DSET=2 "$dir/in_if.c" -o /dev/null 2> v.err
-grep -q "in_if.c:18:.*note: 'omp for' inside a statement of a 'parallel' region" v.err ||
-  { cat v.err >&2; fail "cape-cc -v: no note at in_if.c:18"; }
+grep -q "in_if.c:17:.*note: 'omp for' inside a statement of a 'parallel' region" v.err ||
+  { cat v.err >&2; fail "cape-cc -v: no note at in_if.c:17"; }
 
 refuses in_if "in_if.c:13" "move its directives to the top" 3 --
 refuses in_if_tickpt "in_if.c:13" "cape run -n 2" 4 --

@@ -26,7 +26,8 @@ struct team {
   int nthreads;    /* OpenMP team size */
   int by_node;     /* this node's thread number is cape_cc_thread_of_node(its rank), else 0 */
   int master_idle; /* threads are nodes 1..N-1 (001 Fig. 3 exactly) */
-  int skipping;    /* a `parallel` region whose nodes beyond the team jump over its code */
+  const char *skipping; /* a `parallel` region whose nodes beyond the team jump over its code:
+                           its "file:line" (a string of the program's, the same on every node) */
 };
 /* The team is the same on every node: a node's own thread number is computed from its rank
  * (TLS), never stored here. So the memory every node holds stays the same between the
@@ -46,7 +47,7 @@ struct team_state {
   int level;                      /* parallel regions entered and not left (nesting depth) */
   struct team saved[MAX_LEVELS];
 };
-static __thread struct team_state team_here = {{0, 1, 0, 0}, 0, {{0, 0, 0, 0}}};
+static __thread struct team_state team_here = {{0, 1, 0, 0, 0}, 0, {{0, 0, 0, 0, 0}}};
 static struct team_state *team_at;
 __attribute__((constructor)) static void team_init(void) { team_at = &team_here; }
 static inline struct team_state *team_state(void) { return team_at ? team_at : &team_here; }
@@ -135,10 +136,6 @@ static int max_threads(int nodes, int master_idle) {
   return want > 0 && want < avail ? want : avail;
 }
 
-/* The region `where` (its "file:line") whose nodes beyond the team jump over its code, for
- * the orphaned barriers' check (cape_cc_orphan_keep): TLS, never tracked. */
-static __thread const char *skipping_where;
-
 /* A plain `parallel` region (no num_threads) whose translation cannot leave nodes out
  * (a directive inside a loop or an `if` of the region, or --model=mt/cape1): when
  * omp_set_num_threads / OMP_NUM_THREADS asks for fewer threads than `avail`, its team would
@@ -198,13 +195,13 @@ static int cape1_fork(int num_threads, int cond, int flags, const char *where) {
   int outer_level = level++;
   cape1_forked[outer_level] = -2;
   if (outer_level > 0 || !cond || cape1_cc_part() >= 0) {
-    cur = (struct team){0, 1, 0, 0}; /* nested, if(false), or in a part: a team of one */
+    cur = (struct team){0, 1, 0, 0, 0}; /* nested, if(false), or in a part: a team of one */
     return 0;
   }
   int parts = cape1_cc_parts();
   if ((flags & CAPE_CC_WHOLE_TEAM) && num_threads <= 0) refuse_fixed_team(parts, 0, where);
   int t = num_threads > 0 && num_threads < parts ? num_threads : parts;
-  cur = (struct team){parts > 1, parts > 1 ? t : 1, 0, 0};
+  cur = (struct team){parts > 1, parts > 1 ? t : 1, 0, 0, 0};
   cape1_team = parts > 1;
   int me = cape1_cc_fork(where); /* create(original); each part returns with its number */
   cape1_forked[outer_level] = me;
@@ -232,7 +229,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   int outer_level = level++;
   if (outer_level > 0 || !cond) {
     /* Nested (nesting is off, as by default in OpenMP) or if(false): a team of one. */
-    cur = (struct team){0, 1, 0, 0};
+    cur = (struct team){0, 1, 0, 0, 0};
     return 0;
   }
   /* A plain region that cannot shrink stops before its region begins, on every node alike. */
@@ -253,7 +250,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   }
   int t = max_threads(nodes, master_idle && nodes > 1);
   if (num_threads > 0 && num_threads < t) t = num_threads;
-  int skipping = 0;
+  const char *skipping = 0;
   if (flags & CAPE_CC_WHOLE_TEAM) {
     /* A `parallel` region: every node, or the first num_threads nodes (the others run
        the region's worksharing constructs with no share and skip the rest, which the
@@ -262,11 +259,11 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
     int avail = (master_idle ? nodes - 1 : nodes) * mt_k;
     if (num_threads > 0) t = num_threads < avail ? num_threads : avail;
     else t = (flags & CAPE_CC_SHRINK) ? max_threads(nodes, master_idle && nodes > 1) : avail;
-    skipping = t < avail;
+    if (t < avail) skipping = where;
   }
   if (nodes == 1) {
     /* One node: no checkpoints; under the two-level model its threads are the team. */
-    cur = (struct team){0, mt_k > 1 ? t : 1, 0, 0};
+    cur = (struct team){0, mt_k > 1 ? t : 1, 0, 0, 0};
     return 0;
   }
   mt_rank = cape_node_id(); /* TLS: a node's own number must not be in its memory */
@@ -275,7 +272,6 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   cur.master_idle = master_idle;
   cur.by_node = 1;
   cur.skipping = skipping;
-  skipping_where = skipping ? where : 0;
   return 1;
 }
 
@@ -324,7 +320,7 @@ void cape_cc_join(void) {
   if (level == 1) nprivs = nshared = nreds = 0;
   if (level > 0) {
     cur = saved[--level];
-    saved[level] = (struct team){0, 0, 0, 0}; /* back to its bytes before the fork */
+    saved[level] = (struct team){0, 0, 0, 0, 0}; /* back to its bytes before the fork */
   }
 
 }
@@ -518,7 +514,7 @@ void cape_cc_orphan_keep(void) {
             "cape: %s: a barrier (or worksharing construct) in a function this parallel region calls, "
             "with a team of %d threads smaller than the nodes: the nodes outside the team do not call it; "
             "run on %d nodes (cape run -n %d), or remove num_threads / omp_set_num_threads / OMP_NUM_THREADS\n",
-            skipping_where ? skipping_where : "?", cur.nthreads, cur.nthreads, cur.nthreads);
+            cur.skipping, cur.nthreads, cur.nthreads, cur.nthreads);
     exit(3);
   }
   unsigned long at = 0;

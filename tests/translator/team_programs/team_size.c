@@ -40,6 +40,7 @@ int main(void) {
     total = size * 1000;
 #pragma omp barrier
     s += who[N - 1] + total;
+#pragma omp barrier
 #pragma omp master
     total += 7;
     hits[me] += 100;
