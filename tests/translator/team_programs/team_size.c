@@ -3,13 +3,13 @@
  * (session 14: it had one thread per node, `cnt 3` where gcc prints `cnt 2`). Every thread
  * prints a line (the same text: the count is what differs), a reduction, `for`, `single`,
  * `barrier`, `master`, omp_get_num_threads / omp_get_thread_num, code before and after each
- * directive (which the nodes outside the team jump over), a one-statement body, and a
- * num_threads clause, which wins over both. */
+ * directive (which the nodes outside the team jump over), `critical` and `atomic` (the team's
+ * code too), a one-statement body, and a num_threads clause, which wins over both. */
 #include <omp.h>
 #include <stdio.h>
 #define N 100
 static int who[N], team_of[8], hits[8];
-static long total;
+static long total, crit, at;
 static void work(int me) { hits[me] += 10; }
 int main(void) {
   int i;
@@ -33,6 +33,10 @@ int main(void) {
     hits[me] += 1;
     ids += 1 << me;
     s += 100 + me;
+#pragma omp critical
+    crit += 1;
+#pragma omp atomic
+    at += me + 1;
 #pragma omp for
     for (i = 0; i < N; i++) who[i] = me;
     work(me);
@@ -46,6 +50,7 @@ int main(void) {
     hits[me] += 100;
   }
   for (i = 0; i < N; i += 10) printf("%d ", who[i]);
+  printf("\ncritical %ld atomic %ld", crit, at);
   printf("\ns=%ld ids=%d total=%ld team=%d,%d,%d,%d hits=%d,%d,%d,%d\n", s, ids, total, team_of[0], team_of[1],
          team_of[2], team_of[3], hits[0], hits[1], hits[2], hits[3]);
 
@@ -54,5 +59,11 @@ int main(void) {
 #pragma omp parallel num_threads(2) reduction(+: nt)
   nt += 10 + omp_get_num_threads();
   printf("num_threads(2): %d\n", nt);
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp critical
+    crit += 100;
+  }
+  printf("critical %ld\n", crit);
   return 0;
 }

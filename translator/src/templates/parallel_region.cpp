@@ -63,37 +63,51 @@ bool top_directives(TranslationContext& cx, Stmt* s, std::vector<Construct*>& to
   return false;
 }
 
-// The region's statement with each run of code between its top directives skipped by the
-// nodes outside the team (one branch per run).
+// Whether the nodes outside the team must meet a directive at the top of the region: its
+// worksharing constructs and barriers (a barrier, or one at their end), and `master`, whose
+// template asks the thread number. `critical` and `atomic` are the team's code: they join the
+// runs the other nodes jump over (else those nodes added their updates: `critical` count 3
+// for num_threads(2) on 3 nodes, before session 14).
+bool met_outside_team(const Construct* x) { return x->dir.name != "critical" && x->dir.name.rfind("atomic", 0) != 0; }
+
+// The region's statement with each run of code between the directives the nodes outside the
+// team meet skipped by those nodes (one branch per run).
 void team_body(TranslationContext& cx, Construct* c, const std::vector<Construct*>& top, const Enclosing& inner) {
   Stmt* s = c->stmt;
   int skip = 0;
-  auto run = [&](int from, int to) {
-    bool code = false;
+  auto run = [&](int from, int to, const std::vector<Construct*>& in) {
+    bool code = !in.empty();
     for (int i = from; i < to && !code; ++i) code = cx.t[i].kind != TokKind::End;
     if (!code) return;
     std::string label = "cape_skip_" + std::to_string(c->id) + "_" + std::to_string(++skip);
     cx.gen("  if (cape_cc_tid() < 0) goto " + label + "; /* outside the team */\n");
-    cx.emit_range(from, to, {}, inner, true);
+    cx.emit_range(from, to, in, inner, true);
     cx.gen(label + ":;\n");
   };
-  if (s->kind == Stmt::Nested || (s->kind == Stmt::Compound && s->items.b < 0)) return cx.emit_stmt(s, inner);
-  if (s->kind != Stmt::Compound) {  // one statement without directives: the team's alone
+  if (s->kind == Stmt::Compound && s->items.b < 0) return cx.emit_stmt(s, inner);
+  if (s->kind == Stmt::Nested && met_outside_team(s->nested)) return cx.emit_stmt(s, inner);
+  if (s->kind != Stmt::Compound) {  // one statement without those directives: the team's alone
     cx.gen("  {\n");
-    run(s->all.b, s->all.e);
+    run(s->all.b, s->all.e, s->all.cs);
     cx.gen("  }\n");
     return;
   }
-  // `{`, then the runs of code between the directives, and the directives themselves.
+  // `{`, then the runs of code between the directives met outside the team, and those.
   int b = s->items.b, e = s->items.e;
   cx.emit_range(s->all.b, b, {}, inner, true);
   int pos = b;
+  std::vector<Construct*> in;
   for (auto* x : top) {
-    run(pos, x->all.b);
+    if (!met_outside_team(x)) {
+      in.push_back(x);
+      continue;
+    }
+    run(pos, x->all.b, in);
+    in.clear();
     cx.emit_range(x->all.b, x->all.e, {x}, inner, true);
     pos = x->all.e;
   }
-  run(pos, e);
+  run(pos, e, in);
   cx.emit_range(e, s->all.e, {}, inner, true);
 }
 
