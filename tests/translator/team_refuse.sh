@@ -36,6 +36,7 @@ refuses() {
 "$cc" -O1 -Wall -fopenmp "$dir/in_if.c" -o in_if_env 2>> cc.err || { cat cc.err >&2; exit 1; }
 "$cc" -O1 -Wall -fopenmp "$dir/orphan.c" -o orphan 2>> cc.err || { cat cc.err >&2; exit 1; }
 "$cc" -O1 -Wall -fopenmp --model=mt "$dir/mt.c" -o mt 2>> cc.err || { cat cc.err >&2; exit 1; }
+"$cc" -O1 -Wall -fopenmp --model=cape1 "$dir/mt.c" -o cape1 2>> cc.err || { cat cc.err >&2; exit 1; }
 if [ -s cc.err ]; then cat cc.err >&2; fail "cape-cc printed warnings without -v"; fi
 # -v: the translator says which region cannot shrink, where.
 "$cc" -v -O1 -fopenmp -DSET=2 "$dir/in_if.c" -o /dev/null 2> v.err
@@ -47,6 +48,8 @@ refuses in_if_tickpt "in_if.c:13" "cape run -n 2" 4 --
 refuses in_if_env "in_if.c:13" "OMP_NUM_THREADS asks for 2" 3 OMP_NUM_THREADS=2 --
 refuses orphan "orphan.c:15" "a function this parallel region calls" 3 --
 refuses mt "mt.c:8" "threads-per-node" 2 -- --threads-per-node 2
+mkdir -p tmp
+refuses cape1 "mt.c:8" "model=cape1 gives a plain region every part" 3 TMPDIR="$work/tmp" --
 
 # The same regions where the team asked for is every node: the answer gcc gives.
 gcc -O1 -fopenmp -DSET=2 "$dir/in_if.c" -o native

@@ -141,18 +141,19 @@ static int max_threads(int nodes, int master_idle) {
  * omp_set_num_threads / OMP_NUM_THREADS asks for fewer threads than `avail`, its team would
  * be every thread, not the one asked for (a silent wrong answer). Every node computes the
  * same (the environment and `requested` are the same on every node) and stops alike. */
-static void refuse_fixed_team(int avail, int mt, const char *where) {
+static void refuse_fixed_team(int avail, int flags, const char *where) {
   int want = requested ? requested : env_threads();
   if (want <= 0 || want >= avail) return;
+  const char *why = (flags & CAPE_CC_CAPE1) ? "--model=cape1 gives a plain region every part: add num_threads(...) to it"
+                    : (flags & CAPE_CC_MT)  ? "--model=mt gives a plain region every node's threads: add num_threads(...) to it"
+                                            : "a directive inside a loop or an `if` of the region keeps every node in it: "
+                                              "move its directives to the top of the region's block";
   fprintf(stderr,
-          "cape: %s: this parallel region's team is every %s (%d threads), but %s asks for %d; "
-          "%s, or run on %d thread%s (cape run -n %d%s)\n",
-          where, mt ? "node's threads" : "node", avail,
-          requested ? "omp_set_num_threads" : "OMP_NUM_THREADS", want,
-          mt ? "--model=mt cannot make a plain region's team smaller: add num_threads(...) to it"
-             : "a directive inside a loop or an `if` of the region keeps every node in it: move its "
-               "directives to the top of the region's block",
-          want, want == 1 ? "" : "s", want, mt ? " --threads-per-node 1" : "");
+          "cape: %s: this parallel region's team is every %s (%d threads), but %s asks for %d; %s, or run on %d "
+          "thread%s (cape run -n %d%s)\n",
+          where, (flags & CAPE_CC_MT) ? "node's threads" : "node", avail,
+          requested ? "omp_set_num_threads" : "OMP_NUM_THREADS", want, why, want, want == 1 ? "" : "s", want,
+          (flags & CAPE_CC_MT) ? " --threads-per-node 1" : "");
   exit(3);
 }
 
@@ -199,7 +200,7 @@ static int cape1_fork(int num_threads, int cond, int flags, const char *where) {
     return 0;
   }
   int parts = cape1_cc_parts();
-  if ((flags & CAPE_CC_WHOLE_TEAM) && num_threads <= 0) refuse_fixed_team(parts, 0, where);
+  if ((flags & CAPE_CC_WHOLE_TEAM) && num_threads <= 0) refuse_fixed_team(parts, flags, where);
   int t = num_threads > 0 && num_threads < parts ? num_threads : parts;
   cur = (struct team){parts > 1, parts > 1 ? t : 1, 0, 0, 0};
   cape1_team = parts > 1;
@@ -235,7 +236,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   /* A plain region that cannot shrink stops before its region begins, on every node alike. */
   if ((flags & CAPE_CC_WHOLE_TEAM) && !(flags & CAPE_CC_SHRINK) && num_threads <= 0) {
     int n = cape_num_nodes();
-    refuse_fixed_team((master_idle && n > 1 ? n - 1 : n) * mt_k, (flags & CAPE_CC_MT) != 0, where);
+    refuse_fixed_team((master_idle && n > 1 ? n - 1 : n) * mt_k, flags, where);
   }
   /* Every node is here with the same memory (the determinism check: cape.h). With
      CAPE_CC_DEFER_BEGIN (the template writes nothing of the program's before its
