@@ -5,6 +5,7 @@
 # --threads-per-node=K (with --model=mt): native runs N*K threads, `cape run` K per node.
 # --tracker=T: `cape run --tracker T`. --sync=S: `cape run --sync S` (docs/monitor.md).
 # --args="A B": the program's arguments (natively and under cape).
+# --omp-threads=T: OMP_NUM_THREADS=T in both runs' environments (native and every node).
 # --strict (among the flags): also fail when a node logs a conflict or a variable written
 # with different values by two nodes (issue 12: NPB CG's `wait_for("after"): 1 ranges written
 # differently` on a stack word; since issue 17 `cape: warning: ... written with different values`).
@@ -17,7 +18,7 @@ trap 'echo "FAIL: e2e.sh line $LINENO: \`$BASH_COMMAND\` exited with status $?" 
 cc=$1 cape=$2 src=$3 n=${4:-3}
 shift 4 2>/dev/null || shift $#
 # -D/-I go to both compilers, -l to both links; --tolerance=X as `e2e-tolerance: X` in the source.
-flags=() native_flags=() libs=() tol_arg= strict= per_node=1 run_flags=() prog_args=()
+flags=() native_flags=() libs=() tol_arg= strict= per_node=1 run_flags=() prog_args=() omp_threads=
 for f in "$@"; do
   case $f in
     --strict) strict=1 ;;
@@ -25,6 +26,7 @@ for f in "$@"; do
     --tracker=*) run_flags+=(--tracker "${f#--tracker=}") ;;
     --sync=*) run_flags+=(--sync "${f#--sync=}") ;;
     --args=*) read -r -a prog_args <<< "${f#--args=}" ;;
+    --omp-threads=*) omp_threads=${f#--omp-threads=} ;;
     -l*) libs+=("$f") ;;
     --tolerance=*) tol_arg=${f#--tolerance=} ;;
     -D* | -I*) flags+=("$f"); native_flags+=("$f") ;;
@@ -41,6 +43,7 @@ gcc -O1 -fopenmp "${native_flags[@]}" "$src" -o native "${libs[@]}"
 threads=$n
 for f in "${flags[@]}"; do [ "$f" = --master-idle ] && threads=$((n - 1)); done
 threads=$((threads * per_node))
+if [ -n "$omp_threads" ]; then threads=$omp_threads; export OMP_NUM_THREADS=$omp_threads; fi
 OMP_NUM_THREADS=$threads ./native "${prog_args[@]}" > expected
 "$cc" -O1 -Wall -fopenmp "${flags[@]}" "$src" -o prog "${libs[@]}" 2> cc.err || { cat cc.err >&2; echo "FAIL: cape-cc" >&2; exit 1; }
 # The one line that says a schedule runs as static is expected; anything else is a warning.

@@ -26,6 +26,8 @@ struct team {
   int nthreads;    /* OpenMP team size */
   int by_node;     /* this node's thread number is cape_cc_thread_of_node(its rank), else 0 */
   int master_idle; /* threads are nodes 1..N-1 (001 Fig. 3 exactly) */
+  const char *skipping; /* a `parallel` region whose nodes beyond the team jump over its code:
+                           its "file:line" (a string of the program's, the same on every node) */
 };
 /* The team is the same on every node: a node's own thread number is computed from its rank
  * (TLS), never stored here. So the memory every node holds stays the same between the
@@ -45,7 +47,7 @@ struct team_state {
   int level;                      /* parallel regions entered and not left (nesting depth) */
   struct team saved[MAX_LEVELS];
 };
-static __thread struct team_state team_here = {{0, 1, 0, 0}, 0, {{0, 0, 0, 0}}};
+static __thread struct team_state team_here = {{0, 1, 0, 0, 0}, 0, {{0, 0, 0, 0, 0}}};
 static struct team_state *team_at;
 __attribute__((constructor)) static void team_init(void) { team_at = &team_here; }
 static inline struct team_state *team_state(void) { return team_at ? team_at : &team_here; }
@@ -134,6 +136,27 @@ static int max_threads(int nodes, int master_idle) {
   return want > 0 && want < avail ? want : avail;
 }
 
+/* A plain `parallel` region (no num_threads) whose translation cannot leave nodes out
+ * (a directive inside a loop or an `if` of the region, or --model=mt/cape1): when
+ * omp_set_num_threads / OMP_NUM_THREADS asks for fewer threads than `avail`, its team would
+ * be every thread, not the one asked for (a silent wrong answer). Every node computes the
+ * same (the environment and `requested` are the same on every node) and stops alike. */
+static void refuse_fixed_team(int avail, int flags, const char *where) {
+  int want = requested ? requested : env_threads();
+  if (want <= 0 || want >= avail) return;
+  const char *why = (flags & CAPE_CC_CAPE1) ? "--model=cape1 gives a plain region every part: add num_threads(...) to it"
+                    : (flags & CAPE_CC_MT)  ? "--model=mt gives a plain region every node's threads: add num_threads(...) to it"
+                                            : "a directive inside a loop or an `if` of the region keeps every node in it: "
+                                              "move its directives to the top of the region's block";
+  fprintf(stderr,
+          "cape: %s: this parallel region's team is every %s (%d threads), but %s asks for %d; %s, or run on %d "
+          "thread%s (cape run -n %d%s)\n",
+          where, (flags & CAPE_CC_MT) ? "node's threads" : "node", avail,
+          requested ? "omp_set_num_threads" : "OMP_NUM_THREADS", want, why, want, want == 1 ? "" : "s", want,
+          (flags & CAPE_CC_MT) ? " --threads-per-node 1" : "");
+  exit(3);
+}
+
 /* The current region's private variables, for orphaned barriers (cc.h): TLS, never
  * tracked. Recorded at level 1 only, forgotten when the region ends. */
 #define MAX_PRIVATES 64
@@ -164,7 +187,7 @@ void cape1_cc_init(void) {
 }
 static __thread int cape1_forked[MAX_LEVELS];
 
-static int cape1_fork(int num_threads, int cond, const char *where) {
+static int cape1_fork(int num_threads, int cond, int flags, const char *where) {
   if (level >= MAX_LEVELS) {
     fprintf(stderr, "cape: parallel regions nested deeper than %d\n", MAX_LEVELS);
     abort();
@@ -173,12 +196,13 @@ static int cape1_fork(int num_threads, int cond, const char *where) {
   int outer_level = level++;
   cape1_forked[outer_level] = -2;
   if (outer_level > 0 || !cond || cape1_cc_part() >= 0) {
-    cur = (struct team){0, 1, 0, 0}; /* nested, if(false), or in a part: a team of one */
+    cur = (struct team){0, 1, 0, 0, 0}; /* nested, if(false), or in a part: a team of one */
     return 0;
   }
   int parts = cape1_cc_parts();
+  if ((flags & CAPE_CC_WHOLE_TEAM) && num_threads <= 0) refuse_fixed_team(parts, flags, where);
   int t = num_threads > 0 && num_threads < parts ? num_threads : parts;
-  cur = (struct team){parts > 1, parts > 1 ? t : 1, 0, 0};
+  cur = (struct team){parts > 1, parts > 1 ? t : 1, 0, 0, 0};
   cape1_team = parts > 1;
   int me = cape1_cc_fork(where); /* create(original); each part returns with its number */
   cape1_forked[outer_level] = me;
@@ -191,7 +215,7 @@ static __thread unsigned long long fork_loop;
 int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   unsigned long long loop = fork_loop;
   fork_loop = 0;
-  if (flags & CAPE_CC_CAPE1) return cape1_fork(num_threads, cond, where);
+  if (flags & CAPE_CC_CAPE1) return cape1_fork(num_threads, cond, flags, where);
   if (mt_in || mt_nested) { /* nested in a node's team: a team of one (nesting is off) */
     mt_nested++;
     return 0;
@@ -206,8 +230,13 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   int outer_level = level++;
   if (outer_level > 0 || !cond) {
     /* Nested (nesting is off, as by default in OpenMP) or if(false): a team of one. */
-    cur = (struct team){0, 1, 0, 0};
+    cur = (struct team){0, 1, 0, 0, 0};
     return 0;
+  }
+  /* A plain region that cannot shrink stops before its region begins, on every node alike. */
+  if ((flags & CAPE_CC_WHOLE_TEAM) && !(flags & CAPE_CC_SHRINK) && num_threads <= 0) {
+    int n = cape_num_nodes();
+    refuse_fixed_team((master_idle && n > 1 ? n - 1 : n) * mt_k, flags, where);
   }
   /* Every node is here with the same memory (the determinism check: cape.h). With
      CAPE_CC_DEFER_BEGIN (the template writes nothing of the program's before its
@@ -222,16 +251,20 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   }
   int t = max_threads(nodes, master_idle && nodes > 1);
   if (num_threads > 0 && num_threads < t) t = num_threads;
+  const char *skipping = 0;
   if (flags & CAPE_CC_WHOLE_TEAM) {
     /* A `parallel` region: every node, or the first num_threads nodes (the others run
        the region's worksharing constructs with no share and skip the rest, which the
-       translation makes them jump over). */
+       translation makes them jump over); without num_threads, with CAPE_CC_SHRINK, the
+       first omp_set_num_threads / OMP_NUM_THREADS nodes (max_threads), as OpenMP does. */
     int avail = (master_idle ? nodes - 1 : nodes) * mt_k;
-    t = num_threads > 0 && num_threads < avail ? num_threads : avail;
+    if (num_threads > 0) t = num_threads < avail ? num_threads : avail;
+    else t = (flags & CAPE_CC_SHRINK) ? max_threads(nodes, master_idle && nodes > 1) : avail;
+    if (t < avail) skipping = where;
   }
   if (nodes == 1) {
     /* One node: no checkpoints; under the two-level model its threads are the team. */
-    cur = (struct team){0, mt_k > 1 ? t : 1, 0, 0};
+    cur = (struct team){0, mt_k > 1 ? t : 1, 0, 0, 0};
     return 0;
   }
   mt_rank = cape_node_id(); /* TLS: a node's own number must not be in its memory */
@@ -239,6 +272,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   cur.nthreads = t;
   cur.master_idle = master_idle;
   cur.by_node = 1;
+  cur.skipping = skipping;
   return 1;
 }
 
@@ -287,7 +321,7 @@ void cape_cc_join(void) {
   if (level == 1) nprivs = nshared = nreds = 0;
   if (level > 0) {
     cur = saved[--level];
-    saved[level] = (struct team){0, 0, 0, 0}; /* back to its bytes before the fork */
+    saved[level] = (struct team){0, 0, 0, 0, 0}; /* back to its bytes before the fork */
   }
 
 }
@@ -474,6 +508,16 @@ void cape_cc_region_shared(void *x, unsigned long size) {
 }
 
 void cape_cc_orphan_keep(void) {
+  /* The region's nodes beyond its team jumped over the call that reached this barrier (they
+     wait at the region's end): the exchange would pair different constructs. Stop clearly. */
+  if (level == 1 && cur.skipping) {
+    fprintf(stderr,
+            "cape: %s: a barrier (or worksharing construct) in a function this parallel region calls, "
+            "with a team of %d threads smaller than the nodes: the nodes outside the team do not call it; "
+            "run on %d nodes (cape run -n %d), or remove num_threads / omp_set_num_threads / OMP_NUM_THREADS\n",
+            cur.skipping, cur.nthreads, cur.nthreads, cur.nthreads);
+    exit(3);
+  }
   unsigned long at = 0;
   for (int i = 0; i < nprivs; i++) {
     if (privs[i].size > sizeof kept - at) {

@@ -18,7 +18,7 @@ void work(int t, long *out, struct pt *p, int i) {
   CAPE_CC_IN_MEMORY(out);
   CAPE_CC_IN_MEMORY(p);
   CAPE_CC_IN_MEMORY(i);
-  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM | CAPE_CC_DEFER_BEGIN, "critical_writes.c:13")) {
+  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM | CAPE_CC_DEFER_BEGIN | CAPE_CC_SHRINK, "critical_writes.c:13")) {
     cape_critical_shared((void *)&t, sizeof(__typeof__(t))); /* may be written under a lock */
     cape_critical_shared((void *)&out, sizeof(__typeof__(out))); /* may be written under a lock */
     cape_critical_shared((void *)&p, sizeof(__typeof__(p))); /* may be written under a lock */
@@ -28,6 +28,9 @@ void work(int t, long *out, struct pt *p, int i) {
   }
 #line 14 "critical_writes.c"
   {
+  if (cape_cc_tid() < 0) goto cape_skip_20_1; /* outside the team */
+#line 14 "critical_writes.c"
+
     /* known: a variable, an element, a bit-field (its struct), through pointers, an if/else */
 { /* cape: #pragma omp critical (critical_writes.c:16), the master's lock service orders the nodes (docs/critical.md) */
   if (cape_cc_distributed()) {
@@ -230,6 +233,8 @@ void work(int t, long *out, struct pt *p, int i) {
 }
 #line 80 "critical_writes.c"
     total += v;
+cape_skip_20_1:;
+#line 81 "critical_writes.c"
   }
   if (cape_cc_distributed())
     { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */

@@ -8,14 +8,18 @@ void f(int n) {
   __typeof__(n) cape_pv_5_n;
   CAPE_CC_SAVE(cape_pv_5_n, n);
   static __thread __typeof__(n) cape_pt_5_n __attribute__((unused)); /* for barriers */
-  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM | CAPE_CC_DEFER_BEGIN, "region.c:4")) {
+  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM | CAPE_CC_DEFER_BEGIN | CAPE_CC_SHRINK, "region.c:4")) {
     cape_set_private((void *)&n, sizeof(__typeof__(n)));
     cape_cc_private((void *)&n, &cape_pv_5_n, sizeof(__typeof__(n)));
     cape_start();
   }
 #line 5 "region.c"
   {
+  if (cape_cc_tid() < 0) goto cape_skip_5_1; /* outside the team */
+#line 6 "region.c"
     n = omp_get_thread_num();
+cape_skip_5_1:;
+#line 7 "region.c"
 { /* cape: #pragma omp for (region.c:7), this thread's share of the static schedule */
   int cape_lb_1 = (99), cape_ub_1 = (0);
   long long cape_st_1 = -(2);

@@ -16,7 +16,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   CAPE_CC_SAVE(cape_pv_7_x, x);
   static __thread __typeof__(x) cape_pt_7_x __attribute__((unused)); /* for barriers */
   static __thread __typeof__(sum) cape_ri_7_sum __attribute__((unused)), cape_rp_7_sum __attribute__((unused)); /* the identity, the partial result */
-  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM, "region_clauses.c:9")) {
+  if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM | CAPE_CC_SHRINK, "region_clauses.c:9")) {
     /* copyin: the master's threadprivate values, to every node */
     static __thread __typeof__(counter) cape_ci_7_counter;
     if (cape_master()) {
@@ -44,7 +44,11 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   }
 #line 10 "region_clauses.c"
   {
+  if (cape_cc_tid() < 0) goto cape_skip_7_1; /* outside the team */
+#line 11 "region_clauses.c"
     int me = x + counter;
+cape_skip_7_1:;
+#line 12 "region_clauses.c"
 { /* cape: #pragma omp for (region_clauses.c:12), this thread's share of the static schedule */
 #line 12 "region_clauses.c"
                                _Static_assert(CAPE_CC_TYPE(y) != 0, "reduction(max: y): y must have an arithmetic type (char, short, int, long, long long, signed or unsigned, float or double)");
@@ -196,8 +200,11 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     CAPE_CC_RESTORE(sum, cape_rp_7_sum); /* this thread's partial result */
   }
 }
+  if (cape_cc_tid() < 0) goto cape_skip_7_2; /* outside the team */
 #line 27 "region_clauses.c"
     sum += me;
+cape_skip_7_2:;
+#line 28 "region_clauses.c"
   }
   CAPE_CC_RESTORE(x, cape_pv_7_x);
   if (cape_cc_distributed())

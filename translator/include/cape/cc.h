@@ -43,6 +43,11 @@ void cape_cc_own_share(cape_share_t *out, unsigned long long n, unsigned long lo
 /* The template writes nothing of the program's memory between cape_cc_fork() and its
  * cape_start() (no copyin): cape_region_begin() rides on the next trap (issue 14). */
 #define CAPE_CC_DEFER_BEGIN 16
+/* A `parallel` region whose nodes beyond the team jump over its code (its directives are at
+ * the top of its block): without num_threads its team follows omp_set_num_threads /
+ * OMP_NUM_THREADS when they ask for fewer threads than the nodes. A plain region without this
+ * flag stops the program instead (its team would be every node: a wrong answer). */
+#define CAPE_CC_SHRINK 32
 /* This node's thread number in the current team, -1 when it has no share (inside a node's
  * libgomp team of the two-level model: this thread's). */
 int cape_cc_tid(void);

@@ -15,23 +15,31 @@ namespace cape::tr {
 
 namespace {
 
-// num_threads(n): the nodes beyond the team (cape_cc_tid() < 0) must still meet every
-// barrier of the region, so they run its worksharing constructs (where they have no share)
-// and jump over the code between them, which only the team's threads run. So the
-// directives must be at the top of the region's block: one inside a loop or an `if` would
-// put team code around a barrier. Declarations jumped over leave the variable
-// uninitialised on those nodes, which never use it (their constructs have no share).
-bool team_body(TranslationContext& cx, Construct* c, const Enclosing& inner) {
-  Stmt* s = c->stmt;
-  if (s->kind != Stmt::Compound || s->items.b < 0) {
-    cx.emit_stmt(s, inner);
+// A team smaller than the nodes (num_threads(n), or omp_set_num_threads / OMP_NUM_THREADS on a
+// plain region): the nodes beyond it (cape_cc_tid() < 0) must still meet every barrier of
+// the region, so they run its worksharing constructs (where they have no share) and jump over
+// the code between them, which only the team's threads run. So the directives must be at the
+// top of the region's block: one inside a loop or an `if` would put team code around a
+// barrier. Declarations jumped over leave the variable uninitialised on those nodes, which
+// never use it (their constructs have no share).
+//
+// The region's directives at the top of its statement, in `top`; false (and `*bad`, the first
+// one that is not) when one is inside a statement of the region.
+bool top_directives(TranslationContext& cx, Stmt* s, std::vector<Construct*>& top, Construct** bad) {
+  if (s->kind == Stmt::Nested) {  // the region's statement is a directive: every node meets it
+    top.push_back(s->nested);
     return true;
   }
+  if (s->kind != Stmt::Compound) {  // one statement: no directive in it, or one inside it
+    if (s->all.cs.empty()) return true;
+    *bad = s->all.cs[0];
+    return false;
+  }
+  if (s->items.b < 0) return true;
   int b = s->items.b, e = s->items.e;
   const auto& cs = s->items.cs;
   // A directive at the top of the block: reached from the block's start by skipping whole
   // bracket groups, right after a statement's end (`;`, `}`, `{`, or another directive).
-  std::vector<Construct*> top;
   int i = b, prev = -1;
   size_t ci = 0;
   while (i < e) {
@@ -50,37 +58,57 @@ bool team_body(TranslationContext& cx, Construct* c, const Enclosing& inner) {
     i = cx.t.opens(i) ? cx.t.match(i) + 1 : i + 1;
     if (cx.t.opens(prev)) prev = i - 1;
   }
-  if (top.size() != cs.size()) {
-    Construct* x = cs[top.size()];
-    cx.d.error_at(name_tok(x->dir), "'omp " + x->dir.name + "' inside a statement of a 'parallel num_threads' "
-                                    "region is not supported yet: the nodes outside the team jump over the "
-                                    "region's code between its directives, which must then be at the top of "
-                                    "its block");
-    cx.emit_stmt(s, inner);
-    return false;
-  }
-  // `{`, then the runs of code between the directives, each skipped by the nodes outside
-  // the team, and the directives themselves.
-  cx.emit_range(s->all.b, b, {}, inner, true);
+  if (top.size() == cs.size()) return true;
+  *bad = cs[top.size()];
+  return false;
+}
+
+// Whether the nodes outside the team must meet a directive at the top of the region: its
+// worksharing constructs and barriers (a barrier, or one at their end), and `master`, whose
+// template asks the thread number. `critical` and `atomic` are the team's code: they join the
+// runs the other nodes jump over (else those nodes added their updates: `critical` count 3
+// for num_threads(2) on 3 nodes, before session 14).
+bool met_outside_team(const Construct* x) { return x->dir.name != "critical" && x->dir.name.rfind("atomic", 0) != 0; }
+
+// The region's statement with each run of code between the directives the nodes outside the
+// team meet skipped by those nodes (one branch per run).
+void team_body(TranslationContext& cx, Construct* c, const std::vector<Construct*>& top, const Enclosing& inner) {
+  Stmt* s = c->stmt;
   int skip = 0;
-  auto run = [&](int from, int to) {
-    bool code = false;
+  auto run = [&](int from, int to, const std::vector<Construct*>& in) {
+    bool code = !in.empty();
     for (int i = from; i < to && !code; ++i) code = cx.t[i].kind != TokKind::End;
     if (!code) return;
     std::string label = "cape_skip_" + std::to_string(c->id) + "_" + std::to_string(++skip);
-    cx.gen("  if (cape_cc_tid() < 0) goto " + label + "; /* outside the team (num_threads) */\n");
-    cx.emit_range(from, to, {}, inner, true);
+    cx.gen("  if (cape_cc_tid() < 0) goto " + label + "; /* outside the team */\n");
+    cx.emit_range(from, to, in, inner, true);
     cx.gen(label + ":;\n");
   };
+  if (s->kind == Stmt::Compound && s->items.b < 0) return cx.emit_stmt(s, inner);
+  if (s->kind == Stmt::Nested && met_outside_team(s->nested)) return cx.emit_stmt(s, inner);
+  if (s->kind != Stmt::Compound) {  // one statement without those directives: the team's alone
+    cx.gen("  {\n");
+    run(s->all.b, s->all.e, s->all.cs);
+    cx.gen("  }\n");
+    return;
+  }
+  // `{`, then the runs of code between the directives met outside the team, and those.
+  int b = s->items.b, e = s->items.e;
+  cx.emit_range(s->all.b, b, {}, inner, true);
   int pos = b;
+  std::vector<Construct*> in;
   for (auto* x : top) {
-    run(pos, x->all.b);
+    if (!met_outside_team(x)) {
+      in.push_back(x);
+      continue;
+    }
+    run(pos, x->all.b, in);
+    in.clear();
     cx.emit_range(x->all.b, x->all.e, {x}, inner, true);
     pos = x->all.e;
   }
-  run(pos, e);
+  run(pos, e, in);
   cx.emit_range(e, s->all.e, {}, inner, true);
-  return true;
 }
 
 // The region's cape_set_shared() calls at its start, made through cape_cc_region_shared so
@@ -124,6 +152,28 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
     for (size_t p = start_calls.find("cape_reduction("); p != std::string::npos;
          p = start_calls.find("cape_reduction(", p + 20))
       start_calls.replace(p, 15, "cape_cc_mt_reduction(");
+  // The team_body form (nodes beyond the team skip the region's code) is needed under
+  // num_threads, and lets a plain region's team follow omp_set_num_threads / OMP_NUM_THREADS
+  // at run time (CAPE_CC_SHRINK); without it libcape_cc refuses a team smaller than the nodes
+  // (docs/translator.md, "The OpenMP API"). The two-level and cape1 models keep every node.
+  std::vector<Construct*> top;
+  Construct* bad = nullptr;
+  bool top_only = top_directives(cx, c->stmt, top, &bad);
+  bool clause = cl.num_threads != "0";
+  if (clause && !top_only) {
+    cx.d.error_at(name_tok(bad->dir), "'omp " + bad->dir.name + "' inside a statement of a 'parallel num_threads' "
+                                      "region is not supported yet: the nodes outside the team jump over the "
+                                      "region's code between its directives, which must then be at the top of "
+                                      "its block");
+    return cx.emit_stmt(c->stmt, enc);
+  }
+  bool single_model = !cx.opt.mt && !cx.opt.cape1;
+  bool form = top_only && (clause || single_model);
+  bool shrink = form && single_model;
+  if (!clause && !top_only && single_model)
+    cx.d.note_at(name_tok(bad->dir), "'omp " + bad->dir.name + "' inside a statement of a 'parallel' region: "
+                                     "its team is every node, and a smaller omp_set_num_threads / "
+                                     "OMP_NUM_THREADS stops the program there (run on that many nodes)");
   Holes h{{"cond", cl.cond},
           {"where", cx.where(c)},
           {"copyin", (cx.opt.mt ? mt_copyin_code(cl, id) : cx.opt.cape1 ? cape1_copyin_code(cl) : copyin_code(cl, id))},
@@ -141,7 +191,8 @@ void parallel_region(TranslationContext& cx, Construct* c, const Enclosing& enc)
   // locals); a region met inside a part runs serially there and marks nothing.
   if (cx.opt.cape1) cx.gen("  if (cape1_cc_outside()) cape_mark_frame();\n");
   h.set("flags", std::string(cx.opt.mt ? "CAPE_CC_WHOLE_TEAM | CAPE_CC_MT" : "CAPE_CC_WHOLE_TEAM") +
-                     (cl.copyin.empty() ? " | CAPE_CC_DEFER_BEGIN" : ""));  // (as fork_flags)
+                     (cl.copyin.empty() ? " | CAPE_CC_DEFER_BEGIN" : "") +
+                     (shrink ? " | CAPE_CC_SHRINK" : ""));  // (as fork_flags)
   cx.gen(h.fill(R"c(  if (cape_cc_fork($num_threads, $cond, $flags, $where)) {
 $copyin
 $calls
@@ -159,11 +210,8 @@ $identities
   // The two-level model: the region's body runs on the node's threads; the exchanges at
   // its barriers, made by thread 0 from inside the team, take this frame as their boundary.
   if (cx.opt.mt) cx.gen("  cape_mark_frame();\n" + mt_open(cl, priv, ""));
-  if (cl.num_threads != "0") {
-    if (!team_body(cx, c, inner)) return;
-  } else {
-    cx.emit_stmt(c->stmt, inner);
-  }
+  if (form) team_body(cx, c, top, inner);
+  else cx.emit_stmt(c->stmt, inner);
   if (cx.opt.mt) cx.gen(mt_close(cl, id, "", "0") + "  cape_unmark_frame();\n");
   cx.gen(restore_privates(priv, id));
   cx.gen(end_code(cx, c));
