@@ -29,8 +29,8 @@
  * differ in the determinism digest). A shadow is opened by the same libc call the master
  * makes (fopen: a FILE like the master's), and the helper descriptors are closed first, so it
  * gets the same descriptor number. Names are made absolute by text (cwd, `.`, `..`, `//`);
- * symbolic links are not followed. stat, access and opendir are not interposed (they see the
- * real files).
+ * symbolic links are not followed. stat and access follow the opens; opendir, mkdir and the
+ * rest see the real files.
  */
 #define _GNU_SOURCE
 #undef _FORTIFY_SOURCE /* its inline open() would clash with ours */
@@ -147,6 +147,9 @@ void cape_files_region(int what) {
 }
 
 static long sys(long nr, long a, long b, long c, long d) { return syscall(nr, a, b, c, d); }
+/* The file's own stat and access: raw (the program's, defined below, would re-enter). */
+static int raw_stat(const char *p, struct stat *st) { return (int)sys(SYS_newfstatat, AT_FDCWD, (long)p, (long)st, 0); }
+static int raw_exists(const char *p) { return sys(SYS_faccessat, AT_FDCWD, (long)p, F_OK, 0) == 0; }
 static int raw_open(const char *p, int flags, int mode_bits) {
   return (int)sys(SYS_openat, AT_FDCWD, (long)p, flags | O_CLOEXEC, mode_bits);
 }
@@ -305,7 +308,7 @@ static void master_before(const char *abs) {
       join(tmp, sizeof tmp, before, ".cape-tmp", ""))
     return;
   struct stat st;
-  if (stat(abs, &st) != 0) {
+  if (raw_stat(abs, &st) != 0) {
     if (errno != ENOENT) return;
     make_parents(absent);
     int fd = raw_open(absent, O_WRONLY | O_CREAT, 0644);
@@ -333,7 +336,7 @@ static int slave_start_copy(const char *abs, const char *to, int empty) {
   }
   for (int round = 0; round < 2; round++) {
     if (copy_file(before, to, empty) == 0) return 0;
-    if (access(absent, F_OK) == 0) {
+    if (raw_exists(absent)) {
       sys(SYS_unlinkat, AT_FDCWD, (long)to, 0, 0);
       return 0;
     }
@@ -342,7 +345,7 @@ static int slave_start_copy(const char *abs, const char *to, int empty) {
       if (errno != ENOENT) return -1;
       sys(SYS_unlinkat, AT_FDCWD, (long)to, 0, 0);
     }
-    if (access(before, F_OK) != 0 && access(absent, F_OK) != 0) return 0;
+    if (!raw_exists(before) && !raw_exists(absent)) return 0;
   }
   return 0;
 }
@@ -370,21 +373,21 @@ static int route(int dirfd, const char *path, int change, int keeps, char *out, 
   struct stat st;
   take();
   if (m == MODE_MASTER) {
-    if (!find(abs) && (stat(abs, &st) != 0 || S_ISREG(st.st_mode))) master_before(abs);
+    if (!find(abs) && (raw_stat(abs, &st) != 0 || S_ISREG(st.st_mode))) master_before(abs);
   } else if (find(abs)) {
     r = shadow_of(abs, out, size) == 0 ? 1 : 0;
   } else if (!region || !change) {
     int take_it = 0;
     if (change) {
       /* a regular file, or none yet; devices, fifos and directories stay real */
-      take_it = stat(abs, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
+      take_it = raw_stat(abs, &st) != 0 ? errno == ENOENT : S_ISREG(st.st_mode);
     } else {
       /* a read of a path the master has changed already (it runs ahead): what it held then
        * (inside a region too: a mark made since can only be a later sequential part's) */
       char before[PATH_MAX], absent[PATH_MAX];
       take_it = join(before, sizeof before, fs->dir, "/node.0.files/before", abs) == 0 &&
                 join(absent, sizeof absent, fs->dir, "/node.0.files/absent", abs) == 0 &&
-                (access(before, F_OK) == 0 || access(absent, F_OK) == 0);
+                (raw_exists(before) || raw_exists(absent));
       keeps = 1;
     }
     if (!take_it) {
@@ -573,7 +576,7 @@ int unlinkat(int dirfd, const char *path, int flags) {
 int remove(const char *path) {
   struct stat st;
   /* a directory: rmdir, on the real one (directories are never shadowed) */
-  if (path && stat(path, &st) == 0 && S_ISDIR(st.st_mode) && fs && fs->remove) return fs->remove(path);
+  if (path && raw_stat(path, &st) == 0 && S_ISDIR(st.st_mode) && fs && fs->remove) return fs->remove(path);
   return unlink(path);
 }
 
@@ -608,3 +611,42 @@ int truncate(const char *path, off_t length) {
   return (int)syscall(SYS_truncate, r ? shadow : path, length);
 }
 int truncate64(const char *path, off_t length) { return truncate(path, length); }
+
+/* stat and access of a slave's path see what its opens see: its shadow, or what the master's
+ * before image says (a slave behind the master asking whether a file exists yet). */
+int stat(const char *path, struct stat *st) {
+  char shadow[PATH_MAX];
+  int r = route(AT_FDCWD, path, 0, 1, shadow, sizeof shadow);
+  if (r < 0) return -1;
+  return (int)syscall(SYS_newfstatat, AT_FDCWD, r ? shadow : path, st, 0);
+}
+int lstat(const char *path, struct stat *st) {
+  char shadow[PATH_MAX];
+  int r = route(AT_FDCWD, path, 0, 1, shadow, sizeof shadow);
+  if (r < 0) return -1;
+  return (int)syscall(SYS_newfstatat, AT_FDCWD, r ? shadow : path, st, AT_SYMLINK_NOFOLLOW);
+}
+int fstatat(int dirfd, const char *path, struct stat *st, int flags) {
+  char shadow[PATH_MAX];
+  int r = (flags & AT_EMPTY_PATH) ? 0 : route(dirfd, path, 0, 1, shadow, sizeof shadow);
+  if (r < 0) return -1;
+  return (int)syscall(SYS_newfstatat, r ? AT_FDCWD : dirfd, r ? shadow : path, st, flags);
+}
+int stat64(const char *path, struct stat64 *st) { return stat(path, (struct stat *)st); }
+int lstat64(const char *path, struct stat64 *st) { return lstat(path, (struct stat *)st); }
+int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags) {
+  return fstatat(dirfd, path, (struct stat *)st, flags);
+}
+int access(const char *path, int how) {
+  char shadow[PATH_MAX];
+  int r = route(AT_FDCWD, path, 0, 1, shadow, sizeof shadow);
+  if (r < 0) return -1;
+  return (int)syscall(SYS_faccessat, AT_FDCWD, r ? shadow : path, how);
+}
+int faccessat(int dirfd, const char *path, int how, int flags) {
+  char shadow[PATH_MAX];
+  int r = route(dirfd, path, 0, 1, shadow, sizeof shadow);
+  if (r < 0) return -1;
+  if (flags == 0) return (int)syscall(SYS_faccessat, r ? AT_FDCWD : dirfd, r ? shadow : path, how);
+  return (int)syscall(SYS_faccessat2, r ? AT_FDCWD : dirfd, r ? shadow : path, how, flags);
+}

@@ -51,6 +51,17 @@ if [ -x "$work/applog/cape/prog" ]; then
     got=$(grep -c "run start" up_log.txt 2>/dev/null)
     if [ "$got" != "$n" ]; then echo "FAIL: CAPE_SLAVE_FILES=$off: \"run start\" $got times in up_log.txt, not $n (one per node)"; cat real.err; fail=1; fi
   done
+  # Where the copies are: DIR/node.RANK.files/<absolute path> under --output-dir, the
+  # master's marks in DIR/node.0.files; an earlier job's copies go at the next start.
+  rm -rf up_log.txt
+  mkdir -p other/node.1.files/stale
+  timeout -k 10 120 "$cape" run -n "$n" --output-dir other ./prog > /dev/null 2> where.err
+  here_abs=$(pwd -P)
+  if [ "$(grep -c "run start" "other/node.1.files$here_abs/up_log.txt" 2>/dev/null)" != 1 ] ||
+     [ ! -e "other/node.0.files/absent$here_abs/up_log.txt" ] || [ -e other/node.1.files/stale ] ||
+     [ "$(grep -c "run start" up_log.txt)" != 1 ]; then
+    echo "FAIL: --output-dir other: the copies are not where docs/monitor.md says"; find other; cat where.err; fail=1
+  fi
   CAPE_SLAVE_FILES=sometimes timeout -k 10 120 "$cape" run -n "$n" ./prog > /dev/null 2> bad.err
   if [ $? = 0 ] || ! grep -q "CAPE_SLAVE_FILES='sometimes' is not 'shadow' or 1" bad.err; then
     echo "FAIL: CAPE_SLAVE_FILES=sometimes was not refused"; cat bad.err; fail=1
