@@ -242,6 +242,7 @@ void Cape1Files::copy(const std::string& from, const std::string& to) {
 }
 
 void Cape1Files::send(const std::string& file, int node) {
+  sent_ = true;
   if (!distributed()) return;  // alone: the parts share this host's files
   if (node <= 0 || node >= ex_->size())
     throw UserError("cape1_send(" + file + ", " + std::to_string(node) + "): the job has nodes 1 to " +
@@ -476,6 +477,7 @@ user_regs_struct Cape1Files::restart(pid_t pid, pid_t tid, uint64_t gadget, cons
   }
   user_regs_struct r;
   std::memcpy(&r, t.registers->bytes.data(), sizeof r);
+  if (rank_ == 0 && !sent_) in_region_ = false;  // the master's join: its sequential part goes on
   return r;
 }
 
