@@ -374,9 +374,9 @@ void Cape1Files::merge(const std::string& target, const std::string& delta) {
     if (!in_stack)
       throw UserError("merge(" + target + ", " + delta + "): " + std::to_string(c.length) + " bytes at " +
                       ckpt::hex_address(c.address) +
-                      " were written differently by two parts of the region (a Bernstein violation, output "
-                      "printed inside the region, or neighbouring bytes of one word, which CAPE-1's merge "
-                      "cannot tell apart)");
+                      " were written differently by two parts of the region (a Bernstein violation, memory "
+                      "two parts allocated in one step, a FILE two parts wrote, or neighbouring bytes of one "
+                      "word, which CAPE-1's merge cannot tell apart)");
   }
   m.merged.kind = ckpt::Kind::complete;
   m.merged.name = t.name;
