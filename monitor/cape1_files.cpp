@@ -182,6 +182,66 @@ void check_landing(const ckpt::Checkpoint& kept, const std::vector<PM>& target_m
   }
 }
 
+// Memory `older` holds and `newer` does not, where newer's process has readable private
+// anonymous memory, reads as zeros there now (a complete checkpoint stores populated pages
+// only: the cape heap gave its top back, by mapping it afresh, and grew again). ckpt::diff
+// leaves such memory out (it may be unmapped); the delta must write the zeros, or the other
+// parts keep the old bytes (calloc'd memory that is not zero: found by bigheap.c).
+// CAPE1_DROPPED_ZEROS=0: left out (the old way).
+ckpt::Checkpoint with_dropped_zeros(ckpt::Checkpoint d, const ckpt::Checkpoint& older, const ckpt::Checkpoint& newer,
+                                   const std::vector<PM>& maps) {
+  static const bool on = !switched_off("CAPE1_DROPPED_ZEROS");
+  if (!on) return d;
+  std::vector<std::pair<uint64_t, uint64_t>> held;  // what newer stores, in order
+  for (const ckpt::Run& r : newer.runs)
+    newer.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> b) {
+      if (!held.empty() && held.back().second == a)
+        held.back().second = a + b.size();
+      else
+        held.emplace_back(a, a + b.size());
+    });
+  static const uint8_t zeros[ckpt::Differ::kBlock] = {};
+  ckpt::Checkpoint z = d.header();
+  {
+    ckpt::Differ zd(z, d.timestamp);
+    size_t h = 0;
+    auto compare = [&](uint64_t a, std::span<const uint8_t> old) {  // old's piece at a: no newer byte there
+      for (const PM& m : maps) {
+        if (!anon_private(m) || !(m.prot & 1) || m.end <= a || m.start >= a + old.size()) continue;
+        uint64_t s = std::max(a, m.start), e = std::min(a + old.size(), m.end);
+        while (s < e) {  // (in pieces within one 4 KiB block each, as Differ cuts them)
+          uint64_t n = std::min<uint64_t>(e - s, ckpt::Differ::kBlock - s % ckpt::Differ::kBlock);
+          zd.add(s, old.subspan(s - a, n), {zeros, n});
+          s += n;
+        }
+      }
+    };
+    for (const ckpt::Run& r : older.runs)
+      older.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> b) {
+        uint64_t pos = a, end = a + b.size();
+        while (h < held.size() && held[h].second <= pos) ++h;
+        for (size_t k = h; pos < end && k < held.size() && held[k].first < end; ++k) {
+          if (held[k].first > pos) compare(pos, b.subspan(pos - a, held[k].first - pos));
+          pos = std::max(pos, held[k].second);
+        }
+        if (pos < end) compare(pos, b.subspan(pos - a, end - pos));
+      });
+    zd.finish();
+  }
+  if (z.runs.empty()) return d;
+  ckpt::Checkpoint out = d.header();
+  size_t i = 0, j = 0;
+  while (i < d.runs.size() || j < z.runs.size()) {
+    if (j == z.runs.size() || (i < d.runs.size() && d.runs[i].address < z.runs[j].address))
+      out.append_from(d, d.runs[i++]);
+    else
+      out.append_from(z, z.runs[j++]);
+  }
+  CAPE_LOG_AT(debug, "monitor") << "diff: " << z.memory_bytes() << " bytes of memory the newer checkpoint no longer holds, "
+                                << "written as zeros";
+  return out;
+}
+
 // The process's anonymous private memory gets the protection `recorded` says (merge() put the
 // other parts' changes there), before the checkpoint's bytes are written: memory that becomes
 // inaccessible is mapped afresh (its pages dropped, as the cape heap gives back its top),
@@ -264,7 +324,7 @@ void Cape1Files::diff(const std::string& original, const std::string& after, con
   ckpt::Checkpoint a = read_complete(after, "diff");
   if (o.kind != ckpt::Kind::complete || a.kind != ckpt::Kind::complete)
     throw UserError("diff(" + original + ", " + after + "): both must be complete checkpoints");
-  ckpt::Checkpoint d = ckpt::diff(o, a);
+  ckpt::Checkpoint d = with_dropped_zeros(ckpt::diff(o, a), o, a, ckpt::decode_process(a.process).mappings);
   for (ckpt::Run& r : d.runs) r.timestamp = 1;  // later than the original's bytes (timestamp 0)
   d.process = a.process;
   d.registers = a.registers;
