@@ -30,6 +30,7 @@
 #include "monitor/restart.h"
 #include "monitor/memory_map.h"
 #include "monitor/remote_syscall.h"
+#include "protocol.h"  // CAPE_HEAP_*
 #include "util/error.h"
 #include "util/log.h"
 #include "util/wait_status.h"
@@ -431,12 +432,21 @@ void Cape1Files::merge(const std::string& target, const std::string& delta) {
     bool in_stack = false;
     for (const ckpt::ProcessMapping& pm : dp.mappings)
       in_stack |= pm.what == ckpt::ProcessMapping::What::stack && c.address >= pm.start && c.address + c.length <= pm.end;
-    if (!in_stack)
+    if (!in_stack) {
+      // Every CAPE-1 part allocates from the cape heap's arena 0 (no windows, no node arenas).
+      if (c.address >= CAPE_HEAP_BASE && c.address < CAPE_HEAP_BASE + CAPE_HEAP_ARENA0_SPAN)
+        throw UserError("merge(" + target + ", " + delta + "): " + std::to_string(c.length) + " bytes at " +
+                        ckpt::hex_address(c.address) +
+                        " in the heap were written differently by two parts of the region: under CAPE-1 two "
+                        "parts that allocate or free memory between the same barriers change the allocator's "
+                        "state differently (allocate and free in a `single` or `master`, or outside the "
+                        "region), or the parts wrote one heap word differently (a Bernstein violation)");
       throw UserError("merge(" + target + ", " + delta + "): " + std::to_string(c.length) + " bytes at " +
                       ckpt::hex_address(c.address) +
-                      " were written differently by two parts of the region (a Bernstein violation, memory "
-                      "two parts allocated in one step, a FILE two parts wrote, or neighbouring bytes of one "
-                      "word, which CAPE-1's merge cannot tell apart)");
+                      " were written differently by two parts of the region (a Bernstein violation, a FILE "
+                      "two parts wrote, or neighbouring bytes of one word, which CAPE-1's merge cannot tell "
+                      "apart)");
+    }
   }
   m.merged.kind = ckpt::Kind::complete;
   m.merged.name = t.name;
