@@ -1,5 +1,5 @@
 /* The heap grows in one part, gives its top back and grows again inside one region (CAPE-1:
- * every part allocates from the cape heap's arena 0): a 32 MiB block malloc'd in a `single`,
+ * every part allocates from the cape heap's arena 0): an 18 MiB block malloc'd in a `single`,
  * read by a `for`, freed (the arena's top is mapped afresh: its pages dropped), then a calloc
  * that must read as zeros in every part (docs/cape1.md, "Memory allocated inside a region"). */
 #include <stdio.h>
@@ -7,17 +7,17 @@
 #include <string.h>
 int main(void) {
   double *a = 0, *b = 0;
-  long n = 4 << 20, m = 2 << 20;
+  long n = 9 << 18, m = 1 << 20; /* a block above the heap's 16 MiB trim threshold */
   double s1 = 0, s2 = 0;
 #pragma omp parallel
   {
 #pragma omp single
     {
       a = malloc(n * sizeof *a);
-      for (long i = 0; i < n; i += 512) a[i] = i;
+      for (long i = 0; i < n; i += 8192) a[i] = i;
     }
 #pragma omp for reduction(+ : s1)
-    for (long i = 0; i < n; i += 512) s1 += a[i] * 2;
+    for (long i = 0; i < n; i += 8192) s1 += a[i] * 2;
 #pragma omp single
     {
       free(a);
