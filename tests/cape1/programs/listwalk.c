@@ -1,3 +1,6 @@
+/* The lead's reproducer (session 14): a list built with malloc in `single`, then a `for` over it
+ * in the same region. Under --model=cape1 the other parts died with SIGSEGV at a cape heap
+ * address: the arena's growth (mprotect) was not carried (docs/cape1.md). */
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

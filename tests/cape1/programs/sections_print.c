@@ -1,3 +1,5 @@
+/* The lead's reproducer (session 14): sections that print. Under --model=cape1 on `cape run`, a
+ * slave's lines went to its log only (exit status 0); they must reach stdout (docs/cape1.md). */
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
