@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -193,9 +194,27 @@ void diff_into(Checkpoint& out, uint64_t address, std::span<const uint8_t> old,
   d.finish();
 }
 
-Checkpoint diff(const Checkpoint& older, const Checkpoint& newer) {
-  check_invariants(older);
-  check_invariants(newer);
+namespace {
+
+// `c` with each masked run as plain pieces of the words it marks: diff() compares stored bytes
+// as memory, and a masked run stores a bitmap and the marked words (a merged complete
+// checkpoint keeps a delta's masked runs: CAPE-1's targets).
+const Checkpoint& plain_runs(const Checkpoint& c, std::optional<Checkpoint>& copy) {
+  if (std::none_of(c.runs.begin(), c.runs.end(), [](const Run& r) { return r.masked(); })) return c;
+  Checkpoint& p = copy.emplace(c.header());
+  for (const Run& r : c.runs)
+    c.for_each_piece(r, [&](uint64_t a, std::span<const uint8_t> b) { p.append(a, b, r.timestamp, r.reduction); });
+  return p;
+}
+
+}  // namespace
+
+Checkpoint diff(const Checkpoint& older_in, const Checkpoint& newer_in) {
+  check_invariants(older_in);
+  check_invariants(newer_in);
+  std::optional<Checkpoint> older_plain, newer_plain;
+  const Checkpoint& older = plain_runs(older_in, older_plain);
+  const Checkpoint& newer = plain_runs(newer_in, newer_plain);
   Checkpoint out;
   out.kind = Kind::delta;
   out.node = newer.node;

@@ -44,10 +44,26 @@ class Cape1Files {
   void restart_on(const std::string& file, int node);
   void send(const std::string& file, int node);
   // Writes `file`'s memory into the stopped process `pid`; returns the registers it resumes with.
-  user_regs_struct restart(pid_t pid, pid_t tid, const std::string& file);
+  // First gives its anonymous memory the protection the file records (a part's merge carries
+  // the others' protection changes: a heap grown by mprotect), through libcape's `gadget`.
+  user_regs_struct restart(pid_t pid, pid_t tid, uint64_t gadget, const std::string& file);
   // A slave node: the next checkpoint from the master, made this process (its registers), or
   // nothing when the master's program ended.
   std::optional<user_regs_struct> serve(pid_t pid, pid_t tid);
+
+  // Is the program a part of a translated region (docs/cape1.md, "Output inside a region")?
+  // On a slave node from the checkpoint serve() made it to its next serve() (the end of its
+  // part); on the master from a create() inside a marked frame (the region's `original`) to
+  // the restart() of the region's end: the one with no send() since the create() (a
+  // barrier's sends the step to the others; cape1_cc.c). The node routes what the program
+  // prints by it (Exchange::program_streams), as it does by the window under CAPE-2.
+  // CAPE1_REGION_OUTPUT=0: never (the old way: a slave's region output only in its log).
+  bool in_region() const;
+  // A create() (the monitor's CAPE_OP_CREATE_COMPLETE) with this marked frame (0: none).
+  void created(uint64_t frame_boundary) {
+    in_region_ = frame_boundary != 0;
+    sent_ = false;
+  }
 
  private:
   bool distributed() const;
@@ -56,6 +72,8 @@ class Cape1Files {
   std::optional<ckpt::Checkpoint> original_;  // a slave node: the last checkpoint received
   std::string last_original_;                  // the original of the last diff
   std::vector<pid_t> started_;  // restart_on's processes not known to have ended
+  bool in_region_ = false;
+  bool sent_ = false;  // a send() since the last create()
 };
 
 }  // namespace cape::monitor

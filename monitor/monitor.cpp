@@ -164,8 +164,9 @@ class Monitor final : public CallServer {
                     : window_.region() ? "the sequential part after " + region_label()
                                        : "");
     // Its last words first (a slave's go to the master before its exit report).
-    ex_->program_streams(window_.is_open(), false);
-    ex_->program_exited(ws.raw, window_.is_open());
+    ex_->program_streams(output_in_region(), false);
+    // (A CAPE-1 part on a slave node fails the job at once, as a slave's window does.)
+    ex_->program_exited(ws.raw, window_.is_open() || (rank_ != 0 && cape1_.in_region()));
   }
 
  private:
@@ -198,6 +199,9 @@ class Monitor final : public CallServer {
   long merge(const StoppedThread& st, uint64_t into_name, uint64_t from_name);
   // The trace's name for a runtime call worth a slice (trace.h), or none.
   static std::optional<TraceOp> traced(int op);
+  // What the program prints now is a region's (docs/net.md, "Output and input"): inside a
+  // window, or a CAPE-1 part (cape1_files.h).
+  bool output_in_region() const { return window_.is_open() || cape1_.in_region(); }
   // "parallel region 2 (prog.c:12)": the construct's place as the translator named it.
   std::string region_label() {
     return "parallel region " + std::to_string(window_.region()) + " (" + places_.start_site(space_) + ")";
@@ -345,7 +349,7 @@ long Monitor::serve(const StoppedThread& st, const user_regs_struct& regs) {
   space_.at_runtime_call(st.tracee, st.tid, regs.fs_base);
   // What the program printed before this call, in the phase it printed it (before anything
   // the call sends: a slave's region lines reach the master before its checkpoint does).
-  bool was_open = window_.is_open();
+  bool was_open = output_in_region();
   // Once per trap: the program does not run between the calls deferred on one trap (two
   // reads of empty pipes per call were ~10% of an empty region's system calls).
   if (ex_ && drained_at_trap_ != times_.traps) {
@@ -355,7 +359,7 @@ long Monitor::serve(const StoppedThread& st, const user_regs_struct& regs) {
   if (trace_) moved_ = {};
   long answer = dispatch(st, op, regs.rdi, regs.rsi, regs.rdx);
   // (The pipes were read at this trap's first call: the program has not run since.)
-  if (ex_ && window_.is_open() != was_open) ex_->program_streams(was_open, window_.is_open(), false);
+  if (ex_ && output_in_region() != was_open) ex_->program_streams(was_open, output_in_region(), false);
   if (trace_)
     if (auto t = traced(op)) trace_->call(*t, t0, std::chrono::steady_clock::now(), moved_);
   return answer;
@@ -402,7 +406,9 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     case CAPE_OP_BROADCAST: return broadcast(st, name(a1));
     case CAPE_OP_WAIT_FOR: return wait_for(st, name(a1));
     case CAPE_OP_MERGE: return merge(st, a1, a2);
-    case CAPE_OP_CREATE_COMPLETE: return create_complete_call(st.tracee.pid(), st.tid, name(a1), window_.is_open(), a2);
+    case CAPE_OP_CREATE_COMPLETE:
+      cape1_.created(a2);  // (a marked frame: a translated region's checkpoint)
+      return create_complete_call(st.tracee.pid(), st.tid, name(a1), window_.is_open(), a2);
     case CAPE_OP_CRITICAL_ENTER: {
       if (!(a2 & CAPE_CRITICAL_WRITES_BIT))
         return criticals_.enter(st, name(a1) + (a2 ? "@" + hex(a2) : ""), boundary), 0;
@@ -434,7 +440,7 @@ long Monitor::dispatch(const StoppedThread& st, int op, uint64_t a1, uint64_t a2
     }
     case CAPE_OP_C1_RESTART:
       if (window_.is_open()) throw UserError("restart() inside a parallel region's window");
-      next_registers_ = cape1_.restart(st.tracee.pid(), st.tid, name(a1));
+      next_registers_ = cape1_.restart(st.tracee.pid(), st.tid, st.gadget, name(a1));
       return 0;
     case CAPE_OP_ORDERED_ENTER: {
       bool wait = !(a2 & CAPE_ORDERED_TRY_BIT);  // else cape_ordered_try: 1 entered, 0 not its turn yet

@@ -2,6 +2,7 @@
 // reductions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <random>
@@ -50,6 +51,27 @@ TEST(Properties, ApplyOfDiffGivesTheNewImage) {
       });
     }
   }
+}
+
+// A merged complete checkpoint keeps a delta's masked runs (CAPE-1's targets): diff compares
+// the words they mark as memory, not their stored bitmap (it read the bitmap as memory before
+// session 14: garbage in CAPE-1's step deltas).
+TEST(Properties, DiffComparesMaskedRunsAsMemory) {
+  Checkpoint older = image_of({{0x1000, Bytes(64, 0)}});
+  Checkpoint newer = image_of({{0x1000, Bytes(8, 0)}});  // plain, unchanged
+  Bytes bitmap(mask_bytes(24), 0);
+  bitmap[0] = 0b101;  // words 0 and 2 of [0x1008, 0x1020)
+  Bytes words(16, 0x11);
+  std::fill(words.begin() + 8, words.end(), 0x22);
+  newer.append_masked(0x1008, 24, bitmap, words, 0);
+  Checkpoint delta = diff(older, newer);
+  check_invariants(delta);
+  Checkpoint target = older;
+  apply(delta, target);
+  Bytes want(64, 0);
+  std::fill(want.begin() + 8, want.begin() + 16, 0x11);   // word 0 of the masked run
+  std::fill(want.begin() + 24, want.begin() + 32, 0x22);  // word 2
+  EXPECT_EQ(target.bytes, want);
 }
 
 TEST(Apply, RefusesRunsOutsideTheImageBeforeWritingAnything) {
