@@ -382,14 +382,23 @@ static int route(int dirfd, const char *path, int change, int keeps, char *out, 
   if (strncmp(abs, "/dev/", 5) == 0 || strncmp(abs, "/proc/", 6) == 0 || strncmp(abs, "/sys/", 5) == 0) return 0;
   int r = 0;
   struct stat st;
+  struct seen *found;
   take();
   if (m == MODE_MASTER) {
     if (!find(abs)) {
       int there = raw_stat(abs, &st) == 0;
       if (there ? S_ISREG(st.st_mode) : errno == ENOENT) master_before(abs, there ? &st : NULL);
     }
-  } else if (find(abs)) {
+  } else if ((found = find(abs))) {
     r = shadow_of(abs, out, size) == 0 ? 1 : 0;
+    if (r && region && change && !found->warned) {
+      /* a loop body appending to a log the sequential part wrote: lost to the file */
+      found->warned = 1;
+      fprintf(stderr,
+              "cape: node %d: warning: %s, which this node's sequential part wrote, is changed inside a parallel "
+              "region: this node's changes go to its private copy %s, not to the file (docs/monitor.md \"Files\")\n",
+              fs->rank, abs, out);
+    }
   } else if (!region || !change) {
     int take_it = 0;
     if (change) {
