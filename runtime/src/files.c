@@ -56,10 +56,11 @@ enum { MODE_UNKNOWN, MODE_OFF, MODE_SLAVE, MODE_MASTER };
  * its before image saved (or not needed). `fd`: a slave's last descriptor opened for writing
  * on the shadow outside a region (-1: none), looked at when a region starts (warn_open). */
 struct seen {
-  struct seen *next;
+  struct seen *next, *hnext; /* all of them (newest first); the same hash bucket */
   int fd, warned;
   char path[];
 };
+#define SEEN_BUCKETS 1024 /* a program writing thousands of frames looks each up at once */
 
 struct files_state {
   uint32_t lock;
@@ -67,6 +68,8 @@ struct files_state {
   int rank;
   int in_region;
   struct seen *paths;
+  struct seen *bucket[SEEN_BUCKETS];
+  int watched; /* entries whose fd warn_open looks at */
   FILE *(*fopen)(const char *, const char *);
   FILE *(*fopen64)(const char *, const char *);
   FILE *(*freopen)(const char *, const char *, FILE *);
@@ -214,18 +217,20 @@ static int is_under(const char *abs, const char *dir) {
   return strncmp(abs, dir, n) == 0 && (abs[n] == '/' || abs[n] == 0);
 }
 
-/* mkdir -p of the directory holding `file`. */
+/* mkdir -p of the directory holding `file`: the parent first (one call when it exists, the
+ * usual case), its own parents only when it cannot be made. */
 static void make_parents(const char *file) {
   char d[PATH_MAX];
   size_t n = strlen(file);
   if (n >= sizeof d) return;
   memcpy(d, file, n + 1);
-  for (size_t i = 1; i < n; i++)
-    if (d[i] == '/') {
-      d[i] = 0;
-      sys(SYS_mkdirat, AT_FDCWD, (long)d, 0755, 0);
-      d[i] = '/';
-    }
+  while (n > 0 && d[n - 1] != '/') n--;
+  if (n <= 1) return;
+  d[n - 1] = 0;
+  long r = sys(SYS_mkdirat, AT_FDCWD, (long)d, 0755, 0);
+  if (r == 0 || errno != ENOENT) return;
+  make_parents(d);
+  sys(SYS_mkdirat, AT_FDCWD, (long)d, 0755, 0);
 }
 
 /* Copies `from` to `to` (created with from's permission bits; `empty`: no content). 0, or -1
@@ -273,8 +278,13 @@ static int copy_file(const char *from, const char *to, int empty) {
   return 0;
 }
 
+static unsigned hash(const char *p) {
+  unsigned h = 2166136261u; /* FNV-1a */
+  while (*p) h = (h ^ (unsigned char)*p++) * 16777619u;
+  return h % SEEN_BUCKETS;
+}
 static struct seen *find(const char *abs) {
-  for (struct seen *s = fs->paths; s; s = s->next)
+  for (struct seen *s = fs->bucket[hash(abs)]; s; s = s->hnext)
     if (strcmp(s->path, abs) == 0) return s;
   return NULL;
 }
@@ -285,8 +295,11 @@ static struct seen *add(const char *abs) {
   s->fd = -1;
   s->warned = 0;
   memcpy(s->path, abs, n);
+  unsigned h = hash(abs);
+  s->hnext = fs->bucket[h];
+  fs->bucket[h] = s;
   s->next = fs->paths;
-  fs->paths = s;
+  __atomic_store_n(&fs->paths, s, __ATOMIC_RELEASE);
   return s;
 }
 
@@ -300,23 +313,21 @@ static void fail(const char *what, const char *path) {
  * aside and renamed into place (a slave never reads half of one), or an `absent` mark. Also
  * before a truncating open: a slave behind the master may still read what the file held
  * (or find it missing). Under the lock. */
-static void master_before(const char *abs) {
+static void master_before(const char *abs, const struct stat *now) {
   if (find(abs) || !add(abs)) return;
   char before[PATH_MAX], absent[PATH_MAX], tmp[PATH_MAX];
   if (join(before, sizeof before, fs->dir, "/node.0.files/before", abs) ||
       join(absent, sizeof absent, fs->dir, "/node.0.files/absent", abs) ||
       join(tmp, sizeof tmp, before, ".cape-tmp", ""))
     return;
-  struct stat st;
-  if (raw_stat(abs, &st) != 0) {
-    if (errno != ENOENT) return;
+  if (!now) {
     make_parents(absent);
     int fd = raw_open(absent, O_WRONLY | O_CREAT, 0644);
     if (fd >= 0) close(fd);
     else fail("cannot mark as absent", absent);
     return;
   }
-  if (!S_ISREG(st.st_mode)) return;
+  if (!S_ISREG(now->st_mode)) return;
   if (copy_file(abs, tmp, 0) != 0 || sys(SYS_renameat, AT_FDCWD, (long)tmp, AT_FDCWD, (long)before) != 0) {
     fail("cannot save the before image of", abs);
     sys(SYS_unlinkat, AT_FDCWD, (long)tmp, 0, 0);
@@ -371,11 +382,23 @@ static int route(int dirfd, const char *path, int change, int keeps, char *out, 
   if (strncmp(abs, "/dev/", 5) == 0 || strncmp(abs, "/proc/", 6) == 0 || strncmp(abs, "/sys/", 5) == 0) return 0;
   int r = 0;
   struct stat st;
+  struct seen *found;
   take();
   if (m == MODE_MASTER) {
-    if (!find(abs) && (raw_stat(abs, &st) != 0 || S_ISREG(st.st_mode))) master_before(abs);
-  } else if (find(abs)) {
+    if (!find(abs)) {
+      int there = raw_stat(abs, &st) == 0;
+      if (there ? S_ISREG(st.st_mode) : errno == ENOENT) master_before(abs, there ? &st : NULL);
+    }
+  } else if ((found = find(abs))) {
     r = shadow_of(abs, out, size) == 0 ? 1 : 0;
+    if (r && region && change && !found->warned) {
+      /* a loop body appending to a log the sequential part wrote: lost to the file */
+      found->warned = 1;
+      fprintf(stderr,
+              "cape: node %d: warning: %s, which this node's sequential part wrote, is changed inside a parallel "
+              "region: this node's changes go to its private copy %s, not to the file (docs/monitor.md \"Files\")\n",
+              fs->rank, abs, out);
+    }
   } else if (!region || !change) {
     int take_it = 0;
     if (change) {
@@ -414,19 +437,24 @@ static int route(int dirfd, const char *path, int change, int keeps, char *out, 
 
 /* A slave's descriptor on a shadow, opened for writing outside a region: remembered, so that a
  * region starting with it still open can say that the node's writes inside go to its copy. */
-static void remember(const char *path, int dirfd, int fd, int flags) {
+static void remember(const char *shadow, int fd, int flags) {
   if (fd < 0 || (flags & O_ACCMODE) == O_RDONLY || mode() != MODE_SLAVE || in_region()) return;
-  char abs[PATH_MAX];
-  if (absolute(dirfd, path, abs, sizeof abs) != 0) return;
+  char root[PATH_MAX];
+  if (shadow_of("", root, sizeof root) != 0 || strncmp(shadow, root, strlen(root)) != 0) return;
+  const char *abs = shadow + strlen(root); /* (the shadow's name holds the path: no getcwd) */
   take();
   struct seen *s = find(abs);
-  if (s) s->fd = fd;
+  if (s) {
+    fs->watched += s->fd < 0;
+    s->fd = fd;
+  }
   give();
 }
 
 static void warn_open(void) {
+  if (!__atomic_load_n(&fs->watched, __ATOMIC_RELAXED)) return; /* the usual case: no syscall, no lock */
   take();
-  for (struct seen *s = fs->paths; s; s = s->next) {
+  for (struct seen *s = fs->paths; s && fs->watched; s = s->next) {
     if (s->fd < 0) continue;
     char link[64], now[PATH_MAX], shadow[PATH_MAX];
     snprintf(link, sizeof link, "/proc/self/fd/%d", s->fd);
@@ -436,6 +464,7 @@ static void warn_open(void) {
     if (k <= 0 || flags < 0 || (flags & O_ACCMODE) == O_RDONLY || shadow_of(s->path, shadow, sizeof shadow) != 0 ||
         strcmp(now, shadow) != 0) {
       s->fd = -1;
+      fs->watched--;
       continue;
     }
     if (!s->warned)
@@ -469,7 +498,7 @@ static int open_common(int dirfd, const char *path, int flags, mode_t mode_bits)
   int r = route(dirfd, path, writes(flags) ? 1 : 0, !(flags & O_TRUNC), shadow, sizeof shadow);
   if (r < 0) return -1;
   long fd = syscall(SYS_openat, r ? AT_FDCWD : dirfd, r ? shadow : path, flags, mode_bits);
-  if (r && fd >= 0) remember(path, dirfd, (int)fd, flags);
+  if (r && fd >= 0) remember(shadow, (int)fd, flags);
   return (int)fd;
 }
 
@@ -524,7 +553,7 @@ static FILE *fopen_common(FILE *(*real)(const char *, const char *), const char 
   int r = route(AT_FDCWD, path, writes(flags) ? 1 : 0, !(flags & O_TRUNC), shadow, sizeof shadow);
   if (r < 0) return NULL;
   FILE *f = real(r ? shadow : path, m);
-  if (r && f) remember(path, AT_FDCWD, fileno(f), flags);
+  if (r && f) remember(shadow, fileno(f), flags);
   return f;
 }
 FILE *fopen(const char *path, const char *m) {
@@ -546,7 +575,7 @@ static FILE *freopen_common(FILE *(*real)(const char *, const char *, FILE *), c
   int r = route(AT_FDCWD, path, writes(flags) ? 1 : 0, !(flags & O_TRUNC), shadow, sizeof shadow);
   if (r < 0) return NULL;
   FILE *f = real(r ? shadow : path, m, stream);
-  if (r && f) remember(path, AT_FDCWD, fileno(f), flags);
+  if (r && f) remember(shadow, fileno(f), flags);
   return f;
 }
 FILE *freopen(const char *path, const char *m, FILE *stream) {

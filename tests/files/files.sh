@@ -85,5 +85,19 @@ if gcc -O1 -fopenmp "$here/stream_in_region.c" -o "$work/stream/native/native" &
 else
   echo "FAIL: stream_in_region: build"; fail=1
 fi
+# A region appending to a path the sequential part wrote: one warning per slave (its lines go
+# to its copy: docs/monitor.md "Files"). (--model=cape1 has no `critical`; its parts, restarted
+# from the master's checkpoint, write the real files.)
+mkdir -p "$work/append/cape"
+case " $* " in *" --model=cape1 "*) ;; *) false ;; esac ||
+if "$cc" -O1 -fopenmp "$@" "$here/append_in_region.c" -o "$work/append/cape/prog"; then
+  (cd "$work/append/cape" && timeout -k 10 120 "$cape" run -n "$n" ./prog > ../cape.out 2> ../cape.err)
+  warned=$(grep -c "warning: .*/body_log.txt, which this node's sequential part wrote, is changed inside a parallel region" "$work/append/cape.err")
+  if [ "$warned" != $((n - 1)) ] || [ "$(cat "$work/append/cape.out")" != 8 ]; then
+    echo "FAIL: append_in_region: $warned warnings (not $((n - 1))), or the output is not 8"; cat "$work/append/cape.err"; fail=1
+  fi
+else
+  echo "FAIL: append_in_region: build"; fail=1
+fi
 [ $fail = 0 ] && echo "PASS: files written once, as natively, on $n nodes ($*)"
 exit $fail
