@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 
 namespace cape::net {
 namespace {
@@ -336,25 +337,27 @@ IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milli
                                                 " bytes)"};
   };
   bool broadcast = h.flags & kFlagBroadcast;
-  std::unique_ptr<Gcm> gcm;
+  // In place, and the checksum's state only for an unsealed frame: each is a heap
+  // allocation otherwise, at every frame (issue 14, session 14).
+  std::optional<Gcm> gcm;
   if (unseal.key) {
     // Checked before the payload is read: a frame out of sequence is refused at once.
     if (bool(h.flags & kFlagEncrypted) != unseal.encrypt)
       return refuse(unseal.encrypt ? "an unencrypted frame in an encrypted job" : "an encrypted frame");
     if (broadcast ? !unseal.last_broadcast || h.seq <= *unseal.last_broadcast : h.seq != *unseal.last_seq + 1)
       return refuse("unauthenticated frame: sequence number " + std::to_string(h.seq) + " out of order");
-    gcm = std::make_unique<Gcm>(*unseal.key, broadcast ? kBroadcastStream : unseal.stream, h.seq, false,
-                                unseal.encrypt);
+    gcm.emplace(*unseal.key, broadcast ? kBroadcastStream : unseal.stream, h.seq, false, unseal.encrypt);
     gcm->aad(hdr, sizeof hdr);
   } else if (h.flags != 0 || h.seq != 0) {
     return refuse("a sealed frame before the handshake's keys");
   }
   out.type = h.type;
   out.payload.resize(h.length);  // no zero fill (ckpt::Bytes)
-  ckpt::Hasher hash;
+  std::optional<ckpt::Hasher> hash;
+  if (!gcm) hash.emplace();
   std::function<void(uint8_t*, size_t)> consume;
   if (!gcm)
-    consume = [&](uint8_t* p, size_t n) { hash.update(p, n); };
+    consume = [&](uint8_t* p, size_t n) { hash->update(p, n); };
   else if (unseal.encrypt)
     consume = [&](uint8_t* p, size_t n) { gcm->crypt(p, p, n); };
   else
@@ -370,7 +373,7 @@ IoResult read_frame(int fd, Frame& out, uint64_t max_payload, std::chrono::milli
     return {};
   }
   bool zeros = std::all_of(trailer + 8, trailer + 16, [](uint8_t b) { return b == 0; });
-  if (hash.digest() != get_u64(trailer) || !zeros)
+  if (hash->digest() != get_u64(trailer) || !zeros)
     return {IoStatus::bad_frame, 0, std::string("payload checksum mismatch in a ") +
                                         to_string(h.type) + " frame of " +
                                         std::to_string(h.length) + " bytes"};
@@ -386,6 +389,8 @@ class OutgoingFrame {
  public:
   OutgoingFrame(FrameType type, std::span<const iovec> parts, const Seal& seal, std::span<const uint8_t> before = {})
       : before_(before.size()) {
+    parts_.reserve(parts.size());
+    segments_.reserve(parts.size() + 4);
     if (!before.empty()) segments_.push_back({const_cast<uint8_t*>(before.data()), before.size()});
     FrameHeader h;
     h.type = type;
@@ -401,8 +406,10 @@ class OutgoingFrame {
       if (v.iov_len) parts_.push_back(v);
     segments_.push_back({header_, sizeof header_});
     if (seal.key) {
-      gcm_ = std::make_unique<Gcm>(*seal.key, seal.stream, seal.seq, true, seal.encrypt);
+      gcm_.emplace(*seal.key, seal.stream, seal.seq, true, seal.encrypt);
       gcm_->aad(header_, sizeof header_);
+    } else {
+      hash_.emplace();
     }
     if (seal.key && seal.encrypt) {
       // The ciphertext is sent from a buffer of its own: the parts are the program's data.
@@ -456,7 +463,7 @@ class OutgoingFrame {
       size_t take = static_cast<size_t>(std::min<uint64_t>(s.iov_len - part_offset_, goal - sealed_));
       const uint8_t* p = static_cast<const uint8_t*>(s.iov_base) + part_offset_;
       if (!gcm_)
-        hash_.update(p, take);
+        hash_->update(p, take);
       else if (!cipher_.empty())
         gcm_->crypt(p, cipher_.data() + sealed_, take);
       else
@@ -472,7 +479,7 @@ class OutgoingFrame {
     if (gcm_)
       gcm_->tag(trailer_);
     else
-      put_u64(trailer_, hash_.digest());
+      put_u64(trailer_, hash_->digest());
   }
 
   uint64_t before_;  // the frames sent ahead of this one (write_frame's `before`)
@@ -482,8 +489,8 @@ class OutgoingFrame {
   std::vector<iovec> segments_;  // what is sent: header, payload (or cipher_), trailer
   uint64_t payload_ = 0, sealed_ = 0;
   size_t next_part_ = 0, part_offset_ = 0;  // where sealing goes on in parts_
-  ckpt::Hasher hash_;
-  std::unique_ptr<Gcm> gcm_;
+  std::optional<ckpt::Hasher> hash_;  // unsealed frames (the handshake's)
+  std::optional<Gcm> gcm_;
   Buffer cipher_;
 };
 
@@ -568,10 +575,15 @@ IoResult write_frame(int fd, FrameType type, std::span<const iovec> parts,
 }
 
 std::vector<uint8_t> encode_frame(FrameType type, std::span<const iovec> parts, const Seal& seal) {
+  std::vector<uint8_t> out;
+  encode_frame_into(out, type, parts, seal);
+  return out;
+}
+
+void encode_frame_into(std::vector<uint8_t>& out, FrameType type, std::span<const iovec> parts, const Seal& seal) {
   OutgoingFrame frame(type, parts, seal);
   frame.seal_all();
-  std::vector<uint8_t> out;
-  out.reserve(frame.size());
+  out.reserve(out.size() + frame.size());
   for (uint64_t at = 0; at < frame.size();) {
     iovec v[16];
     size_t n = frame.iovecs(at, frame.size(), v, std::size(v));
@@ -581,7 +593,6 @@ std::vector<uint8_t> encode_frame(FrameType type, std::span<const iovec> parts, 
       at += v[i].iov_len;
     }
   }
-  return out;
 }
 
 void PayloadWriter::u32(uint32_t v) {
