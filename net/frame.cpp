@@ -504,15 +504,9 @@ struct Cursor {
 
 }  // namespace
 
-std::vector<IoResult> write_frame_to_all(std::span<const int> fds, FrameType type,
-                                         std::span<const iovec> parts,
-                                         std::chrono::milliseconds stall, const Seal& seal,
-                                         std::span<const uint8_t> before) {
-  OutgoingFrame frame(type, parts, seal, before);
-  std::vector<Cursor> cursors;
-  cursors.reserve(fds.size());
-  for (int fd : fds) cursors.push_back(Cursor{fd, 0, {}, false});
-
+namespace {
+// Writes the frame to every cursor's socket, advancing each as it can take bytes.
+void write_to_cursors(OutgoingFrame& frame, std::span<Cursor> cursors, std::chrono::milliseconds stall) {
   auto last_progress = Clock::now();
   for (;;) {
     bool progressed = false;
@@ -563,6 +557,18 @@ std::vector<IoResult> write_frame_to_all(std::span<const int> fds, FrameType typ
       break;
     }
   }
+}
+}  // namespace
+
+std::vector<IoResult> write_frame_to_all(std::span<const int> fds, FrameType type,
+                                         std::span<const iovec> parts,
+                                         std::chrono::milliseconds stall, const Seal& seal,
+                                         std::span<const uint8_t> before) {
+  OutgoingFrame frame(type, parts, seal, before);
+  std::vector<Cursor> cursors;
+  cursors.reserve(fds.size());
+  for (int fd : fds) cursors.push_back(Cursor{fd, 0, {}, false});
+  write_to_cursors(frame, cursors, stall);
   std::vector<IoResult> out;
   out.reserve(cursors.size());
   for (Cursor& c : cursors) out.push_back(std::move(c.result));
@@ -571,7 +577,11 @@ std::vector<IoResult> write_frame_to_all(std::span<const int> fds, FrameType typ
 
 IoResult write_frame(int fd, FrameType type, std::span<const iovec> parts,
                      std::chrono::milliseconds stall, const Seal& seal, std::span<const uint8_t> before) {
-  return write_frame_to_all(std::span<const int>(&fd, 1), type, parts, stall, seal, before)[0];
+  // One socket: no vectors (every frame a node sends but the master's broadcasts).
+  OutgoingFrame frame(type, parts, seal, before);
+  Cursor c{fd, 0, {}, false};
+  write_to_cursors(frame, {&c, 1}, stall);
+  return std::move(c.result);
 }
 
 std::vector<uint8_t> encode_frame(FrameType type, std::span<const iovec> parts, const Seal& seal) {
@@ -606,6 +616,7 @@ void PayloadWriter::u64(uint64_t v) {
   buf_.insert(buf_.end(), b, b + 8);
 }
 void PayloadWriter::str(const std::string& s) {
+  buf_.reserve(buf_.size() + 4 + s.size());  // (one allocation, not one per doubling)
   u32(static_cast<uint32_t>(s.size()));
   buf_.insert(buf_.end(), s.begin(), s.end());
 }
