@@ -249,6 +249,7 @@ void Node::handshake_incoming(Handshake& h) {
   std::string addr = peer_name(fd);
   set_nonblocking(fd);
   set_nodelay(fd);
+  if (is_unix_socket(fd)) (void)widen_unix_buffer(fd);  // (the same host: what the slave got)
   int claimed = -1;  // the rank this connection holds while it finishes its handshake
   std::optional<Joiner> j = accept_slave(
       fd, addr, opt_.secret, opt_.size, opt_.timeout,

@@ -178,11 +178,30 @@ util::ScopedFd listen_local_unix(const std::string& name, int backlog) {
   return fd;
 }
 
+bool widen_unix_buffer(int fd) {
+  // A Unix stream socket holds at most its sender's SO_SNDBUF in flight (the bytes wait in the
+  // reader's queue, charged to the writer), 208 KiB by default, where loopback TCP grows to
+  // megabytes (tcp_wmem, tcp_rmem). Two nodes writing big frames to each other at once (a
+  // page answered while a broadcast comes the other way: tests lazy.fork_*) each wait for the
+  // other to read; TCP's buffers hide that, a small Unix buffer does not. So: as much as the
+  // host allows (the kernel caps it at net.core.wmem_max, doubled), and not used below 8 MiB.
+  int want = 64 << 20;
+  (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
+  int got = 0;
+  socklen_t len = sizeof got;
+  return ::getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &len) == 0 && got >= kUnixMinSendBuffer;
+}
+
 util::ScopedFd connect_local_unix(const std::string& name) {
   sockaddr_un a;
   socklen_t len = abstract_address(name, a);
   util::ScopedFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return fd;
+  if (!widen_unix_buffer(fd.get())) {
+    fd.reset();
+    errno = ENOBUFS;
+    return fd;
+  }
   if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), len) != 0) {
     int e = errno;
     fd.reset();

@@ -42,8 +42,14 @@ std::string local_unix_name(const Secret& secret, uint16_t port);  // without th
 // cannot be made (the name taken, no Unix sockets): the master then listens on TCP alone.
 util::ScopedFd listen_local_unix(const std::string& name, int backlog = 64);
 // One try: invalid (errno set) when nobody listens there (a master on another host, in another
-// network namespace, or with CAPE_LOCAL_UNIX=0).
+// network namespace, or with CAPE_LOCAL_UNIX=0), or when the host does not allow a send buffer
+// of kUnixMinSendBuffer (ENOBUFS: net.core.wmem_max below 4 MiB; the slave then uses TCP).
 util::ScopedFd connect_local_unix(const std::string& name);
+// Raises a Unix socket's send buffer to what the host allows; whether it reached
+// kUnixMinSendBuffer (socket.cpp says why it matters). The master calls it on every Unix
+// connection it accepts, the slave before it connects.
+constexpr int kUnixMinSendBuffer = 8 << 20;
+bool widen_unix_buffer(int fd);
 bool is_unix_socket(int fd);
 
 // One round of connect_tcp: invalid, with `why`, when nobody answered; throws cape::UserError
