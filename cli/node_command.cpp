@@ -53,7 +53,7 @@ struct NodeArgs {
   std::string master, listen, job;
   int rank = -1, size = -1;
   std::string secret_file;
-  int secret_fd = -1, listen_fd = -1, status_fd = -1;
+  int secret_fd = -1, listen_fd = -1, status_fd = -1, unix_listen_fd = -1;
   std::string tracker = "uffd";
   std::string sync;  // --sync eager|lazy (docs/monitor.md, "Lazy synchronisation"); "": cli::choose_sync
   std::string keep;
@@ -380,7 +380,7 @@ int run_node(const NodeArgs& a) {
   util::set_log_rank(rank);
   // The launcher's descriptors reach this process without close-on-exec (that is how they
   // are inherited); the program must not inherit them in turn (issue 16, item 12).
-  for (int fd : {a.listen_fd, a.status_fd, a.secret_fd})
+  for (int fd : {a.listen_fd, a.status_fd, a.secret_fd, a.unix_listen_fd})
     if (fd > STDERR_FILENO && ::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 && errno != EBADF)
       throw UserError(errno_message("fcntl FD_CLOEXEC on fd " + std::to_string(fd)));
   // EPIPE, not death, when an output's reader goes away; the program still gets SIGPIPE.
@@ -450,6 +450,8 @@ int run_node(const NodeArgs& a) {
   if (const char* l = std::getenv("CAPE_LOCK_SPIN_US")) o.grant_spin = std::chrono::microseconds(spin_us("CAPE_LOCK_SPIN_US", l));
   if (const char* l = std::getenv("CAPE_TRAP_SPIN_US")) spin_us("CAPE_TRAP_SPIN_US", l);  // (read by the supervisor)
   if (const char* l = std::getenv("CAPE_MASTER_SPIN_US")) o.wait_spin = std::chrono::microseconds(spin_us("CAPE_MASTER_SPIN_US", l));
+  o.local_unix = net::local_unix_wanted();
+  o.unix_listen_fd = a.unix_listen_fd;
   if (a.listen_fd >= 0) {
     o.listen_fd = a.listen_fd;
   } else {
@@ -612,6 +614,7 @@ void add_node_command(CLI::App& app, Context& ctx) {
                   "File holding the job secret (mode 600); default: $CAPE_SECRET");
   sub->add_option("--secret-fd", a->secret_fd, "Read the job secret (one line) from this fd");
   sub->add_option("--listen-fd", a->listen_fd, "Rank 0: use this listening socket")->group("");
+  sub->add_option("--listen-unix-fd", a->unix_listen_fd, "Rank 0: use this listening local Unix socket")->group("");
   sub->add_option("--status-fd", a->status_fd, "Report the region on this fd")->group("");
   sub->add_flag("--watch-stdin", a->watch_stdin, "Stop when stdin closes (ssh launcher)")->group("");
   sub->add_flag("--env-stdin", a->env_stdin, "Take the environment from the secret's fd, after it (ssh launcher)")

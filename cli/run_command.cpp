@@ -130,6 +130,10 @@ int run_job(const RunArgs& a) {
   net::Launcher& slaves = ssh ? static_cast<net::Launcher&>(*ssh) : local;
   util::ScopedFd listen = net::listen_tcp(slaves.listen_host(), 0);
   uint16_t port = net::local_port(listen.get());
+  // The local slaves' way in (net/socket.h): bound here, before any slave starts, so that none
+  // finds only the TCP port and joins there. Not made: the master goes on over TCP alone.
+  util::ScopedFd unix_listen;
+  if (net::local_unix_wanted()) unix_listen = net::listen_local_unix(net::local_unix_name(secret, port));
 
   // `cape node`'s command line, the same for every node but for how it joins (NodeLink).
   // The job's id: nodes of other jobs are refused in the handshake (item 3).
@@ -154,6 +158,7 @@ int run_job(const RunArgs& a) {
     if (!link.master.empty()) v.insert(v.end(), {"--master", link.master});
     v.insert(v.end(), {"--secret-fd", std::to_string(link.secret_fd)});
     if (link.listen_fd >= 0) v.insert(v.end(), {"--listen-fd", std::to_string(link.listen_fd)});
+    if (link.unix_listen_fd >= 0) v.insert(v.end(), {"--listen-unix-fd", std::to_string(link.unix_listen_fd)});
     if (link.status_fd >= 0) v.insert(v.end(), {"--status-fd", std::to_string(link.status_fd)});
     if (link.watch_stdin) v.push_back("--watch-stdin");
     if (link.env_stdin) v.push_back("--env-stdin");
@@ -169,8 +174,9 @@ int run_job(const RunArgs& a) {
   // here at every call).
   util::ScopedFd status(::memfd_create("cape-status", MFD_CLOEXEC));
   if (!status.valid()) throw UserError(errno_message("memfd_create"));
-  local.start_master(listen.get(), status.get(), command);
+  local.start_master(listen.get(), status.get(), command, unix_listen.get());
   listen.reset();
+  unix_listen.reset();
   auto master_region = [&] {
     char c[4096];
     ssize_t r = ::pread(status.get(), c, sizeof c, 0);

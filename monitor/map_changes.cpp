@@ -59,6 +59,7 @@ std::string what_is(const Mapping& m) {
 
 std::vector<MapChange> anon_state(const std::vector<Area>& tracked) {
   std::vector<MapChange> out;
+  out.reserve(tracked.size());
   for (const Area& r : tracked) {
     if (r.kind != Area::heap && r.kind != Area::anon) continue;
     push_joined(out, {r.start, r.end, r.kind == Area::heap ? MapChange::What::heap : MapChange::What::anon,
@@ -107,6 +108,7 @@ std::vector<MapChange> map_changes(const std::vector<MapChange>& before, const s
 
 std::vector<MapChange> apply_changes(const std::vector<MapChange>& state, const std::vector<MapChange>& changes) {
   std::vector<MapChange> out;
+  out.reserve(state.size() + changes.size());
   for (const MapChange& x : ckpt::overlay_mappings(state, changes))
     if (x.what != MapChange::What::unmapped) out.push_back(x);
   return out;

@@ -278,6 +278,7 @@ uint64_t load_base(const std::vector<Mapping>& maps, const std::string& exe) {
 
 IntervalSet spans_of(const std::vector<Area>& areas) {
   std::vector<IntervalSet::Interval> v;
+  v.reserve(areas.size());
   for (const Area& r : areas) v.emplace_back(r.start, r.end);
   return IntervalSet::of(std::move(v));
 }

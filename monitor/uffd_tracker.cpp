@@ -394,6 +394,22 @@ void UffdTracker::drop(Seg& g) {
 }
 
 void UffdTracker::reshape(const IntervalSet& cover) {
+  // The steady state (the tracked set as at the last start): every segment lies in the cover
+  // and together they fill it, so nothing below would change; the map is not rebuilt, a node
+  // per segment (issue 14, session 14).
+  {
+    uint64_t in_segs = 0, in_cover = 0;
+    bool inside = true;
+    for (auto& [key, g] : segs_) {
+      if (!cover.covers(g.start, g.end)) {
+        inside = false;
+        break;
+      }
+      in_segs += g.end - g.start;
+    }
+    for (auto [s0, e0] : cover) in_cover += e0 - s0;
+    if (inside && in_segs == in_cover) return;  // (disjoint segments inside it: they are it)
+  }
   std::map<uint64_t, Seg> out;
   // 1. Cut each segment to the cover: it keeps its first piece (its buffer at an offset);
   //    other pieces (the cover lost a middle part) are copied into buffers of their own.
@@ -452,6 +468,7 @@ void UffdTracker::start_whole(const StoppedThread& t, const std::vector<Area>& a
 
 void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& areas) {
   std::vector<IntervalSet::Interval> had;
+  had.reserve(segs_.size());
   for (auto& [key, g] : segs_) had.emplace_back(g.start, g.end);
   const IntervalSet covered = IntervalSet::of(std::move(had));
   std::vector<IntervalSet::Interval> read, zero;
@@ -482,7 +499,7 @@ void UffdTracker::start_kept(const StoppedThread& t, const std::vector<Area>& ar
         (data ? read : zero).emplace_back(x.start, x.end);
       }
       for (const Area& a : areas) {
-        if (!known.overlaps(a.start, a.end)) continue;
+        if (!known.overlaps(a.start, a.end) || covered.covers(a.start, a.end)) continue;  // (nothing new)
         for (auto [s0, e0] : IntervalSet::of({{a.start, a.end}}).minus(covered)) {
           spans.clear();
           if (a.kind == Area::data || !scan(s0, e0, Scan::populated, spans)) spans.assign(1, Span{s0, e0});

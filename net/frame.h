@@ -188,6 +188,8 @@ IoResult write_frame(int fd, FrameType type, std::span<const iovec> parts,
                      std::span<const uint8_t> before = {});
 // A whole small frame, sealed, as bytes (for write_frame's `before`).
 std::vector<uint8_t> encode_frame(FrameType type, std::span<const iovec> parts, const Seal& seal = {});
+// The same, appended to `out`.
+void encode_frame_into(std::vector<uint8_t>& out, FrameType type, std::span<const iovec> parts, const Seal& seal = {});
 
 // Writes the same frame to several sockets at once, advancing each as it can take bytes
 // (a broadcast is one pass, not N sequential transfers). results[i] is fds[i]'s outcome;

@@ -36,6 +36,7 @@ struct NodeLink {
   std::string master;        // HOST:PORT to connect to ("" for the master itself)
   int secret_fd = -1;        // the descriptor the secret arrives on (one line)
   int listen_fd = -1;        // the master: the listening socket to use (-1 = none)
+  int unix_listen_fd = -1;   // the master: the listening local Unix socket to use (-1 = none)
   int status_fd = -1;        // the master: where it reports its region (-1 = none)
   bool watch_stdin = false;  // stdin is the launcher's channel: stop when it closes
   bool env_stdin = false;    // the environment follows the secret on secret_fd (cape node --env-stdin)
@@ -78,9 +79,9 @@ class LocalLauncher final : public Launcher {
   LocalLauncher(std::string cape_exe, const Secret& secret);
   ~LocalLauncher() override;  // stop_all()
 
-  // The master, rank 0: it listens on `listen_fd` and reports its region on `status_fd`
-  // (both inherited).
-  void start_master(int listen_fd, int status_fd, const NodeCommand& command);
+  // The master, rank 0: it listens on `listen_fd` (and on `unix_listen_fd`, the local Unix
+  // socket, when >= 0) and reports its region on `status_fd` (all inherited).
+  void start_master(int listen_fd, int status_fd, const NodeCommand& command, int unix_listen_fd = -1);
   pid_t pid(int rank) const;
   // SIGKILLs node `rank` and reaps it (it is then no longer reported by ended()).
   void kill(int rank);

@@ -32,11 +32,14 @@ LocalLauncher::LocalLauncher(std::string cape_exe, const Secret& secret)
 
 LocalLauncher::~LocalLauncher() { stop_all(); }
 
-void LocalLauncher::start_master(int listen_fd, int status_fd, const NodeCommand& command) {
+void LocalLauncher::start_master(int listen_fd, int status_fd, const NodeCommand& command, int unix_listen_fd) {
   NodeLink link;
   link.listen_fd = listen_fd;
   link.status_fd = status_fd;
-  spawn(0, link, command, {listen_fd, status_fd});
+  link.unix_listen_fd = unix_listen_fd;
+  std::vector<int> keep = {listen_fd, status_fd};
+  if (unix_listen_fd >= 0) keep.push_back(unix_listen_fd);
+  spawn(0, link, command, keep);
 }
 
 void LocalLauncher::start(int rank, const std::string&, uint16_t port, const NodeCommand& command) {

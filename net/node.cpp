@@ -14,6 +14,7 @@
 
 #include <array>
 #include <set>
+#include <thread>
 
 #include "ckpt/format.h"
 #include "net/handshake.h"
@@ -59,11 +60,28 @@ Node::Node(NodeOptions options) : opt_(std::move(options)) {
   if (opt_.rank == 0) {
     session_.nonce = random_nonce();
     session_.encrypt = opt_.encrypt;
+    // The local Unix socket (socket.h) before the TCP port whenever its name is known: a slave
+    // that finds the TCP port open then finds it too (slaves try it first in every round).
+    auto listen_unix = [&](uint16_t port) {
+      unix_listen_fd_ = listen_local_unix(local_unix_name(opt_.secret, port));
+      if (!unix_listen_fd_.valid())
+        CAPE_LOG_AT(info, "net") << errno_message("listen on the local Unix socket") << ": local slaves join over TCP";
+    };
+    if (opt_.unix_listen_fd >= 0) {
+      unix_listen_fd_.reset(opt_.unix_listen_fd);
+      if (!opt_.local_unix) unix_listen_fd_.reset();
+    } else if (opt_.local_unix && opt_.listen_fd < 0 && opt_.master.port != 0) {
+      listen_unix(opt_.master.port);
+    }
     if (opt_.listen_fd >= 0)
       listen_fd_.reset(opt_.listen_fd);
     else
       listen_fd_ = listen_tcp(opt_.master.host, opt_.master.port);
     port_ = local_port(listen_fd_.get());
+    // A slave that connected over TCP before this exists goes on over TCP: correct, slower.
+    if (opt_.local_unix && !unix_listen_fd_.valid() && opt_.unix_listen_fd < 0 &&
+        (opt_.listen_fd >= 0 || opt_.master.port == 0))
+      listen_unix(port_);
     int p[2];
     if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) throw UserError(errno_message("pipe2"));
     wake_rd_.reset(p[0]);
@@ -183,9 +201,10 @@ void Node::acceptor_loop() {
     }
   };
   for (;;) {
-    pollfd p[2] = {{listen_fd_.get(), POLLIN, 0}, {wake_rd_.get(), POLLIN, 0}};
+    // p[2]: the local Unix socket (fd -1, never ready, when there is none).
+    pollfd p[3] = {{listen_fd_.get(), POLLIN, 0}, {wake_rd_.get(), POLLIN, 0}, {unix_listen_fd_.get(), POLLIN, 0}};
     // A tick while handshakes run, so that finished ones are joined.
-    int r = ::poll(p, 2, handshakes_.empty() ? -1 : 100);
+    int r = ::poll(p, 3, handshakes_.empty() ? -1 : 100);
     if (r < 0) {
       if (errno == EINTR) continue;
       reap(true);
@@ -197,8 +216,9 @@ void Node::acceptor_loop() {
       if (stopping_) break;
     }
     reap(false);
-    if (!(p[0].revents & POLLIN)) continue;
-    util::ScopedFd fd(::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    int from = (p[0].revents & POLLIN) ? listen_fd_.get() : (p[2].revents & POLLIN) ? unix_listen_fd_.get() : -1;
+    if (from < 0) continue;
+    util::ScopedFd fd(::accept4(from, nullptr, nullptr, SOCK_CLOEXEC));
     if (!fd.valid()) {
       if (errno == EINTR || errno == EAGAIN || errno == ECONNABORTED) continue;
       CAPE_LOG_AT(warn, "net") << errno_message("accept");
@@ -229,6 +249,7 @@ void Node::handshake_incoming(Handshake& h) {
   std::string addr = peer_name(fd);
   set_nonblocking(fd);
   set_nodelay(fd);
+  if (is_unix_socket(fd)) (void)widen_unix_buffer(fd);  // (the same host: what the slave got)
   int claimed = -1;  // the rank this connection holds while it finishes its handshake
   std::optional<Joiner> j = accept_slave(
       fd, addr, opt_.secret, opt_.size, opt_.timeout,
@@ -277,7 +298,7 @@ void Node::connect_to_master() {
   const auto deadline = std::chrono::steady_clock::now() + opt_.connect_timeout;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    util::ScopedFd fd = connect_tcp(opt_.master, std::max(left, std::chrono::milliseconds(0)), opt_.cancelled);
+    util::ScopedFd fd = connect_master(std::max(left, std::chrono::milliseconds(0)));
     set_nonblocking(fd.get());
     set_nodelay(fd.get());
     // The master bounds its side of the handshake by `timeout` from its accept, which a loaded
@@ -304,8 +325,30 @@ void Node::connect_to_master() {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  CAPE_LOG_AT(info, "net") << "rank " << opt_.rank << " joined the master at " << addr;
+  CAPE_LOG_AT(info, "net") << "rank " << opt_.rank << " joined the master at " << addr
+                           << (is_unix_socket(m.fd.get()) ? " over its local Unix socket" : "");
   start_peer(m);
+}
+
+util::ScopedFd Node::connect_master(std::chrono::milliseconds deadline_after) {
+  if (!opt_.local_unix) return connect_tcp(opt_.master, deadline_after, opt_.cancelled);
+  // The master's local Unix socket first (socket.h), in every round: it exists only on the
+  // master's host, and there before its TCP port opens (the Node constructor), so a slave
+  // that starts before its master still ends up on it.
+  const std::string name = local_unix_name(opt_.secret, opt_.master.port);
+  const auto deadline = std::chrono::steady_clock::now() + deadline_after;
+  std::string last = "timed out";
+  for (int round = 0;; ++round) {
+    if (util::ScopedFd fd = connect_local_unix(name); fd.valid()) return fd;
+    if (util::ScopedFd fd = try_connect_tcp(opt_.master, last); fd.valid()) return fd;
+    if (std::chrono::steady_clock::now() >= deadline)
+      throw UserError("cannot connect to the master at " + opt_.master.str() + ": " + last);
+    if (opt_.cancelled && opt_.cancelled())
+      throw UserError("stopped connecting to the master at " + opt_.master.str() + " (" + last +
+                      "): the launcher is gone");
+    // Retry pacing while the master starts, as connect_tcp's (the deadline bounds it).
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(20 * (round + 1), 200)));
+  }
 }
 
 void Node::start_peer(Peer& p) {

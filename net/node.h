@@ -62,6 +62,12 @@ struct NodeOptions {
   int size = 1;
   HostPort master;           // slaves connect here; the master listens here (port 0 = any)
   int listen_fd = -1;        // master: an already listening socket to use (taken over)
+  // Nodes on one host talk over an abstract Unix socket (socket.h, local_unix_name): the
+  // master listens there too (on `unix_listen_fd` when given: `cape run` binds it before any
+  // slave starts, so none races to TCP), a slave tries it first. false: TCP only
+  // (CAPE_LOCAL_UNIX=0).
+  bool local_unix = true;
+  int unix_listen_fd = -1;   // master: an already listening Unix socket to use (taken over)
   Secret secret;
   // The job's identity, the same on every node of the job (its id, program and arguments:
   // cli/node_command.cpp): nodes of another job that holds the same secret are refused.
@@ -258,6 +264,9 @@ class Node {
   void acceptor_loop();
   void handshake_incoming(Handshake& h);
   void connect_to_master();
+  // A connection to the master: its local Unix socket when there is one, else TCP; retried
+  // until `deadline_after` passes (connect_tcp's errors).
+  util::ScopedFd connect_master(std::chrono::milliseconds deadline_after);
   void start_peer(Peer& p);
   // Receiving: one reader per connection (node_reader.cpp).
   void reader_loop(Peer& p);
@@ -320,6 +329,7 @@ class Node {
   std::atomic<uint64_t> broadcast_seq_{0};  // master: the broadcast stream's numbers
   uint16_t port_ = 0;
   util::ScopedFd listen_fd_;
+  util::ScopedFd unix_listen_fd_;  // invalid: TCP only
   util::ScopedFd wake_rd_, wake_wr_;  // wakes the acceptor at shutdown
   // By rank: the connection to that node, or null (this node; on a slave, the other
   // slaves: the master has one per slave, a slave one to rank 0).

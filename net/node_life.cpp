@@ -25,7 +25,7 @@ void Node::set_region(const std::string& where) {
     }
     PayloadWriter w;
     w.str(where);
-    m.later(FrameType::region, w.buffer());
+    m.later(FrameType::region, std::move(w.buffer()));
   }
 }
 

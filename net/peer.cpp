@@ -58,8 +58,7 @@ std::vector<uint8_t> Peer::take_waiting() {
   std::vector<uint8_t> out;
   for (auto& [type, payload] : waiting) {
     iovec v = iov_of(payload.data(), payload.size());
-    std::vector<uint8_t> f = encode_frame(type, {&v, 1}, next_seal());
-    out.insert(out.end(), f.begin(), f.end());
+    encode_frame_into(out, type, {&v, 1}, next_seal());
     bytes_out.fetch_add(payload.size(), std::memory_order_relaxed);
     frames_out.fetch_add(1, std::memory_order_relaxed);
   }

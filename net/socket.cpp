@@ -10,9 +10,16 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
 
 #include <thread>
 
+#include "net/auth.h"
 #include "util/error.h"
 
 namespace cape::net {
@@ -102,23 +109,28 @@ uint16_t local_port(int fd) {
   throw UserError("listening socket is not TCP");
 }
 
+util::ScopedFd try_connect_tcp(const HostPort& hp, std::string& why) {
+  AddrInfo ai;
+  resolve(hp.host, hp.port, false, ai);
+  for (addrinfo* a = ai.ai; a; a = a->ai_next) {
+    util::ScopedFd fd(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+    if (!fd.valid()) {
+      why = strerror(errno);
+      continue;
+    }
+    if (::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0) return fd;
+    why = strerror(errno);
+  }
+  return {};
+}
+
 util::ScopedFd connect_tcp(const HostPort& hp, std::chrono::milliseconds deadline_after,
                            const std::function<bool()>& cancelled) {
   auto deadline = Clock::now() + deadline_after;
   std::string last = "timed out";
   // Bounded: every round either connects or sleeps; the deadline ends the loop.
   for (int round = 0;; ++round) {
-    AddrInfo ai;
-    resolve(hp.host, hp.port, false, ai);
-    for (addrinfo* a = ai.ai; a; a = a->ai_next) {
-      util::ScopedFd fd(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
-      if (!fd.valid()) {
-        last = strerror(errno);
-        continue;
-      }
-      if (::connect(fd.get(), a->ai_addr, a->ai_addrlen) == 0) return fd;
-      last = strerror(errno);
-    }
+    if (util::ScopedFd fd = try_connect_tcp(hp, last); fd.valid()) return fd;
     if (Clock::now() >= deadline)
       throw UserError("cannot connect to the master at " + hp.str() + ": " + last);
     if (cancelled && cancelled())
@@ -128,10 +140,87 @@ util::ScopedFd connect_tcp(const HostPort& hp, std::chrono::milliseconds deadlin
   }
 }
 
+bool local_unix_wanted() {
+  const char* e = std::getenv("CAPE_LOCAL_UNIX");
+  if (!e || std::string(e) == "1") return true;
+  if (std::string(e) == "0") return false;
+  throw UserError("CAPE_LOCAL_UNIX='" + std::string(e) + "': give 0 (TCP only) or 1 (local nodes over a Unix socket)");
+}
+
+std::string local_unix_name(const Secret& secret, uint16_t port) {
+  Mac m = job_value(secret, "local unix " + std::to_string(port));
+  static const char* hex = "0123456789abcdef";
+  std::string name = "cape-";
+  for (size_t i = 0; i < 12; ++i) name += hex[m[i] >> 4], name += hex[m[i] & 15];
+  return name;
+}
+
+namespace {
+socklen_t abstract_address(const std::string& name, sockaddr_un& a) {
+  a = {};
+  a.sun_family = AF_UNIX;
+  size_t n = std::min(name.size(), sizeof a.sun_path - 1);
+  std::memcpy(a.sun_path + 1, name.data(), n);  // sun_path[0] = 0: the abstract namespace
+  return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
+}
+}  // namespace
+
+util::ScopedFd listen_local_unix(const std::string& name, int backlog) {
+  sockaddr_un a;
+  socklen_t len = abstract_address(name, a);
+  util::ScopedFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return fd;
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), len) != 0 || ::listen(fd.get(), backlog) != 0) {
+    int e = errno;
+    fd.reset();
+    errno = e;
+  }
+  return fd;
+}
+
+bool widen_unix_buffer(int fd) {
+  // A Unix stream socket holds at most its sender's SO_SNDBUF in flight (the bytes wait in the
+  // reader's queue, charged to the writer), 208 KiB by default, where loopback TCP grows to
+  // megabytes (tcp_wmem, tcp_rmem). Two nodes writing big frames to each other at once (a
+  // page answered while a broadcast comes the other way: tests lazy.fork_*) each wait for the
+  // other to read; TCP's buffers hide that, a small Unix buffer does not. So: as much as the
+  // host allows (the kernel caps it at net.core.wmem_max, doubled), and not used below 8 MiB.
+  int want = 64 << 20;
+  (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
+  int got = 0;
+  socklen_t len = sizeof got;
+  return ::getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &len) == 0 && got >= kUnixMinSendBuffer;
+}
+
+util::ScopedFd connect_local_unix(const std::string& name) {
+  sockaddr_un a;
+  socklen_t len = abstract_address(name, a);
+  util::ScopedFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return fd;
+  if (!widen_unix_buffer(fd.get())) {
+    fd.reset();
+    errno = ENOBUFS;
+    return fd;
+  }
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), len) != 0) {
+    int e = errno;
+    fd.reset();
+    errno = e;
+  }
+  return fd;
+}
+
+bool is_unix_socket(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  return ::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0 && ss.ss_family == AF_UNIX;
+}
+
 std::string peer_name(int fd) {
   sockaddr_storage ss{};
   socklen_t len = sizeof ss;
   if (::getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  if (ss.ss_family == AF_UNIX) return "local Unix socket";
   char host[NI_MAXHOST], serv[NI_MAXSERV];
   if (getnameinfo(reinterpret_cast<sockaddr*>(&ss), len, host, sizeof host, serv, sizeof serv,
                   NI_NUMERICHOST | NI_NUMERICSERV) != 0)
@@ -146,6 +235,7 @@ void set_nonblocking(int fd) {
 }
 
 void set_nodelay(int fd) {
+  if (is_unix_socket(fd)) return;  // no Nagle there: every write goes to the peer's queue at once
   int one = 1;
   if (::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
     throw UserError(errno_message("setsockopt TCP_NODELAY"));

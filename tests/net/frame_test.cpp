@@ -323,6 +323,36 @@ TEST(Frame, SealedFramesAreAuthenticatedAndOptionallyEncrypted) {
   }
 }
 
+// Issue 14, session 14: each thread keeps its AEAD contexts per (key, cipher, direction)
+// (CAPE_AEAD_KEPT): more keys than it keeps, used in turn, sealing and opening interleaved,
+// authenticated and encrypted: every frame opens under its own key and stream only.
+TEST(Frame, KeptCipherContextsNeverMixKeys) {
+  constexpr int kKeys = 10;
+  std::vector<FrameKey> keys(kKeys);
+  for (int k = 0; k < kKeys; ++k) keys[k].fill(static_cast<uint8_t>(k + 1));
+  std::vector<uint8_t> payload(100, 0x5a);
+  std::vector<uint64_t> last(2 * kKeys, 0);
+  for (int round = 0; round < 3; ++round)
+    for (int k = 0; k < kKeys; ++k)
+      for (bool encrypt : {false, true}) {
+        SCOPED_TRACE("key " + std::to_string(k) + (encrypt ? " encrypted" : " authenticated") + " round " +
+                     std::to_string(round));
+        uint64_t& seq = last[2 * k + encrypt];
+        std::vector<uint8_t> f = encoded(FrameType::checkpoint, payload, {&keys[k], 3, seq + 1, encrypt});
+        uint64_t wrong = seq;
+        std::vector<IoResult> bad = feed_all({f}, {&keys[(k + 1) % kKeys], 3, &wrong, nullptr, encrypt});
+        ASSERT_EQ(bad.size(), 1u);
+        EXPECT_EQ(bad[0].status, IoStatus::bad_frame);
+        std::vector<Frame> got;
+        std::vector<IoResult> r = feed_all({f}, {&keys[k], 3, &seq, nullptr, encrypt}, &got);
+        ASSERT_EQ(r.size(), 1u);
+        EXPECT_TRUE(r[0].ok()) << r[0].describe();
+        EXPECT_EQ(seq, static_cast<uint64_t>(round + 1));
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(std::vector<uint8_t>(got[0].payload.begin(), got[0].payload.end()), payload);
+      }
+}
+
 // Issue 14: a slave's small frames ride ahead of its part in one write, and the reader takes
 // frames that arrived together from its read-ahead buffer; large payloads still go straight
 // into the frame. Sealed and not, whole and trickled byte by byte.

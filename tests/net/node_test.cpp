@@ -17,6 +17,7 @@
 #include "ckpt/ops.h"
 #include "net/handshake.h"
 #include "net/node.h"
+#include "net/socket.h"
 #include "util/error.h"
 
 namespace cape::net {
@@ -364,6 +365,72 @@ TEST(Node, WrongSecretIsRefusedAndTheJobGoesOn) {
   EXPECT_EQ(parts, 1);
   intruder_and_slave.join();
   master.program_exited(0);
+}
+
+// Issue 14, session 14: the master's local Unix socket (net/socket.h) is a second door, not a
+// weaker one. Its name comes from the secret, so a stranger finds only the TCP port; and even
+// someone who knows the name (here the test, which holds the secret) must prove the secret
+// there: a handshake with another secret is refused and the job goes on (over that socket).
+TEST(Node, TheLocalUnixSocketRefusesAWrongSecret) {
+  Secret s = Secret::generate();
+  Node master(options(0, 2, 0, s));
+  std::string name = local_unix_name(s, master.port());
+  std::thread intruder_and_slave([&] {
+    util::ScopedFd fd = connect_local_unix(name);
+    ASSERT_TRUE(fd.valid()) << "no local Unix socket: " << strerror(errno);
+    set_nonblocking(fd.get());
+    try {
+      (void)join_master(fd.get(), "unix", Secret::from_string("not the job secret at all"), {1, 2, "intruder", ""},
+                        2000ms);
+      ADD_FAILURE() << "an intruder joined over the Unix socket";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("refused"), std::string::npos) << e.what();
+    }
+    // A stranger (another secret) derives another name: nobody listens there.
+    EXPECT_FALSE(connect_local_unix(local_unix_name(Secret::from_string("not the job secret at all"), master.port()))
+                     .valid());
+    Node node(options(1, 2, master.port(), s));
+    node.start();
+    node.send(make_ck("after", 0x10, 77), 0);
+    node.program_exited(0);
+  });
+  master.start();
+  int parts = 0;
+  master.wait_for("after", [&](ckpt::Checkpoint&& part, int) {
+    EXPECT_EQ(word_at(part, 0x10), 77u);
+    ++parts;
+  });
+  EXPECT_EQ(parts, 1);
+  intruder_and_slave.join();
+  master.program_exited(0);
+}
+
+// Both ways carry a job: over the Unix socket (the default) and over TCP alone (local_unix
+// false on both ends, CAPE_LOCAL_UNIX=0), and a master without one still takes a slave that
+// would use it (over TCP).
+TEST(Node, LocalUnixOnOffAndMixed) {
+  for (auto [master_unix, slave_unix] : {std::pair{true, true}, {false, false}, {false, true}, {true, false}}) {
+    Secret s = Secret::generate();
+    NodeOptions mo = options(0, 2, 0, s);
+    mo.local_unix = master_unix;
+    Node master(std::move(mo));
+    EXPECT_EQ(connect_local_unix(local_unix_name(s, master.port())).valid(), master_unix);
+    std::thread slave([&] {
+      NodeOptions so = options(1, 2, master.port(), s);
+      so.local_unix = slave_unix;
+      Node node(std::move(so));
+      node.start();
+      node.send(make_ck("after", 0x10, 5), 0);
+      ckpt::Checkpoint back = node.receive("result");
+      EXPECT_EQ(word_at(back, 0x20), 6u);
+      node.program_exited(0);
+    });
+    master.start();
+    master.wait_for("after", [&](ckpt::Checkpoint&& part, int) { EXPECT_EQ(word_at(part, 0x10), 5u); });
+    master.broadcast(make_ck("result", 0x20, 6));
+    slave.join();
+    master.program_exited(0);
+  }
 }
 
 TEST(Node, SlaveRefusesAMasterWithoutTheSecret) {
