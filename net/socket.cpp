@@ -184,9 +184,11 @@ bool widen_unix_buffer(int fd) {
   // megabytes (tcp_wmem, tcp_rmem). Two nodes writing big frames to each other at once (a
   // page answered while a broadcast comes the other way: tests lazy.fork_*) each wait for the
   // other to read; TCP's buffers hide that, a small Unix buffer does not. So: as much as the
-  // host allows (the kernel caps it at net.core.wmem_max, doubled), and not used below 8 MiB.
+  // host allows (the kernel caps it at net.core.wmem_max, doubled, unless the node may force
+  // it: CAP_NET_ADMIN, e.g. root), and not used below 8 MiB.
   int want = 64 << 20;
-  (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
+  if (::setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &want, sizeof want) != 0)
+    (void)::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof want);
   int got = 0;
   socklen_t len = sizeof got;
   return ::getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &len) == 0 && got >= kUnixMinSendBuffer;

@@ -62,18 +62,25 @@ job() {
   echo "$label: output equal to gcc's; master's log: $m_unix over the Unix socket, $m_tcp over TCP"
 }
 
-job default unix LOCAL_UNIX_TEST=1 --
-job encrypted unix LOCAL_UNIX_TEST=1 -- --encrypt
-job CAPE_LOCAL_UNIX=1 unix CAPE_LOCAL_UNIX=1 --
+# The Unix socket needs an 8 MiB send buffer (net/socket.cpp widen_unix_buffer): forced by
+# root, else within net.core.wmem_max (doubled). A host that allows neither uses TCP.
+way=unix
+if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/net/core/wmem_max 2>/dev/null || echo 0)" -lt 4194304 ]; then
+  way=tcp
+  echo "note: not root and net.core.wmem_max < 4 MiB: local nodes are expected over TCP"
+fi
+job default $way LOCAL_UNIX_TEST=1 --
+job encrypted $way LOCAL_UNIX_TEST=1 -- --encrypt
+job CAPE_LOCAL_UNIX=1 $way CAPE_LOCAL_UNIX=1 --
 job CAPE_LOCAL_UNIX=0 tcp CAPE_LOCAL_UNIX=0 --
-job eager unix LOCAL_UNIX_TEST=1 -- --sync eager
+job eager $way LOCAL_UNIX_TEST=1 -- --sync eager
 
 # mpirun: the master node binds the socket itself, before its TCP port opens.
 if command -v mpirun >/dev/null; then
-  for want in unix tcp; do
+  for want in $way tcp; do
     rm -rf mlogs
     port=$((20000 + RANDOM % 30000))
-    v=1; [ $want = tcp ] && v=0
+    v=1; [ $want = tcp ] && [ $way = unix ] && v=0
     if ! OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 CAPE_LOCAL_UNIX=$v CAPE_SECRET=$(head -c 32 /dev/urandom | xxd -p -c 64) \
         timeout 120 mpirun --oversubscribe -n 3 -x CAPE_SECRET -x CAPE_LOCAL_UNIX "$cape" node --master 127.0.0.1:$port \
         --log net:info --output-dir mlogs -- ./prog > mout 2> merr; then
