@@ -85,10 +85,28 @@ Declarations::Declarations(const Tokens& t) : t_(t) {
       }
       // A system header's declarations are not the program's data (and an `extern` one may
       // name a variable of a library the program does not link).
-      if (name >= 0 && !stop && !t[name].system)
+      if (name >= 0 && !stop && !t[name].system) {
         decls_.push_back({t[name].text, name, scope_end, storage, params, incomplete, cond_depth[name] != 0});
+        decls_.back().vla = !params && variable_bounds(part, k);
+      }
       part = k + 1;
     }
+  };
+  // A bracket before the declarator's '=' naming a variable visible there (a macro or an enum
+  // constant is none) or calling a function (not sizeof): a variable length, as gcc decides
+  // by the bound's value; a function-like macro is taken for one (its local is then kept the
+  // slower way).
+  auto variable_bounds = [&](int p, int q) {
+    for (int x = p; x < q && !t.punct(x, "="); ++x) {
+      if (!t.punct(x, "[") || !t.opens(x)) continue;
+      for (int y = x + 1; y < t.match(x); ++y) {
+        if (!t.ident(y) || t.punct(y - 1, ".") || t.punct(y - 1, "->")) continue;
+        if (t.punct(y + 1, "(") && !t.ident(y, "sizeof") && !t.ident(y, "_Alignof")) return true;
+        for (auto& d : decls_)
+          if (d.name == t[y].text && d.tok < y && y < d.scope_end && !d.conditional) return true;
+      }
+    }
+    return false;
   };
   bool start = true;
   for (int i = 0; i < n; ++i) {
@@ -149,6 +167,20 @@ std::vector<std::string> Declarations::locals_in_scope(int b, int e) const {
   for (auto& d : decls_)
     if (!d.param && d.storage == VarDecl::Auto && d.tok >= b && d.tok < e && e < d.scope_end) add_once(r, d.name);
   return r;
+}
+
+const VarDecl* Declarations::vla_local(const std::string& n, int b, int at) const {
+  const VarDecl* found = nullptr;
+  for (auto& d : decls_)
+    if (d.name == n && d.tok < at && at < d.scope_end) found = &d;
+  return found && found->vla && found->tok >= b && !found->param && found->storage == VarDecl::Auto ? found
+                                                                                                      : nullptr;
+}
+
+const VarDecl* Declarations::vla_declared(int b, int e, int end) const {
+  for (auto& d : decls_)
+    if (d.vla && !d.param && d.storage == VarDecl::Auto && d.tok >= b && d.tok < e && d.scope_end == end) return &d;
+  return nullptr;
 }
 
 std::vector<std::string> Declarations::implicitly_shared(int at, int b, int e,
