@@ -51,6 +51,22 @@ Declarations::Declarations(const Tokens& t) : t_(t) {
   std::vector<int> scope_ends;
   std::vector<int> cond_depth = conditional_depths(t);
   auto end_of_scope = [&] { return scope_ends.empty() ? n : scope_ends.back(); };
+  // A bracket before the declarator's '=' naming a variable visible there (a macro or an enum
+  // constant is none) or calling a function (not sizeof): a variable length, as gcc decides
+  // by the bound's value; a function-like macro is taken for one (its local is then kept the
+  // slower way).
+  auto variable_bounds = [&](int p, int q) {
+    for (int x = p; x < q && !t.punct(x, "="); ++x) {
+      if (!t.punct(x, "[") || !t.opens(x)) continue;
+      for (int y = x + 1; y < t.match(x); ++y) {
+        if (!t.ident(y) || t.punct(y - 1, ".") || t.punct(y - 1, "->")) continue;
+        if (t.punct(y + 1, "(") && !t.ident(y, "sizeof") && !t.ident(y, "_Alignof")) return true;
+        for (auto& d : decls_)
+          if (d.name == t[y].text && d.tok < y && y < d.scope_end && !d.conditional) return true;
+      }
+    }
+    return false;
+  };
   // Names in declarator tokens [p, q): the last identifier before '=', '[' or a group.
   // `params`: a parameter list, where `T a[]` is a pointer.
   auto declarators = [&](int p, int q, int scope_end, bool params) {
@@ -91,22 +107,6 @@ Declarations::Declarations(const Tokens& t) : t_(t) {
       }
       part = k + 1;
     }
-  };
-  // A bracket before the declarator's '=' naming a variable visible there (a macro or an enum
-  // constant is none) or calling a function (not sizeof): a variable length, as gcc decides
-  // by the bound's value; a function-like macro is taken for one (its local is then kept the
-  // slower way).
-  auto variable_bounds = [&](int p, int q) {
-    for (int x = p; x < q && !t.punct(x, "="); ++x) {
-      if (!t.punct(x, "[") || !t.opens(x)) continue;
-      for (int y = x + 1; y < t.match(x); ++y) {
-        if (!t.ident(y) || t.punct(y - 1, ".") || t.punct(y - 1, "->")) continue;
-        if (t.punct(y + 1, "(") && !t.ident(y, "sizeof") && !t.ident(y, "_Alignof")) return true;
-        for (auto& d : decls_)
-          if (d.name == t[y].text && d.tok < y && y < d.scope_end && !d.conditional) return true;
-      }
-    }
-    return false;
   };
   bool start = true;
   for (int i = 0; i < n; ++i) {
