@@ -545,14 +545,24 @@ void cape_cc_orphan_back(void) {
   cape_cc_mt_reductions_again();
 }
 
-/* cc.h: the buffer is a shared anonymous mapping, which the monitor never tracks (a heap
- * block would be in the checkpoint, and each node's scratch differs); grown by doubling. */
+/* cc.h: the buffer is this thread's static TLS (never tracked, as the cape_lt_* copies), and
+ * beyond its 64 KiB a shared anonymous mapping, grown by doubling (a heap block would be in
+ * the checkpoint, and each node's scratch differs); --model=cape1's complete checkpoints
+ * restore private memory only, so there the TLS is the limit. */
+#define VLA_TLS_BYTES (64 * 1024)
+static __thread unsigned char vla_tls[VLA_TLS_BYTES];
 static __thread unsigned char *vla_buf;
 static __thread unsigned long vla_cap, vla_top, vla_at;
 
 void cape_cc_keep_bytes(void *x, unsigned long size) {
+  if (!vla_buf) vla_buf = vla_tls, vla_cap = sizeof vla_tls;
   if (size > vla_cap - vla_top) {
-    unsigned long cap = vla_cap ? vla_cap : 1UL << 16;
+    if (cape1_team) {
+      fprintf(stderr, "cape: the variable-length arrays of a parallel region exceed %d bytes at a barrier "
+                      "under --model=cape1: declare them before the region, or malloc them\n", VLA_TLS_BYTES);
+      exit(3);
+    }
+    unsigned long cap = vla_cap;
     while (cap - vla_top < size) cap *= 2;
     void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
@@ -560,8 +570,8 @@ void cape_cc_keep_bytes(void *x, unsigned long size) {
                       "across a barrier\n", vla_top + size);
       abort();
     }
-    if (vla_top) memcpy(p, vla_buf, vla_top);
-    if (vla_buf) munmap(vla_buf, vla_cap);
+    memcpy(p, vla_buf, vla_top);
+    if (vla_buf != vla_tls) munmap(vla_buf, vla_cap);
     vla_buf = (unsigned char *)p;
     vla_cap = cap;
   }
