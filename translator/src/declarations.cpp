@@ -67,6 +67,13 @@ Declarations::Declarations(const Tokens& t) : t_(t) {
     }
     return false;
   };
+  // `typedef double row[n];`: a variably modified type name, whose variables are too.
+  Names vm_types;
+  auto vm_type = [&](int p, int q) {
+    for (int x = p; x < q; ++x)
+      if (t.ident(x) && vm_types.count(t[x].text)) return true;
+    return false;
+  };
   // Names in declarator tokens [p, q): the last identifier before '=', '[' or a group.
   // `params`: a parameter list, where `T a[]` is a pointer.
   auto declarators = [&](int p, int q, int scope_end, bool params) {
@@ -103,7 +110,7 @@ Declarations::Declarations(const Tokens& t) : t_(t) {
       // name a variable of a library the program does not link).
       if (name >= 0 && !stop && !t[name].system) {
         decls_.push_back({t[name].text, name, scope_end, storage, params, incomplete, cond_depth[name] != 0});
-        decls_.back().vla = !params && variable_bounds(part, k);
+        decls_.back().vla = !params && (variable_bounds(part, k) || vm_type(p, k));
       }
       part = k + 1;
     }
@@ -134,6 +141,19 @@ Declarations::Declarations(const Tokens& t) : t_(t) {
     start = false;
     if (t[i].kind == TokKind::Keyword) {
       if (t[i].text == "else" || t[i].text == "do") start = true;  // a statement follows
+      continue;
+    }
+    if (t.ident(i, "typedef")) {
+      int k = i, name = -1;
+      while (k < n && !t.punct(k, ";")) {
+        if (t.ident(k) && (t.punct(k + 1, "[") || t.punct(k + 1, ";") || t.punct(k + 1, ")"))) name = k;
+        k = t.opens(k) && !t.punct(k, "}") ? t.match(k) + 1 : k + 1;
+      }
+      if (name >= 0 && (variable_bounds(i, k) || vm_type(i, name))) {
+        vm_types.insert(t[name].text);
+        vm_typedefs_.push_back({t[name].text, name, end_of_scope()});
+        vm_typedefs_.back().vla = true;
+      }
       continue;
     }
     if (!t.ident(i) || not_decl.count(t[i].text)) continue;
@@ -178,9 +198,13 @@ const VarDecl* Declarations::vla_local(const std::string& n, int b, int at) cons
 }
 
 const VarDecl* Declarations::vla_declared(int b, int e, int end) const {
-  for (auto& d : decls_)
-    if (d.vla && !d.param && d.storage == VarDecl::Auto && d.tok >= b && d.tok < e && d.scope_end == end) return &d;
-  return nullptr;
+  const VarDecl* first = nullptr;
+  for (auto* v : {&decls_, &vm_typedefs_})
+    for (auto& d : *v)
+      if (d.vla && !d.param && d.storage == VarDecl::Auto && d.tok >= b && d.tok < e && d.scope_end == end &&
+          (!first || d.tok < first->tok))
+        first = &d;
+  return first;
 }
 
 std::vector<std::string> Declarations::implicitly_shared(int at, int b, int e,

@@ -46,8 +46,8 @@ class Declarations {
   // scope at `at`, innermost last; nullptr when none is.
   const VarDecl* vla_local(const std::string& n, int b, int at) const;
 
-  // The first variably modified local declared in [b, e) whose scope ends at token `end`
-  // (a block's closing brace); nullptr when none is.
+  // The first variably modified local (or typedef name: `typedef double row[n];`) declared in
+  // [b, e) whose scope ends at token `end` (a block's closing brace); nullptr when none is.
   const VarDecl* vla_declared(int b, int e, int end) const;
 
   // Variables visible at token `at` and named in [b, e) that are shared there, under the
@@ -72,6 +72,7 @@ class Declarations {
  private:
   const Tokens& t_;
   std::vector<VarDecl> decls_;
+  std::vector<VarDecl> vm_typedefs_;  // `typedef double row[n];`: its name, for vla_declared
 };
 
 }  // namespace cape::tr

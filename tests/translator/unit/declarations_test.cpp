@@ -126,10 +126,12 @@ TEST(Declarations, VariablyModifiedLocals) {
       "  int (*p)[n + 1], q[g][2], r[f(1, 0)];\n"
       "  struct { int x; } st; int u[st.x];\n"
       "  { double in[n]; }\n"
+      "  typedef double row[n]; typedef struct { int x; } S; typedef int fixed[4];\n"
+      "  row tr; S ts; fixed tf;\n"
       "  return 0;\n"
       "}\n");
-  for (auto* v : {"a", "p", "q", "r", "u", "in"}) EXPECT_TRUE(s.find(v) && s.find(v)->vla) << v;
-  for (auto* v : {"b", "c", "m", "n", "g", "st"}) EXPECT_TRUE(s.find(v) && !s.find(v)->vla) << v;
+  for (auto* v : {"a", "p", "q", "r", "u", "in", "tr"}) EXPECT_TRUE(s.find(v) && s.find(v)->vla) << v;
+  for (auto* v : {"b", "c", "m", "n", "g", "st", "ts", "tf"}) EXPECT_TRUE(s.find(v) && !s.find(v)->vla) << v;
   int body = s.tok("double", 1), end = s.tok("return");
   EXPECT_NE(s.decls.vla_local("a", body, end), nullptr);
   EXPECT_EQ(s.decls.vla_local("b", body, end), nullptr);

@@ -1,5 +1,5 @@
 /* Variable-length arrays inside parallel constructs (session 14): a region's per-thread
- * scratch declared at the top of its block, kept across the barriers of its worksharing
+ * scratch declared at the top of its block (a typedef'd one too), kept across the barriers of its worksharing
  * constructs and an explicit barrier; a 2-D one and a pointer to one; a VLA in a `parallel
  * for` body and in a `for` chunk of a region. -DSET=T: omp_set_num_threads(T) (the region's
  * team shrinks: the nodes outside it still run the declarations); -DNT=T: num_threads(T). */
@@ -26,7 +26,9 @@ int main(int argc, char **argv) {
     double scratch[n];
     int m = n / 2, grid[m][3];
     int (*row)[3] = grid;
-    for (int k = 0; k < n; k++) scratch[k] = k * 0.5;
+    typedef double vec[n]; /* a variably modified type name */
+    vec acc;
+    for (int k = 0; k < n; k++) scratch[k] = k * 0.5, acc[k] = 2 * k;
     for (int k = 0; k < m; k++) row[k][0] = row[k][1] = row[k][2] = k;
 #pragma omp for
     for (int i = 0; i < 64; i++) {
@@ -39,7 +41,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < n; k++) scratch[k] += 1;
 #pragma omp barrier
 #pragma omp for
-    for (int i = 0; i < 64; i++) out2[i] = scratch[i % n] + row[i % m][1];
+    for (int i = 0; i < 64; i++) out2[i] = scratch[i % n] + row[i % m][1] + acc[i % n];
   }
   double t = 0, t2 = 0;
   int h = 0;
