@@ -15,6 +15,7 @@
 
 #include <dlfcn.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -542,6 +543,47 @@ void cape_cc_orphan_back(void) {
   if (cape1_team) return;
   for (int i = 0; i < nshared; i++) cape_set_shared(shared[i].addr, shared[i].size);
   cape_cc_mt_reductions_again();
+}
+
+/* cc.h: the buffer is this thread's static TLS (never tracked, as the cape_lt_* copies), and
+ * beyond its 64 KiB a shared anonymous mapping, grown by doubling (a heap block would be in
+ * the checkpoint, and each node's scratch differs); --model=cape1's complete checkpoints
+ * restore private memory only, so there the TLS is the limit. */
+#define VLA_TLS_BYTES (64 * 1024)
+static __thread unsigned char vla_tls[VLA_TLS_BYTES];
+static __thread unsigned char *vla_buf;
+static __thread unsigned long vla_cap, vla_top, vla_at;
+
+void cape_cc_keep_bytes(void *x, unsigned long size) {
+  if (!vla_buf) vla_buf = vla_tls, vla_cap = sizeof vla_tls;
+  if (size > vla_cap - vla_top) {
+    if (cape1_team) {
+      fprintf(stderr, "cape: the variable-length arrays of a parallel region exceed %d bytes at a barrier "
+                      "under --model=cape1: declare them before the region, or malloc them\n", VLA_TLS_BYTES);
+      exit(3);
+    }
+    unsigned long cap = vla_cap;
+    while (cap - vla_top < size) cap *= 2;
+    void *p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      fprintf(stderr, "cape: no memory to keep a variable-length array of a parallel region (%lu bytes) "
+                      "across a barrier\n", vla_top + size);
+      abort();
+    }
+    memcpy(p, vla_buf, vla_top);
+    if (vla_buf != vla_tls) munmap(vla_buf, vla_cap);
+    vla_buf = (unsigned char *)p;
+    vla_cap = cap;
+  }
+  memcpy(vla_buf + vla_top, x, size);
+  memset(x, 0, size);
+  vla_top += size;
+}
+
+void cape_cc_back_bytes(void *x, unsigned long size) {
+  memcpy(x, vla_buf + vla_at, size);
+  vla_at += size;
+  if (vla_at >= vla_top) vla_at = vla_top = 0;  /* the barrier's last: the next one starts over */
 }
 
 /* The exchanges (cc.h): each follows the cape_create() its construct made in the user's

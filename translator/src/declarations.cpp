@@ -51,6 +51,29 @@ Declarations::Declarations(const Tokens& t) : t_(t) {
   std::vector<int> scope_ends;
   std::vector<int> cond_depth = conditional_depths(t);
   auto end_of_scope = [&] { return scope_ends.empty() ? n : scope_ends.back(); };
+  // A bracket before the declarator's '=' naming a variable visible there (a macro or an enum
+  // constant is none) or calling a function (not sizeof): a variable length, as gcc decides
+  // by the bound's value; a function-like macro is taken for one (its local is then kept the
+  // slower way).
+  auto variable_bounds = [&](int p, int q) {
+    for (int x = p; x < q && !t.punct(x, "="); ++x) {
+      if (!t.punct(x, "[") || !t.opens(x)) continue;
+      for (int y = x + 1; y < t.match(x); ++y) {
+        if (!t.ident(y) || t.punct(y - 1, ".") || t.punct(y - 1, "->")) continue;
+        if (t.punct(y + 1, "(") && !t.ident(y, "sizeof") && !t.ident(y, "_Alignof")) return true;
+        for (auto& d : decls_)
+          if (d.name == t[y].text && d.tok < y && y < d.scope_end && !d.conditional) return true;
+      }
+    }
+    return false;
+  };
+  // `typedef double row[n];`: a variably modified type name, whose variables are too.
+  Names vm_types;
+  auto vm_type = [&](int p, int q) {
+    for (int x = p; x < q; ++x)
+      if (t.ident(x) && vm_types.count(t[x].text)) return true;
+    return false;
+  };
   // Names in declarator tokens [p, q): the last identifier before '=', '[' or a group.
   // `params`: a parameter list, where `T a[]` is a pointer.
   auto declarators = [&](int p, int q, int scope_end, bool params) {
@@ -85,8 +108,10 @@ Declarations::Declarations(const Tokens& t) : t_(t) {
       }
       // A system header's declarations are not the program's data (and an `extern` one may
       // name a variable of a library the program does not link).
-      if (name >= 0 && !stop && !t[name].system)
+      if (name >= 0 && !stop && !t[name].system) {
         decls_.push_back({t[name].text, name, scope_end, storage, params, incomplete, cond_depth[name] != 0});
+        decls_.back().vla = !params && (variable_bounds(part, k) || vm_type(p, k));
+      }
       part = k + 1;
     }
   };
@@ -116,6 +141,19 @@ Declarations::Declarations(const Tokens& t) : t_(t) {
     start = false;
     if (t[i].kind == TokKind::Keyword) {
       if (t[i].text == "else" || t[i].text == "do") start = true;  // a statement follows
+      continue;
+    }
+    if (t.ident(i, "typedef")) {
+      int k = i, name = -1;
+      while (k < n && !t.punct(k, ";")) {
+        if (t.ident(k) && (t.punct(k + 1, "[") || t.punct(k + 1, ";") || t.punct(k + 1, ")"))) name = k;
+        k = t.opens(k) && !t.punct(k, "}") ? t.match(k) + 1 : k + 1;
+      }
+      if (name >= 0 && (variable_bounds(i, k) || vm_type(i, name))) {
+        vm_types.insert(t[name].text);
+        vm_typedefs_.push_back({t[name].text, name, end_of_scope()});
+        vm_typedefs_.back().vla = true;
+      }
       continue;
     }
     if (!t.ident(i) || not_decl.count(t[i].text)) continue;
@@ -149,6 +187,24 @@ std::vector<std::string> Declarations::locals_in_scope(int b, int e) const {
   for (auto& d : decls_)
     if (!d.param && d.storage == VarDecl::Auto && d.tok >= b && d.tok < e && e < d.scope_end) add_once(r, d.name);
   return r;
+}
+
+const VarDecl* Declarations::vla_local(const std::string& n, int b, int at) const {
+  const VarDecl* found = nullptr;
+  for (auto& d : decls_)
+    if (d.name == n && d.tok < at && at < d.scope_end) found = &d;
+  return found && found->vla && found->tok >= b && !found->param && found->storage == VarDecl::Auto ? found
+                                                                                                      : nullptr;
+}
+
+const VarDecl* Declarations::vla_declared(int b, int e, int end) const {
+  const VarDecl* first = nullptr;
+  for (auto* v : {&decls_, &vm_typedefs_})
+    for (auto& d : *v)
+      if (d.vla && !d.param && d.storage == VarDecl::Auto && d.tok >= b && d.tok < e && d.scope_end == end &&
+          (!first || d.tok < first->tok))
+        first = &d;
+  return first;
 }
 
 std::vector<std::string> Declarations::implicitly_shared(int at, int b, int e,

@@ -22,6 +22,9 @@ struct VarDecl {
   bool param = false;       // a function parameter
   bool incomplete = false;  // `T a[]` outside a parameter list: an incomplete type, no sizeof
   bool conditional = false; // inside #if/#ifdef/#ifndef: may not be compiled
+  // Variably modified (a guess: a bracket of its declarator names a visible variable or calls
+  // a function, `double s[n]`, `int (*p)[f()]`): no `static` copy of its type, no goto over it.
+  bool vla = false;
   // Its address may be taken where it is visible (`register` variables have none; a
   // declaration of a conditional block may name nothing).
   bool addressable() const { return storage != Register && !incomplete && !conditional; }
@@ -38,6 +41,14 @@ class Declarations {
   // Names declared (automatic storage) by the statements of [b, e) and still in scope at
   // e: the variables a region declared before a barrier at e. Each name once.
   std::vector<std::string> locals_in_scope(int b, int e) const;
+
+  // The variably modified one of those names (VarDecl::vla) declared in [b, e) and still in
+  // scope at `at`, innermost last; nullptr when none is.
+  const VarDecl* vla_local(const std::string& n, int b, int at) const;
+
+  // The first variably modified local (or typedef name: `typedef double row[n];`) declared in
+  // [b, e) whose scope ends at token `end` (a block's closing brace); nullptr when none is.
+  const VarDecl* vla_declared(int b, int e, int end) const;
 
   // Variables visible at token `at` and named in [b, e) that are shared there, under the
   // implicit rules: declared before `at` (in scope), not declared inside [b, e), not in
@@ -61,6 +72,7 @@ class Declarations {
  private:
   const Tokens& t_;
   std::vector<VarDecl> decls_;
+  std::vector<VarDecl> vm_typedefs_;  // `typedef double row[n];`: its name, for vla_declared
 };
 
 }  // namespace cape::tr

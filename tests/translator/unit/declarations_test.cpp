@@ -115,6 +115,35 @@ TEST(Declarations, LocalsInScopeAtABarrier) {
   EXPECT_EQ(s.decls.locals_in_scope(region_b, s.tok("static")), (Names_{"a", "b"}));
 }
 
+// Session 14: a bound naming a visible variable or calling a function is a variable length
+// (a macro or an enum constant is not: the preprocessed unit has numbers there anyway).
+TEST(Declarations, VariablyModifiedLocals) {
+  Scanned s(
+      "enum { K = 4 };\n"
+      "int g;\n"
+      "int f(int n, double m[n]) {\n"
+      "  double a[n], b[K], c[sizeof(int)];\n"
+      "  int (*p)[n + 1], q[g][2], r[f(1, 0)];\n"
+      "  struct { int x; } st; int u[st.x];\n"
+      "  { double in[n]; }\n"
+      "  typedef double row[n]; typedef struct { int x; } S; typedef int fixed[4];\n"
+      "  row tr; S ts; fixed tf;\n"
+      "  return 0;\n"
+      "}\n");
+  for (auto* v : {"a", "p", "q", "r", "u", "in", "tr"}) EXPECT_TRUE(s.find(v) && s.find(v)->vla) << v;
+  for (auto* v : {"b", "c", "m", "n", "g", "st", "ts", "tf"}) EXPECT_TRUE(s.find(v) && !s.find(v)->vla) << v;
+  int body = s.tok("double", 1), end = s.tok("return");
+  EXPECT_NE(s.decls.vla_local("a", body, end), nullptr);
+  EXPECT_EQ(s.decls.vla_local("b", body, end), nullptr);
+  EXPECT_EQ(s.decls.vla_local("in", body, end), nullptr);  // out of scope there
+  int close = -1;  // the function's '}'
+  for (int i = 0; i < s.t().size(); ++i)
+    if (s.t()[i].text == "}") close = i;
+  const VarDecl* first = s.decls.vla_declared(body, end, close);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->name, "a");
+}
+
 TEST(Declarations, ImplicitlySharedVariablesOfARegion) {
   Scanned s(
       "int g1, g2;\n"

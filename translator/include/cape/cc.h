@@ -117,6 +117,12 @@ void cape_cc_orphan_keep(void);
 /* ... and put back after the exchange; the region's shared variables are registered again
  * (before the barrier's own clause calls and its cape_start()). */
 void cape_cc_orphan_back(void);
+/* A variably modified local of a region (`double s[n]`), which no `static __thread` copy can
+ * hold: before a barrier's create() its `size` bytes go to this thread's buffer (its TLS,
+ * then a shared mapping: never tracked) and are cleared, as CAPE_CC_SAVE + CAPE_CC_CLEAR do; after the
+ * exchange cape_cc_back_bytes puts them back, called in the same order. */
+void cape_cc_keep_bytes(void *x, unsigned long size);
+void cape_cc_back_bytes(void *x, unsigned long size);
 
 /* Private variables: their bytes are saved before a region and put back before each
  * create(), so no checkpoint carries them. The empty asm tells the compiler the variable

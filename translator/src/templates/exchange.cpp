@@ -89,12 +89,21 @@ std::string barrier_code(const TranslationContext& cx, const Enclosing& enc, int
   }
   // The region's privates get their bytes back, its locals are cleared (equal bytes on
   // every node are no conflict); each node takes its own values back after the exchange.
-  for (auto& x : locals) keep += names(x).fill("    static __thread __typeof__($x) $lt;\n");
+  // A variably modified local (`double s[n]`) can have no static copy: libcape_cc keeps its
+  // bytes in the thread's untracked buffer (cape_cc_keep_bytes, taken back in the same order).
+  auto vla = [&](const std::string& x) { return cx.decls().vla_local(x, enc.region_b, at) != nullptr; };
+  for (auto& x : locals)
+    if (!vla(x)) keep += names(x).fill("    static __thread __typeof__($x) $lt;\n");
   for (auto& x : enc.privates) {
     keep += names(x).fill("    CAPE_CC_SAVE($pt, $x); CAPE_CC_RESTORE($x, $pv);\n");
     back += names(x).fill("    CAPE_CC_RESTORE($x, $pt);\n");
   }
   for (auto& x : locals) {
+    if (vla(x)) {
+      keep += names(x).fill("    cape_cc_keep_bytes((void *)&$x, sizeof($x)); /* variably modified */\n");
+      back += names(x).fill("    cape_cc_back_bytes((void *)&$x, sizeof($x));\n");
+      continue;
+    }
     keep += names(x).fill("    CAPE_CC_SAVE($lt, $x); CAPE_CC_CLEAR($x);\n");
     back += names(x).fill("    CAPE_CC_RESTORE($x, $lt);\n");
   }

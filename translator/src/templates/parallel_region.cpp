@@ -75,7 +75,7 @@ bool met_outside_team(const Construct* x) { return x->dir.name != "critical" && 
 void team_body(TranslationContext& cx, Construct* c, const std::vector<Construct*>& top, const Enclosing& inner) {
   Stmt* s = c->stmt;
   int skip = 0;
-  auto run = [&](int from, int to, const std::vector<Construct*>& in) {
+  auto skipped = [&](int from, int to, const std::vector<Construct*>& in) {
     bool code = !in.empty();
     for (int i = from; i < to && !code; ++i) code = cx.t[i].kind != TokKind::End;
     if (!code) return;
@@ -83,6 +83,26 @@ void team_body(TranslationContext& cx, Construct* c, const std::vector<Construct
     cx.gen("  if (cape_cc_tid() < 0) goto " + label + "; /* outside the team */\n");
     cx.emit_range(from, to, in, inner, true);
     cx.gen(label + ":;\n");
+  };
+  // A variably modified local declared at the top of the block (`double s[n];`): C forbids a
+  // goto into its scope, so every node runs its declaration statement (a VLA has no
+  // initialiser: only its bound is evaluated) and the code before and after it is skipped apart.
+  auto run = [&](int from, int to, std::vector<Construct*> in) {
+    while (s->kind == Stmt::Compound) {
+      const VarDecl* d = cx.decls().vla_declared(from, to, cx.t.match(s->all.b));
+      if (!d) break;
+      int sb = d->tok, se = d->tok;
+      while (sb > from && !cx.t.punct(sb - 1, ";") && !cx.t.punct(sb - 1, "}") && !cx.t.punct(sb - 1, "{")) --sb;
+      while (se < to && !cx.t.punct(se, ";")) se = cx.t.opens(se) ? cx.t.match(se) + 1 : se + 1;
+      se = std::min(se + 1, to);
+      std::vector<Construct*> before, after;
+      for (auto* x : in) (x->all.b < sb ? before : after).push_back(x);
+      skipped(from, sb, before);
+      cx.emit_range(sb, se, {}, inner, true);
+      from = se;
+      in = after;
+    }
+    skipped(from, to, in);
   };
   if (s->kind == Stmt::Compound && s->items.b < 0) return cx.emit_stmt(s, inner);
   if (s->kind == Stmt::Nested && met_outside_team(s->nested)) return cx.emit_stmt(s, inner);
