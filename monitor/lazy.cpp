@@ -45,12 +45,13 @@ const cpu_set_t kStartCpus = [] {
   return s;
 }();
 
-// CAPE_LAZY_COPY_FLOAT: 1 (default) the program's publishing copy may run on any CPU; 0 on
-// its node's call CPU, as before session 14. Anything else: a UserError naming the variable.
+// CAPE_LAZY_COPY_FLOAT: 1, the program's publishing copy may run on any CPU; 0 (default: no
+// gain measured under the load of session 14, docs/monitor.md) on its node's call CPU, as
+// before. Anything else: a UserError naming the variable.
 bool copy_float_from_env() {
   const char* e = std::getenv("CAPE_LAZY_COPY_FLOAT");
-  if (!e || std::string(e) == "1") return true;
-  if (std::string(e) == "0") return false;
+  if (e && std::string(e) == "1") return true;
+  if (!e || std::string(e) == "0") return false;
   throw UserError("CAPE_LAZY_COPY_FLOAT='" + util::printable(e) +
                   "': give 1 (the program's publishing copy runs on any CPU) or 0 (on its node's CPU)");
 }
