@@ -45,12 +45,13 @@ const cpu_set_t kStartCpus = [] {
   return s;
 }();
 
-// CAPE_LAZY_COPY_FLOAT: 1 (default) the program's publishing copy may run on any CPU; 0 on
-// its node's call CPU, as before session 14. Anything else: a UserError naming the variable.
+// CAPE_LAZY_COPY_FLOAT: 1, the program's publishing copy may run on any CPU; 0 (default: no
+// gain measured under the load of session 14, docs/monitor.md) on its node's call CPU, as
+// before. Anything else: a UserError naming the variable.
 bool copy_float_from_env() {
   const char* e = std::getenv("CAPE_LAZY_COPY_FLOAT");
-  if (!e || std::string(e) == "1") return true;
-  if (std::string(e) == "0") return false;
+  if (e && std::string(e) == "1") return true;
+  if (!e || std::string(e) == "0") return false;
   throw UserError("CAPE_LAZY_COPY_FLOAT='" + util::printable(e) +
                   "': give 1 (the program's publishing copy runs on any CPU) or 0 (on its node's CPU)");
 }
@@ -160,8 +161,22 @@ void LazySync::reset() {
   arena_.reset();
 }
 
+// CAPE_LAZY_OUTGOING_RANGES: 1 (default) a slave's part sorts its pages by ranges; 0 page by
+// page, as before session 14 (the same pages kept and sent; for A/B runs).
+static bool outgoing_by_ranges() {
+  static const bool on = [] {
+    const char* e = std::getenv("CAPE_LAZY_OUTGOING_RANGES");
+    if (!e || std::string(e) == "1") return true;
+    if (std::string(e) == "0") return false;
+    throw UserError("CAPE_LAZY_OUTGOING_RANGES='" + util::printable(e) +
+                    "': give 1 (a slave's part is sorted by page ranges) or 0 (page by page)");
+  }();
+  return on;
+}
+
 void check_lazy_env() {
   (void)program_copy_min_from_env();
+  (void)outgoing_by_ranges();
   (void)copy_float_from_env();
   (void)util::ProvenReads::on();
 }
@@ -322,33 +337,53 @@ ckpt::Checkpoint LazySync::outgoing(const ckpt::Checkpoint& part, const std::vec
   // (undiffed() left out what must travel; a page another node wrote too is merged by
   // resolve()).
   // (Sorted vectors, not sets: a stencil's slave keeps ~2,600 such pages every region.)
-  std::sort(undiffed.begin(), undiffed.end());
+  if (!std::is_sorted(undiffed.begin(), undiffed.end())) std::sort(undiffed.begin(), undiffed.end());
   undiffed.erase(std::unique(undiffed.begin(), undiffed.end()), undiffed.end());
   auto whole = [&](uint64_t p) { return std::binary_search(undiffed.begin(), undiffed.end(), p); };
-  if (!eager.empty())
-    for (uint64_t p : undiffed) eager.erase(p);
-  std::vector<uint64_t> with_runs, candidates;
+  for (auto it = eager.begin(); it != eager.end();) it = whole(*it) ? eager.erase(it) : std::next(it);
+  std::vector<uint64_t> with_runs;
   for (uint64_t p : pages)
     if (!eager.count(p)) with_runs.push_back(p);
-  candidates.reserve(with_runs.size() + undiffed.size());
-  std::set_union(with_runs.begin(), with_runs.end(), undiffed.begin(), undiffed.end(), std::back_inserter(candidates));
   // The first and last page of each range travel: where the neighbouring node's share of a
   // loop begins, the page is usually written by both (a row of a grid is not a page), and
   // the master would have to fetch it back to merge it (resolve()).
   // The pages other nodes read (wanted_: a stencil's halo rows) travel too: their readers
   // get the words with the merged result instead of fetching them. (After the edges: an
   // edge computed without them would move inwards as they join, region after region.)
-  std::vector<uint64_t> keep;
-  for (auto [a, b] : ranges_of(candidates)) {
-    for (uint64_t p = a; p < b; p += kPage) {
+  std::vector<IntervalSet::Interval> kept;
+  if (outgoing_by_ranges()) {
+    // Whole pages are kept: only the pages with runs are looked at one by one (a stencil's
+    // slave: a handful a region, against ~2,600 whole pages that the loop below walked).
+    const IntervalSet whole_set = IntervalSet::of(ranges_of(undiffed));
+    const IntervalSet candidates = whole_set.unite(IntervalSet::of(ranges_of(with_runs)));
+    std::vector<uint64_t> keep;
+    for (uint64_t p : with_runs) {
+      if (whole_set.contains(p)) continue;
+      auto [a, b] = *candidates.first_ending_after(p);  // the range holding p
       bool edge = b - a <= 2 * kPage || p == a || p == b - kPage;
-      if (!whole(p) && (edge || wanted_.overlaps(p, p + kPage)))
+      if (edge || wanted_.overlaps(p, p + kPage))
         eager.insert(p);
       else
         keep.push_back(p);
     }
+    const IntervalSet all_kept = whole_set.unite(IntervalSet::of(ranges_of(keep)));
+    kept.assign(all_kept.begin(), all_kept.end());
+  } else {  // CAPE_LAZY_OUTGOING_RANGES=0: page by page, as before session 14
+    std::vector<uint64_t> candidates;
+    candidates.reserve(with_runs.size() + undiffed.size());
+    std::set_union(with_runs.begin(), with_runs.end(), undiffed.begin(), undiffed.end(), std::back_inserter(candidates));
+    std::vector<uint64_t> keep;
+    for (auto [a, b] : ranges_of(candidates)) {
+      for (uint64_t p = a; p < b; p += kPage) {
+        bool edge = b - a <= 2 * kPage || p == a || p == b - kPage;
+        if (!whole(p) && (edge || wanted_.overlaps(p, p + kPage)))
+          eager.insert(p);
+        else
+          keep.push_back(p);
+      }
+    }
+    kept = ranges_of(keep);
   }
-  std::vector<IntervalSet::Interval> kept = ranges_of(keep);
   kept_before_ = kept_before_.unite(IntervalSet::of(kept));
   note_kept(IntervalSet::of(kept));
   // Their bytes as the region left them, published as this exchange's version by

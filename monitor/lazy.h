@@ -82,7 +82,8 @@ class PublishArena;
 // (default kProgramCopyMin). Anything else is a UserError naming the variable.
 uint64_t program_copy_min_from_env();
 // Every CAPE_LAZY_* variable read by a lazy job (the one above, CAPE_LAZY_COPY_FLOAT,
-// CAPE_LAZY_HOT_PROVEN): a bad value is a UserError naming it, before any node starts.
+// CAPE_LAZY_HOT_PROVEN, CAPE_LAZY_OUTGOING_RANGES): a bad value is a UserError naming it,
+// before any node starts.
 void check_lazy_env();
 inline constexpr uint64_t kProgramCopyMin = 64;
 

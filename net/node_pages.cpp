@@ -25,11 +25,24 @@ constexpr uint64_t kPage = 4096;
 constexpr uint64_t kMaxPagesPerRequest = 4096;
 }  // namespace
 
+Node::PageChunk* Node::page_chunk(uint64_t page, bool make) {
+  const uint64_t key = page / kPage / kPagesPerChunk;
+  auto it = pages_.find(key);
+  if (it == pages_.end()) {
+    if (!make) return nullptr;
+    it = pages_.emplace(key, std::make_unique<PageChunk>()).first;
+  }
+  return it->second.get();
+}
+
 std::vector<uint8_t*> Node::publish_slots(uint64_t first, uint64_t count, uint64_t version, bool in_arena) {
   std::vector<uint8_t*> out(count);
   std::lock_guard lk(pages_mu_);
+  PageChunk* chunk = nullptr;
   for (uint64_t i = 0; i < count; i++) {
-    PageCopies& c = pages_[first + i * kPage];
+    const uint64_t page = first + i * kPage, at = page / kPage % kPagesPerChunk;
+    if (!chunk || at == 0) chunk = page_chunk(page, true);
+    PageCopies& c = chunk->pages[at];
     if (!c.bytes[0] || c.version[0] != version) {  // the newest becomes the one before
       std::swap(c.bytes[0], c.bytes[1]);
       std::swap(c.heap[0], c.heap[1]);
@@ -77,9 +90,10 @@ void Node::end_publishing(bool complete) {
 
 bool Node::read_published(uint64_t page, uint8_t* out) {
   std::lock_guard lk(pages_mu_);
-  auto it = pages_.find(page);
-  if (it == pages_.end() || !it->second.bytes[0]) return false;
-  if (out) std::memcpy(out, it->second.bytes[0], kPage);
+  PageChunk* chunk = page_chunk(page, false);
+  const PageCopies* c = chunk ? &chunk->pages[page / kPage % kPagesPerChunk] : nullptr;
+  if (!c || !c->bytes[0]) return false;
+  if (out) std::memcpy(out, c->bytes[0], kPage);
   return true;
 }
 
@@ -222,11 +236,12 @@ void Node::on_page_frame(Peer& p, Frame& f) {
     if (master && !pages_torn_) note_asked(p.rank, first, count);
     for (uint64_t i = 0; i < count && !missing; i++) {
       uint64_t page = first + i * kPage;
-      auto it = pages_.find(page);
+      PageChunk* chunk = page_chunk(page, false);
+      const PageCopies* c = chunk ? &chunk->pages[page / kPage % kPagesPerChunk] : nullptr;
       const uint8_t* bytes = nullptr;
-      if (it != pages_.end())
+      if (c)
         for (int k = 0; k < 2 && !bytes; k++)
-          if (it->second.bytes[k] && it->second.version[k] <= version) bytes = it->second.bytes[k];
+          if (c->bytes[k] && c->version[k] <= version) bytes = c->bytes[k];
       if (!bytes) {
         missing = page;
         break;
