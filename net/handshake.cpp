@@ -51,12 +51,18 @@ std::chrono::milliseconds left(Clock::time_point deadline) {
 std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret& secret, int job_size,
                                    std::chrono::milliseconds timeout,
                                    const std::function<std::string(int rank)>& may_join, const std::string& job,
-                                   const JobSession& session) {
+                                   const JobSession& session, const std::function<bool()>& job_ending) {
   // One deadline for the whole handshake: a peer that sends a byte now and then cannot hold
   // it longer than `timeout` (issue 16, item 1).
   const auto deadline = Clock::now() + timeout;
   Nonce nm = random_nonce();
   const std::vector<uint8_t> context = context_of(session);
+  auto dropped = [&](const std::string& what) {
+    if (job_ending && job_ending())
+      CAPE_LOG_AT(info, "net") << what;
+    else
+      CAPE_LOG_AT(warn, "net") << what;
+  };
   {
     PayloadWriter w;
     w.bytes(nm);
@@ -64,15 +70,14 @@ std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret
     iovec v = iov_of(w.buffer().data(), w.buffer().size());
     IoResult r = write_frame(fd, FrameType::challenge, {&v, 1}, left(deadline));
     if (!r.ok()) {
-      CAPE_LOG_AT(warn, "net") << "connection from " << addr << " dropped during the handshake: "
-                               << r.describe();
+      dropped("connection from " + addr + " dropped during the handshake: " + r.describe());
       return std::nullopt;
     }
   }
   Frame f;
   IoResult r = read_frame(fd, f, kHandshakeMaxPayload, timeout, deadline);
   auto refuse = [&](const std::string& why) -> std::optional<Joiner> {
-    CAPE_LOG_AT(warn, "net") << "refused a connection from " << addr << ": " << why;
+    dropped("refused a connection from " + addr + ": " + why);
     PayloadWriter w;
     w.str(why);
     iovec v = iov_of(w.buffer().data(), w.buffer().size());
@@ -82,8 +87,8 @@ std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret
   if (r.status == IoStatus::timeout) {
     // A slave slow to answer (a loaded machine) is not refused: it sees the connection close
     // and tries again (join_master's HandshakeLost); a refusal would end its join for good.
-    CAPE_LOG_AT(warn, "net") << "connection from " << addr << " dropped: no authentication within the handshake's "
-                             << timeout.count() << " ms";
+    dropped("connection from " + addr + " dropped: no authentication within the handshake's " +
+            std::to_string(timeout.count()) + " ms");
     return std::nullopt;
   }
   if (!r.ok()) return refuse("no valid authentication (" + r.describe() + ")");
@@ -116,8 +121,7 @@ std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret
   iovec v = iov_of(proof.data(), proof.size());
   r = write_frame(fd, FrameType::auth_ok, {&v, 1}, left(deadline));
   if (!r.ok()) {
-    CAPE_LOG_AT(warn, "net") << "rank " << rank << " from " << addr
-                             << " dropped after authentication: " << r.describe();
+    dropped("rank " + std::to_string(rank) + " from " + addr + " dropped after authentication: " + r.describe());
     return std::nullopt;
   }
   return Joiner{rank, pid, host, keys_for(secret, session, nm, ns, rank, true)};

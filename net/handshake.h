@@ -51,11 +51,13 @@ inline constexpr size_t kMaxJobLength = 1024;
 // "" when that rank may join now (it is then the caller's until released), else why not
 // (the slave is told). nullopt when the slave was refused or the connection dropped: logged,
 // naming `addr`; the master goes on waiting for others. `timeout` bounds the whole
-// handshake, however the peer paces its bytes.
+// handshake, however the peer paces its bytes. While `job_ending` says so (the job failed
+// and its nodes are being stopped), a dropped handshake is expected and logged at info only.
 std::optional<Joiner> accept_slave(int fd, const std::string& addr, const Secret& secret, int size,
                                    std::chrono::milliseconds timeout,
                                    const std::function<std::string(int rank)>& may_join,
-                                   const std::string& job = {}, const JobSession& session = {});
+                                   const std::string& job = {}, const JobSession& session = {},
+                                   const std::function<bool()>& job_ending = {});
 
 struct SlaveId {
   int rank = 0;

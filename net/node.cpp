@@ -261,7 +261,11 @@ void Node::handshake_incoming(Handshake& h) {
         claimed = rank;
         return std::string();
       },
-      opt_.job, session_);
+      opt_.job, session_,
+      [this] {
+        std::lock_guard lk(mu_);
+        return failing_ || stopping_;
+      });
   if (!j) {
     if (claimed >= 0) {
       std::lock_guard lk(mu_);

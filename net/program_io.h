@@ -64,6 +64,9 @@ class Terminal {
 class SlaveLines {
  public:
   explicit SlaveLines(Terminal& terminal) : terminal_(terminal) {}
+  // What is still held goes out: a job that failed before the master's program began the
+  // slave's region (a slave's last words, then `cape: node 1 ... exited`) must not lose them.
+  ~SlaveLines() { release_all(); }
   // A slave's lines, printed in its `region`-th region (reader threads).
   void write(int from, Stream s, uint64_t region, std::string_view bytes);
   // The master's program has begun its `region`-th region (its output before it written).
