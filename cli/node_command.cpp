@@ -22,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "cli/command.h"
@@ -35,6 +36,7 @@
 #include "util/files.h"
 #include "util/log.h"
 #include "util/scoped_fd.h"
+#include "util/spin.h"
 #include "util/wait_status.h"
 
 namespace {
@@ -450,6 +452,11 @@ int run_node(const NodeArgs& a) {
   if (const char* l = std::getenv("CAPE_LOCK_SPIN_US")) o.grant_spin = std::chrono::microseconds(spin_us("CAPE_LOCK_SPIN_US", l));
   if (const char* l = std::getenv("CAPE_TRAP_SPIN_US")) spin_us("CAPE_TRAP_SPIN_US", l);  // (read by the supervisor)
   if (const char* l = std::getenv("CAPE_MASTER_SPIN_US")) o.wait_spin = std::chrono::microseconds(spin_us("CAPE_MASTER_SPIN_US", l));
+  try {
+    util::spin_gate_from_env();  // (read again where the spins ask it: util/spin.h)
+  } catch (const std::invalid_argument& e) {
+    throw UserError(e.what());
+  }
   o.local_unix = net::local_unix_wanted();
   o.unix_listen_fd = a.unix_listen_fd;
   if (a.listen_fd >= 0) {

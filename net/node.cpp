@@ -20,6 +20,7 @@
 #include "net/handshake.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/spin.h"
 #include "util/wait_status.h"
 
 namespace cape::net {
@@ -104,6 +105,12 @@ Node::~Node() {
                                  << " sent by the heartbeat thread; " << grants_spun_
                                  << " grants caught while polling without sleeping, " << grants_slept_
                                  << " after sleeping";
+    if (const util::SpinGateStats g = util::spin_gate_stats(); g.fit || g.fit_own || g.closed) {
+      CAPE_LOG_AT(info, "calls") << "rank " << opt_.rank << ": spin gate (CAPE_SPIN_GATE): " << g.fit
+                                 << " checks fit the CPUs, " << g.fit_own << " fit without the job's own tasks, "
+                                 << g.closed << " did not (the job's tasks read " << g.own_checks << " times, "
+                                 << (g.own_checks ? g.own_ns / g.own_checks / 1000.0 : 0.0) << " us each)";
+    }
     if (lock_frames_spun_ || lock_frames_slept_)
       CAPE_LOG_AT(info, "calls") << "rank " << opt_.rank << ": lock frames read by the waiting monitor while polling "
                                  << "without sleeping (CAPE_MASTER_SPIN_US): " << lock_frames_spun_ << ", after sleeping: "

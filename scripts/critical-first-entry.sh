@@ -64,4 +64,4 @@ for label in "program -> monitor (the trap)" "request send" "to the master (its 
   printf '  %-42s %8s\n' "$label" "$(cut -d' ' -f$col rows | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }')"
   col=$((col + 1))
 done
-grep -h 'grants caught\|lock frames read' master.err cape-logs/node.1.log | sed 's/^.*info: /  /'
+grep -h 'grants caught\|lock frames read\|spin gate' master.err cape-logs/node.1.log | sed 's/^.*info: /  /'

@@ -9,7 +9,10 @@
 # - CAPE_LOCK_SPIN_US=0 (the master's spin off by default): gcc's output, nothing caught spinning;
 # - the default (grant spin on) beside a busy loop per CPU and one more: gcc's output, no grant
 #   caught spinning (the spins wait for a CPU nobody else wants);
-# - CAPE_MASTER_SPIN_US=abc: a clear error.
+# - the same beside the busy loops under CAPE_SPIN_GATE=loadavg (the old gate) and =job;
+# - on a quiet host (checked only then), the default gate (own: the job's monitors not counted):
+#   grants caught spinning;
+# - CAPE_MASTER_SPIN_US=abc, CAPE_SPIN_GATE=idle: a clear error.
 #   spins.sh CAPE_CC CAPE PROGRAMS_DIR
 set -uo pipefail
 cc=$1 cape=$2 dir=$3
@@ -63,6 +66,46 @@ wait "${hogs[@]}" 2>/dev/null
 s=$(slaves crit_first dickpt.loaded)
 echo "with $(( $(nproc) + 1 )) busy loops beside the job: $s grants caught spinning"
 [ "$s" = 0 ] || { echo "FAIL: the slaves spun for their grants while every CPU was wanted"; fail=1; }
+# The same beside the busy loops with the other gates: none may spin either (CAPE_SPIN_GATE=job
+# leaves the programs out of the count too, but never other tasks).
+for gate in loadavg job; do
+  hogs=()
+  for ((i = 0; i <= $(nproc); i++)); do timeout 120 sh -c 'while :; do :; done' & hogs+=($!); done
+  job crit_first "dickpt.loaded_$gate" 3 CAPE_SPIN_GATE=$gate
+  for h in "${hogs[@]}"; do kill "$h" 2>/dev/null; done
+  wait "${hogs[@]}" 2>/dev/null
+  s=$(slaves crit_first "dickpt.loaded_$gate")
+  echo "CAPE_SPIN_GATE=$gate beside $(( $(nproc) + 1 )) busy loops: $s grants caught spinning"
+  [ "$s" = 0 ] || { echo "FAIL: CAPE_SPIN_GATE=$gate: the slaves spun for their grants while every CPU was wanted"; fail=1; }
+done
+# A host whose other tasks leave a CPU free (docs/critical.md, "Session 15"): the job's own
+# monitors alone filled /proc/loadavg's runnable count on 3 nodes, so the old gate never let a
+# grant spin (session 14: 0 of 60); the default gate (own) leaves them out. Checked only when
+# the host was quiet before and after (most samples: the runnable tasks, this check's awk
+# included, fit on the CPUs); otherwise said and not counted.
+quiet() {
+  local q=0
+  for ((i = 0; i < 10; i++)); do
+    awk -v c="$(nproc)" '{ split($4, a, "/"); exit !(a[1] <= c) }' /proc/loadavg && q=$((q + 1))
+    sleep 0.1
+  done
+  [ "$q" -ge 8 ]
+}
+quiet && before=1 || before=0
+job crit_first dickpt.quiet 3 CAPE_SPIN_GATE=own
+quiet && after=1 || after=0
+s=$(slaves crit_first dickpt.quiet)
+gate=$(grep -ho "spin gate.*" logs.crit_first.dickpt.quiet/node.1.log | head -1)
+echo "CAPE_SPIN_GATE=own, host quiet before/after: $before/$after: $s grants caught spinning; $gate"
+if [ "$before$after" = 11 ]; then
+  [ "$s" -gt 0 ] || { echo "FAIL: a quiet host, yet no grant was caught spinning under CAPE_SPIN_GATE=own"; fail=1; }
+else
+  echo "NOTE: the host was busy: the quiet case not checked"
+fi
+CAPE_SPIN_GATE=idle timeout 60 "$cape" run -n 2 ./crit_first.dickpt > out.badgate 2> err.badgate &&
+  { echo "FAIL: CAPE_SPIN_GATE=idle was accepted"; fail=1; }
+grep -q "CAPE_SPIN_GATE='idle': give own" err.badgate ||
+  { echo "FAIL: CAPE_SPIN_GATE=idle: no clear error"; cat err.badgate; fail=1; }
 CAPE_MASTER_SPIN_US=abc timeout 60 "$cape" run -n 2 ./crit_first.dickpt > out.bad 2> err.bad &&
   { echo "FAIL: CAPE_MASTER_SPIN_US=abc was accepted"; fail=1; }
 grep -q "CAPE_MASTER_SPIN_US='abc': give a number of microseconds" err.bad ||
