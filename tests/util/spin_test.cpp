@@ -30,8 +30,8 @@ void end(pid_t pid) {
   ::waitpid(pid, nullptr, 0);
 }
 
-// (The gate lists the job's tasks again at most every 100 ms.)
-void let_it_list_again() { std::this_thread::sleep_for(std::chrono::milliseconds(150)); }
+// (Threads started just now: let them start spinning.)
+void settle() { std::this_thread::sleep_for(std::chrono::milliseconds(150)); }
 
 TEST(SpinGate, BusyThreadsOfThisMonitorAreItsOwn) {
   std::atomic<bool> stop{false};
@@ -41,7 +41,7 @@ TEST(SpinGate, BusyThreadsOfThisMonitorAreItsOwn) {
       while (!stop.load()) {
       }
     });
-  let_it_list_again();
+  settle();
   SpinGateReading r = spin_gate_read(SpinGate::own);
   stop = true;
   for (auto& t : busy) t.join();
@@ -52,7 +52,7 @@ TEST(SpinGate, BusyThreadsOfThisMonitorAreItsOwn) {
 
 TEST(SpinGate, AProgramIsCountedUnlessTheGateIsJob) {
   pid_t child = busy_child();  // (a program: a child of this monitor)
-  let_it_list_again();
+  settle();
   SpinGateReading own = spin_gate_read(SpinGate::own);
   SpinGateReading job = spin_gate_read(SpinGate::job);
   end(child);
@@ -75,7 +75,7 @@ TEST(SpinGate, OtherLocalNodesAreOwnOtherProgramsAreNot) {
     }
     pid_t reader = ::fork();
     if (reader == 0) {
-      let_it_list_again();
+      settle();
       SpinGateReading r = spin_gate_read(SpinGate::own);
       long v[2] = {r.own_runnable, r.own_tasks};
       _exit(::write(p[1], v, sizeof v) == sizeof v ? 0 : 1);
