@@ -180,6 +180,15 @@ void check_lazy_env() {
   (void)copy_float_from_env();
   (void)util::ProvenReads::on();
   (void)slave_nice_from_env();
+  (void)slave_cpus_from_env();
+}
+
+bool slave_cpus_from_env() {
+  const char* e = std::getenv("CAPE_LAZY_SLAVE_CPUS");
+  if (e && std::string(e) == "1") return true;
+  if (!e || std::string(e) == "0") return false;
+  throw UserError("CAPE_LAZY_SLAVE_CPUS='" + util::printable(e) +
+                  "': give 1 (the slaves' runtime calls off the master's CPU) or 0 (each node's by rank)");
 }
 
 int slave_nice_from_env() {

@@ -87,10 +87,14 @@ uint64_t program_copy_min_from_env();
 void check_lazy_env();
 inline constexpr uint64_t kProgramCopyMin = 64;
 // CAPE_LAZY_SLAVE_NICE: how much lower (nice +N, 0-19) a slave's program runs than its
-// monitor when the job's nodes outnumber the CPUs (supervisor.cpp, launch()); 0: as before.
-// Anything else is a UserError naming the variable.
+// monitor when the job's nodes outnumber the CPUs (supervisor.cpp, launch()); 0 (default: no
+// gain measured under the load of session 15, docs/monitor.md), as before. Anything else is a
+// UserError naming the variable.
 int slave_nice_from_env();
-inline constexpr int kSlaveNice = 5;
+// CAPE_LAZY_SLAVE_CPUS: 1, with more nodes than CPUs the slaves' runtime calls use the CPUs
+// other than the master's (supervisor.cpp); 0 (default), by rank as before. Else a UserError.
+bool slave_cpus_from_env();
+inline constexpr int kSlaveNice = 0;
 
 class LazySync {
  public:

@@ -151,6 +151,11 @@ void Supervisor::launch() {
     int cpu = sched_getcpu();
     if (CPU_COUNT(&allowed) > 0) {
       int nth = opt_.node_rank % CPU_COUNT(&allowed);
+      // CAPE_LAZY_SLAVE_CPUS=1 (lazy, more nodes than CPUs, calls only): the slaves' calls (their
+      // publishing copies) stay off the master's CPU, which its serial chain then has alone.
+      if (opt_.sync_lazy && pin_ == PinMode::calls && opt_.node_rank != 0 && CPU_COUNT(&allowed) >= 2 &&
+          opt_.node_count > CPU_COUNT(&allowed) && slave_cpus_from_env())
+        nth = 1 + (opt_.node_rank - 1) % (CPU_COUNT(&allowed) - 1);
       for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &allowed) && nth-- == 0) {
           cpu = c;
@@ -158,6 +163,7 @@ void Supervisor::launch() {
         }
     }
     call_cpu_ = cpu < 0 ? 0 : cpu;
+    CAPE_LOG_AT(debug, "monitor") << "runtime calls on CPU " << call_cpu_;
     CPU_SET(call_cpu_, &set);
     if (sched_setaffinity(0, sizeof set, &set) != 0) fail_errno("sched_setaffinity");
     // The node's other threads too (started before: network readers, heartbeats): a frame
