@@ -178,7 +178,7 @@ void Supervisor::launch() {
   // share, the merge, the lists, its publishing copy) while the slaves' programs compete for
   // its CPU: a slave's program runs at nice +N (CAPE_LAZY_SLAVE_NICE, 0: off). A weight, not
   // SCHED_IDLE: a slave still gets its CPU share whenever the master's chain waits.
-  // (docs/monitor.md, "Session 15: the slaves' programs at a lower priority".)
+  // Off by default: no gain measured under load (docs/monitor.md, "Session 15: the master's serial chain").
   std::optional<int> nice_to;
   if (opt_.sync_lazy && opt_.node_rank != 0 && CPU_COUNT(&allowed) > 0 && opt_.node_count > CPU_COUNT(&allowed))
     if (int by = slave_nice_from_env(); by > 0) {
