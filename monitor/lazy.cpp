@@ -179,6 +179,28 @@ void check_lazy_env() {
   (void)outgoing_by_ranges();
   (void)copy_float_from_env();
   (void)util::ProvenReads::on();
+  (void)slave_nice_from_env();
+  (void)slave_cpus_from_env();
+}
+
+bool slave_cpus_from_env() {
+  const char* e = std::getenv("CAPE_LAZY_SLAVE_CPUS");
+  if (e && std::string(e) == "1") return true;
+  if (!e || std::string(e) == "0") return false;
+  throw UserError("CAPE_LAZY_SLAVE_CPUS='" + util::printable(e) +
+                  "': give 1 (the slaves' runtime calls off the master's CPU) or 0 (each node's by rank)");
+}
+
+int slave_nice_from_env() {
+  const char* e = std::getenv("CAPE_LAZY_SLAVE_NICE");
+  if (!e) return kSlaveNice;
+  std::string v(e);
+  bool digits = !v.empty() && v.size() <= 2 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits || std::stoi(v) > 19)
+    throw UserError("CAPE_LAZY_SLAVE_NICE='" + util::printable(v) +
+                    "': give 0 (slaves' programs at the master's priority) or 1-19 (nice +N for a slave's "
+                    "program when the job's nodes outnumber the CPUs)");
+  return std::stoi(v);
 }
 
 uint64_t program_copy_min_from_env() {

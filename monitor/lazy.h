@@ -82,10 +82,19 @@ class PublishArena;
 // (default kProgramCopyMin). Anything else is a UserError naming the variable.
 uint64_t program_copy_min_from_env();
 // Every CAPE_LAZY_* variable read by a lazy job (the one above, CAPE_LAZY_COPY_FLOAT,
-// CAPE_LAZY_HOT_PROVEN, CAPE_LAZY_OUTGOING_RANGES): a bad value is a UserError naming it,
+// CAPE_LAZY_HOT_PROVEN, CAPE_LAZY_OUTGOING_RANGES, CAPE_LAZY_SLAVE_NICE): a bad value is a UserError naming it,
 // before any node starts.
 void check_lazy_env();
 inline constexpr uint64_t kProgramCopyMin = 64;
+// CAPE_LAZY_SLAVE_NICE: how much lower (nice +N, 0-19) a slave's program runs than its
+// monitor when the job's nodes outnumber the CPUs (supervisor.cpp, launch()); 0 (default: no
+// gain measured under the load of session 15, docs/monitor.md), as before. Anything else is a
+// UserError naming the variable.
+int slave_nice_from_env();
+// CAPE_LAZY_SLAVE_CPUS: 1, with more nodes than CPUs the slaves' runtime calls use the CPUs
+// other than the master's (supervisor.cpp); 0 (default), by rank as before. Else a UserError.
+bool slave_cpus_from_env();
+inline constexpr int kSlaveNice = 0;
 
 class LazySync {
  public:

@@ -9,6 +9,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@
 
 #include "ckpt/checkpoint.h"
 #include "monitor/crash_report.h"
+#include "monitor/lazy.h"
 #include "monitor/lease_words.h"
 #include "monitor/memory_map.h"
 #include "monitor/remote_syscall.h"
@@ -149,6 +151,11 @@ void Supervisor::launch() {
     int cpu = sched_getcpu();
     if (CPU_COUNT(&allowed) > 0) {
       int nth = opt_.node_rank % CPU_COUNT(&allowed);
+      // CAPE_LAZY_SLAVE_CPUS=1 (lazy, more nodes than CPUs, calls only): the slaves' calls (their
+      // publishing copies) stay off the master's CPU, which its serial chain then has alone.
+      if (opt_.sync_lazy && pin_ == PinMode::calls && opt_.node_rank != 0 && CPU_COUNT(&allowed) >= 2 &&
+          opt_.node_count > CPU_COUNT(&allowed) && slave_cpus_from_env())
+        nth = 1 + (opt_.node_rank - 1) % (CPU_COUNT(&allowed) - 1);
       for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &allowed) && nth-- == 0) {
           cpu = c;
@@ -156,6 +163,7 @@ void Supervisor::launch() {
         }
     }
     call_cpu_ = cpu < 0 ? 0 : cpu;
+    CAPE_LOG_AT(debug, "monitor") << "runtime calls on CPU " << call_cpu_;
     CPU_SET(call_cpu_, &set);
     if (sched_setaffinity(0, sizeof set, &set) != 0) fail_errno("sched_setaffinity");
     // The node's other threads too (started before: network readers, heartbeats): a frame
@@ -166,6 +174,18 @@ void Supervisor::launch() {
       ::closedir(d);
     }
   }
+  // With more nodes than CPUs a lazy region's critical path is the master's serial chain (its
+  // share, the merge, the lists, its publishing copy) while the slaves' programs compete for
+  // its CPU: a slave's program runs at nice +N (CAPE_LAZY_SLAVE_NICE, 0: off). A weight, not
+  // SCHED_IDLE: a slave still gets its CPU share whenever the master's chain waits.
+  // Off by default: no gain measured under load (docs/monitor.md, "Session 15: the master's serial chain").
+  std::optional<int> nice_to;
+  if (opt_.sync_lazy && opt_.node_rank != 0 && CPU_COUNT(&allowed) > 0 && opt_.node_count > CPU_COUNT(&allowed))
+    if (int by = slave_nice_from_env(); by > 0) {
+      errno = 0;
+      int now = ::getpriority(PRIO_PROCESS, 0);
+      if (errno == 0) nice_to = std::min(19, now + by);
+    }
   // The in-process tracker's program changes protections itself at every fault: a
   // notification each would cost more than the maps reads it saves.
   bool maps_signal = opt_.tracker != TrackerKind::inproc && MapsSignal::prepare(server_.needs_mapping_calls() || server_.wants_mapping_calls());
@@ -178,6 +198,7 @@ void Supervisor::launch() {
     if (opt_.stderr_fd >= 0) ::dup2(opt_.stderr_fd, 2);
     // PinMode::calls: the program floats until its first runtime call.
     if (pin_ == PinMode::calls) ::sched_setaffinity(0, sizeof allowed, &allowed);
+    if (nice_to) (void)::setpriority(PRIO_PROCESS, 0, *nice_to);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::personality(ADDR_NO_RANDOMIZE);     // the same addresses on every node
     ::prctl(PR_SET_DUMPABLE, 1);          // launchers may have cleared it (KERNEL-FACTS.md)
@@ -202,6 +223,13 @@ void Supervisor::launch() {
     throw UserError(opt_.kill_switch->reason());
   if (ws.kind() != WaitStatus::signal_stop || ws.signal() != SIGSTOP)
     throw UserError("the program did not start: " + ws.describe());
+  if (nice_to) {  // what the kernel says, not what was asked (tests/lazy/slave_nice_paths.sh)
+    errno = 0;
+    int got = ::getpriority(PRIO_PROCESS, pid);
+    CAPE_LOG_AT(info, "monitor") << "--sync=lazy: the program runs at nice " << (errno ? -100 : got) << " ("
+                                 << opt_.node_count << " nodes on " << CPU_COUNT(&allowed)
+                                 << " CPUs; CAPE_LAZY_SLAVE_NICE=0: off)";
+  }
   MapsSignal::BeforeCall before;
   if (server_.needs_mapping_calls() || server_.wants_mapping_calls())
     before = [this](long nr, const uint64_t(&args)[6]) { server_.before_mapping_call(nr, args); };
