@@ -163,6 +163,12 @@ bool LockService::leased_by(const std::string& name, int rank) const {
   return it != locks_.end() && it->second.holder == rank && it->second.leased;
 }
 
+std::optional<std::string> LockService::awaited_from(int rank) const {
+  for (const auto& [name, l] : locks_)
+    if (l.holder == rank && (!l.waiting.empty() || l.revoking)) return name;
+  return std::nullopt;
+}
+
 bool LockService::asked_back(const std::string& name) const {
   auto it = locks_.find(name);
   return it != locks_.end() && it->second.revoking;

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -92,6 +93,9 @@ class LockService {
   bool leased_by(const std::string& name, int rank) const;
   // Its holder was asked to give it back (a lease: request()'s `revoke` said so).
   bool asked_back(const std::string& name) const;
+  // A lock `rank` holds that another node waits for or asked back, if any (a node whose
+  // connection ended holding it would leave them waiting forever: Node::end_of).
+  std::optional<std::string> awaited_from(int rank) const;
   uint64_t region() const { return region_; }
   uint64_t acquisitions() const { return stamp_; }  // in this region
 

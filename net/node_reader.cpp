@@ -97,7 +97,17 @@ Node::Got Node::end_of(Peer& p, const IoResult& r) {
   // is still read first (the exit report among it); after it there is nothing to lose.
   bool reset = r.status == IoStatus::error && (r.err == ECONNRESET || r.err == EPIPE);
   bool normal = stopping_ || p.closed || ((r.status == IoStatus::eof || reset) && (p.exited || program_done_));
-  if (!normal) {
+  // Every frame it sent has been read: a lock it still holds that another node waits for
+  // would never come (Node::revoke left a closed holder's release to this point).
+  std::optional<std::string> held;
+  if (normal && !stopping_ && !p.closed && opt_.rank == 0 && !failure_) held = locks_.awaited_from(p.rank);
+  if (held) {
+    std::string msg = p.who() + " left the job holding lock '" + util::printable(*held) +
+                      "', which another node waits for " + region_of(p);
+    lk.unlock();
+    fail(msg, true);
+    lk.lock();
+  } else if (!normal) {
     std::string w = p.who();
     std::string where = region_of(p);
     lk.unlock();

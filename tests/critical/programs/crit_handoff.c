@@ -56,7 +56,10 @@ int main(void) {
   printf("ring %ld in %ld adds\n", ring[0] + ring[1] + ring[2] + ring[3] + ring[4], ring_i);
 
   /* Thread 1 (a slave) takes `slow` and sleeps inside; another thread asks meanwhile (a slave
-   * on 3+ nodes, the master on 2): the lease is asked back inside, its exit's release awaited. */
+   * on 3+ nodes, the master on 2): the lease is asked back inside, its exit's release awaited.
+   * The asker acts only once thread 1's four re-entries are visible (it used to sleep 30 ms and
+   * act at once: under load it legally came between two re-entries, "slow 11 chk 1", which
+   * gcc could print too), so chk is 10 whichever of the two takes `slow` first. */
 #pragma omp parallel
   {
     int t = omp_get_thread_num(), n = omp_get_num_threads();
@@ -75,14 +78,18 @@ int main(void) {
     }
     if (t == asker && n > 1) {
       usleep(30000);
+      for (int done = 0; !done;) {
 #pragma omp critical(slow)
-      {
-        slow *= 100;
-        chk = slots[0] + slots[1] + slots[2] + slots[3];  /* every body of the lease */
+        if (slots[3]) {
+          slow *= 100;
+          chk = slots[0] + slots[1] + slots[2] + slots[3];  /* every body of the lease */
+          done = 1;
+        }
+        if (!done) usleep(1000);
       }
     }
   }
-  if ((slow == 1100 && chk == 10) || (slow == 11 && chk == 0))  /* (holder first, or the asker) */
+  if ((slow == 1100 || slow == 11) && chk == 10)  /* (holder first, or the asker) */
     printf("slow: one order or the other\n");
   else
     printf("slow %ld chk %ld\n", slow, chk);
