@@ -113,6 +113,15 @@ void resolve_reductions(TranslationContext& cx, Clauses& cl, int at) {
       continue;
     }
     if (cx.opt.tickpt && cx.decls().file_scope_var(x, at)) {
+      // A section that is the whole array (`y[:N]` of `double y[N]`, PolyBench's style) is the
+      // array: reduced whole, like the registration of every file-scope variable.
+      if ((rd.lo.empty() || rd.lo == "0") && (rd.len.empty() || rd.len == cx.decls().first_extent(x, at))) {
+        rd.section = false;
+        rd.addr = "(void *)&" + x;
+        rd.size = "sizeof(" + x + ")";
+        rd.elem = x + "[0]" + zeros;
+        continue;
+      }
       cx.d.error_at(rd.tok, "array section '" + x + "[" + rd.lo + ":" + rd.len + "]' in clause 'reduction' of a file-scope "
                                 "array under --ckpt=tickpt is not supported yet (every file-scope variable is registered "
                                 "shared whole); reduce the whole array, or use --ckpt=dickpt");
