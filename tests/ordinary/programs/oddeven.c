@@ -2,7 +2,7 @@
    by explicit barriers. */
 #include <stdio.h>
 #include <stdlib.h>
-#define N 256
+#define N 128
 int main(void) {
   int *a = malloc(sizeof(int) * N);
   unsigned s = 11;
