@@ -1,6 +1,6 @@
 /* PolyBench's own style: kernel functions with variably modified array parameters, the loop
    variables declared at the top and listed private, arrays allocated with posix_memalign
-   (gemm, atax) or on main's stack (mvt), and a trmm-like triangular loop. */
+   (gemm), on main's stack (mvt) or static in main (scale), and a trmm-like triangular loop. */
 #include <stdio.h>
 #include <stdlib.h>
 #define NI 70
@@ -43,6 +43,10 @@ static void kernel_trmm(int m, int n, double alpha, double A[m][m], double B[m][
       B[i][j] = alpha * B[i][j];
     }
 }
+static void kernel_scale(int n, double v[n], double f) {
+#pragma omp parallel for
+  for (int i = 0; i < n; i++) v[i] *= f + i % 3;
+}
 int main(void) {
   int ni = NI, nj = NJ, nk = NK, n = 60;
   double (*C)[NJ] = alloc(sizeof(double[NI][NJ])), (*A)[NK] = alloc(sizeof(double[NI][NK])), (*B)[NJ] = alloc(sizeof(double[NK][NJ]));
@@ -57,9 +61,13 @@ int main(void) {
   double (*T)[NI] = alloc(sizeof(double[NI][NI]));
   for (int i = 0; i < NI; i++) for (int j = 0; j < NI; j++) T[i][j] = (double)((i + j) % NI) / NI;
   kernel_trmm(NI, NJ, 1.5, T, C);
-  double sc = 0, sx = 0;
+  static double sv[500];  /* a static local of main, written by kernel_scale's region */
+  for (int i = 0; i < 500; i++) sv[i] = i;
+  kernel_scale(500, sv, 0.5);
+  double sc = 0, sx = 0, ss = 0;
+  for (int i = 0; i < 500; i++) ss += sv[i];
   for (int i = 0; i < ni; i++) for (int j = 0; j < nj; j++) sc += C[i][j] * ((i + j) % 4);
   for (int i = 0; i < n; i++) sx += x1[i] + 2 * x2[i];
-  printf("gemm+trmm checksum %.10g C[5][7] %.10g\nmvt checksum %.10g\n", sc, C[5][7], sx);
+  printf("gemm+trmm checksum %.10g C[5][7] %.10g\nmvt checksum %.10g\nscale checksum %.10g\n", sc, C[5][7], sx, ss);
   return 0;
 }

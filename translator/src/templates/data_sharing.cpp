@@ -365,4 +365,35 @@ __attribute__((constructor)) static void cape_cc_statics_init(void) { cape_cc_ad
 )c");
 }
 
+// TICKPT: block-scope static variables have static storage too, so they are shared (002
+// Sect. 3.1), but the file's statics function cannot name them: main's `static double a[N]`
+// passed to a kernel function in another function's region was lost, silently
+// (tests/ordinary/programs/polykern.c). Each one registers itself when control passes its
+// declaration (libcape_cc keeps the list; cape_cc_share_statics() registers it).
+void static_locals(TranslationContext& cx) {
+  if (!cx.opt.tickpt) return;
+  Names tp;  // threadprivate ones stay out, as in statics_function
+  for (auto& c : cx.d.ast().constructs)
+    if (c.dir.name == "threadprivate" && !c.dir.name_toks.empty())
+      for (int k = c.dir.name_toks.back() + 1; k < c.dir.end_tok; ++k) tp.insert(cx.t[k].text);
+  const int n = static_cast<int>(cx.t.size());
+  for (auto& d : cx.decls().all()) {
+    if (d.storage != VarDecl::Static || cx.decls().file_scope(d) || !d.addressable() || d.vla || d.param ||
+        tp.count(d.name))
+      continue;
+    bool in_construct = false;  // (a region's own: its nodes would register different lists)
+    for (auto& c : cx.d.ast().constructs) in_construct = in_construct || (d.tok >= c.all.b && d.tok < c.all.e);
+    if (in_construct) continue;
+    int k = d.tok + 1, depth = 0;  // the ';' ending the declaration
+    for (; k < n; ++k) {
+      if (cx.t.punct(k, "(") || cx.t.punct(k, "[") || cx.t.punct(k, "{")) ++depth;
+      else if (cx.t.punct(k, ")") || cx.t.punct(k, "]") || cx.t.punct(k, "}")) {
+        if (--depth < 0) break;
+      } else if (depth == 0 && cx.t.punct(k, ";")) break;
+    }
+    if (k >= n || !cx.t.punct(k, ";")) continue;
+    cx.after_tok[k] += " cape_cc_add_static_local((void *)&" + d.name + ", sizeof(" + d.name + "));";
+  }
+}
+
 }  // namespace cape::tr
