@@ -381,9 +381,16 @@ void static_locals(TranslationContext& cx) {
     if (d.storage != VarDecl::Static || cx.decls().file_scope(d) || !d.addressable() || d.vla || d.param ||
         tp.count(d.name))
       continue;
-    bool in_construct = false;  // (a region's own: its nodes would register different lists)
-    for (auto& c : cx.d.ast().constructs) in_construct = in_construct || (d.tok >= c.all.b && d.tok < c.all.e);
-    if (in_construct) continue;
+    // Not one declared in a construct (a region's own: its nodes would register different
+    // lists), nor one a clause names by a section (`reduction(+:h[2:5])`: the region registers
+    // the rest of it around the section, which a whole registration would overlap).
+    bool skip = false;
+    for (auto& c : cx.d.ast().constructs) {
+      skip = skip || (d.tok >= c.all.b && d.tok < c.all.e);
+      for (int k = c.dir.first_tok; k < c.dir.end_tok && !skip; ++k)
+        skip = cx.t[k].text == d.name && k + 1 < c.dir.end_tok && cx.t[k + 1].text == "[";  // (pragma tokens)
+    }
+    if (skip) continue;
     int k = d.tok + 1, depth = 0;  // the ';' ending the declaration
     for (; k < n; ++k) {
       if (cx.t.punct(k, "(") || cx.t.punct(k, "[") || cx.t.punct(k, "{")) ++depth;
