@@ -465,38 +465,19 @@ void cape_cc_add_statics(void (*fn)(void)) {
   statics[nstatics++] = fn;
 }
 
-/* TICKPT: block-scope static variables, registered when control first passes their
- * declaration in the sequential part (the translator puts the call after it): the same on
- * every node. Inside a region a node would add what others do not, so nothing is added there.
- * On the heap, grown on demand: nothing for a program without them. */
-static struct static_local {
-  void *addr;
-  unsigned long size;
-} *static_locals;
-static int nstatic_locals, static_locals_room;
-
-void cape_cc_add_static_local(void *addr, unsigned long size) {
-  if (level > 0) return;
-  const char *off = getenv("CAPE_TICKPT_STATIC_LOCALS"); /* =0: not registered (the old way) */
-  if (off && strcmp(off, "0") == 0) return;
-  for (int i = 0; i < nstatic_locals; i++)
-    if (static_locals[i].addr == addr) return;
-  if (nstatic_locals == static_locals_room) {
-    int room = static_locals_room ? 2 * static_locals_room : 16;
-    struct static_local *grown = realloc(static_locals, sizeof *grown * (size_t)room);
-    if (!grown) {
-      fprintf(stderr, "cape: no memory for the list of static local variables (TICKPT)\n");
-      abort();
-    }
-    static_locals = grown;
-    static_locals_room = room;
-  }
-  static_locals[nstatic_locals++] = (struct static_local){addr, size};
-}
+/* TICKPT: block-scope static variables (cc.h's CAPE_CC_STATIC_LOCAL entries, from every
+ * translated file; none: the weak bounds are 0). CAPE_TICKPT_STATIC_LOCALS=0: not registered
+ * (the old way). */
+extern const struct cape_cc_static_local __start_cape_cc_static_locals[] __attribute__((weak, visibility("hidden")));
+extern const struct cape_cc_static_local __stop_cape_cc_static_locals[] __attribute__((weak, visibility("hidden")));
 
 void cape_cc_share_statics(void) {
   for (int i = 0; i < nstatics; i++) statics[i]();
-  for (int i = 0; i < nstatic_locals; i++) cape_set_shared(static_locals[i].addr, static_locals[i].size);
+  const struct cape_cc_static_local *v = __start_cape_cc_static_locals, *end = __stop_cape_cc_static_locals;
+  if (v == end) return;
+  const char *off = getenv("CAPE_TICKPT_STATIC_LOCALS");
+  if (off && strcmp(off, "0") == 0) return;
+  for (; v < end; v++) cape_set_shared(v->addr, v->size);
 }
 
 int cape_cc_mine(int j) {

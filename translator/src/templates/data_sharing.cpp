@@ -368,8 +368,8 @@ __attribute__((constructor)) static void cape_cc_statics_init(void) { cape_cc_ad
 // TICKPT: block-scope static variables have static storage too, so they are shared (002
 // Sect. 3.1), but the file's statics function cannot name them: main's `static double a[N]`
 // passed to a kernel function in another function's region was lost, silently
-// (tests/ordinary/programs/polykern.c). Each one registers itself when control passes its
-// declaration (libcape_cc keeps the list; cape_cc_share_statics() registers it).
+// (tests/ordinary/programs/polykern.c). After each declaration an entry with its address
+// goes to a section that cape_cc_share_statics() registers (cc.h CAPE_CC_STATIC_LOCAL).
 void static_locals(TranslationContext& cx) {
   if (!cx.opt.tickpt) return;
   Names tp;  // threadprivate ones stay out, as in statics_function
@@ -399,7 +399,7 @@ void static_locals(TranslationContext& cx) {
       } else if (depth == 0 && cx.t.punct(k, ";")) break;
     }
     if (k >= n || !cx.t.punct(k, ";")) continue;
-    cx.after_tok[k] += " cape_cc_add_static_local((void *)&" + d.name + ", sizeof(" + d.name + "));";
+    cx.after_tok[k] += " CAPE_CC_STATIC_LOCAL(cape_sl_" + std::to_string(d.tok) + ", " + d.name + ");";
   }
 }
 
