@@ -1,6 +1,8 @@
 #include "monitor/data_sharing.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 #include "ckpt/format.h"
 #include "ckpt/ops.h"
@@ -98,13 +100,38 @@ IntervalSet DataSharing::private_ranges(const AddressSpace& as, uint64_t boundar
   return drop.unite(IntervalSet::everything().minus(travel));
 }
 
+// TICKPT: the stack from the region's frame up is shared as under DICKPT (minus what is
+// registered private). The translator registers the region's function's locals it names, but a
+// region in a kernel function writes main's arrays through its parameters (PolyBench's style),
+// and OpenMP shares them: under TICKPT those writes were lost, silently (tests/ordinary's
+// polykern.c). What else changes there (compiler temporaries, locals of the region body) is
+// dead after the region, as DICKPT has always carried it. CAPE_TICKPT_STACK=0: the old way.
+bool tickpt_stack() {  // (data_sharing.h)
+  static const bool on = [] {
+    const char* e = std::getenv("CAPE_TICKPT_STACK");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
+namespace {
+IntervalSet tickpt_memory(const std::vector<Area>& areas) {
+  IntervalSet m = dynamic_memory(areas);
+  if (!tickpt_stack()) return m;
+  std::vector<IntervalSet::Interval> v;
+  for (const Area& r : areas)
+    if (r.kind == Area::stack) v.emplace_back(r.start, r.end);
+  return m.unite(IntervalSet::of(std::move(v)));
+}
+}  // namespace
+
 // (Reduction, lastprivate and copyin values are read whole at create(); private data is
 // never compared.)
 IntervalSet DataSharing::tickpt_cover(const std::vector<Area>& areas) const {
   std::vector<IntervalSet::Interval> v;
   for (const Var& x : vars_)
     if (x.attr == Attr::shared || x.attr == Attr::copyprivate) v.emplace_back(page_down(x.addr), page_up(x.addr + x.size));
-  return IntervalSet::of(std::move(v)).unite(dynamic_memory(areas));
+  return IntervalSet::of(std::move(v)).unite(tickpt_memory(areas));
 }
 
 // TICKPT keeps only shared data (registered shared/copyprivate and dynamic memory, minus
@@ -115,7 +142,7 @@ IntervalSet DataSharing::travels(const std::vector<Area>& now, bool master) cons
   IntervalSet copyin = ranges([](Attr a) { return a == Attr::copyin; });
   if (model_ == CkptModel::tickpt) {
     IntervalSet shared = ranges([](Attr a) { return a == Attr::shared || a == Attr::copyprivate; });
-    return shared.unite(dynamic_memory(now)).minus(ranges(&is_region_private).unite(forced).unite(copyin));
+    return shared.unite(tickpt_memory(now)).minus(ranges(&is_region_private).unite(forced).unite(copyin));
   }
   return IntervalSet::everything().minus(master ? forced.unite(copyin) : forced);
 }

@@ -31,6 +31,9 @@ inline uint64_t region_of_timestamp(uint64_t timestamp) { return timestamp >> kR
 // cape_set_ckpt_model()'s values (runtime/include/cape/cape.h).
 enum class CkptModel { dickpt = 0, tickpt = 1 };
 
+// TICKPT lets the stack from the region's frame up travel as DICKPT does (CAPE_TICKPT_STACK
+// is not 0; data_sharing.cpp).
+bool tickpt_stack();
 enum class Attr { shared, priv, firstprivate, lastprivate, copyin, copyprivate, threadprivate, reduction };
 inline bool is_private(Attr a) { return a == Attr::priv || a == Attr::firstprivate || a == Attr::threadprivate; }
 // copyin: the master's copy travels into the region (in its checkpoints, "before"), the

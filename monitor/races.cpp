@@ -19,7 +19,9 @@ std::vector<ckpt::Conflict> possible_races(const std::vector<ckpt::Conflict>& co
   std::vector<ckpt::Conflict> out;
   for (const ckpt::Conflict& c : conflicts) {
     if (priv.overlaps(c.address, c.address + c.length)) continue;
-    if (sharing.model() == CkptModel::dickpt && stack.overlaps(c.address, c.address + c.length) &&
+    // Unregistered stack words (compiler temporaries, the region body's locals) travel but are
+    // dead after the region: no race, in both models when TICKPT's stack travels too.
+    if ((sharing.model() == CkptModel::dickpt || tickpt_stack()) && stack.overlaps(c.address, c.address + c.length) &&
         !registered.overlaps(c.address, c.address + c.length))
       continue;
     out.push_back(c);

@@ -25,6 +25,21 @@ static __thread int cape1_me = -1;
 static __thread unsigned cape1_step;
 static __thread char cape1_base[512];
 
+/* The cape heap's windows (runtime/src/heap.h; libcape.a is linked with this file). Between a
+ * region's fork and join each part allocates from its own arena and defers its frees of other
+ * arenas' blocks, as a CAPE-2 node does inside a window, so two parts allocating or freeing
+ * in one step (a qsort in a loop body: glibc's buffer) write different words of the heap, not
+ * arena 0's header differently. CAPE1_PART_ARENAS=0: arena 0 for every part (the old way: two
+ * parts allocating in one step are refused by the merge). */
+void cape_heap_settle(int nodes);
+void cape_heap_enter(int rank);
+void cape_heap_leave(void);
+static int part_arenas(void) {
+  const char *e = getenv("CAPE1_PART_ARENAS");
+  return !(e && strcmp(e, "0") == 0);
+}
+static __thread int cape1_in_arena; /* this part entered its arena (TLS: each part's own) */
+
 int cape1_cc_parts(void) {
   int nodes = cape_num_nodes();
   if (nodes > 1) return nodes;
@@ -95,9 +110,17 @@ int cape1_cc_fork(const char *where) {
   char original[512];
   original_name(original, sizeof original);
   snprintf(cape1_base, sizeof cape1_base, "%s", original);
+  /* Every part's arena set up, and deferred frees settled, before `original`: the parts all
+   * start from the same heap. */
+  const int arenas = part_arenas();
+  if (arenas) cape_heap_settle(cape1_cc_parts());
   if (cape_create_complete(original)) {
     for (int k = 1; k < cape1_cc_parts(); k++) cape1_restart_on(original, k);
     cape1_me = 0;
+    if (arenas) {
+      cape_heap_enter(0);
+      cape1_in_arena = 1;
+    }
     return 0;
   }
   /* A process restarted from `original` as part k: on another node, its own directory and
@@ -110,6 +133,10 @@ int cape1_cc_fork(const char *where) {
     mkdir(dir, 0700);
     name(cape1_base, sizeof cape1_base, "base", cape1_me, cape1_me);
     cape1_copy(original, cape1_base);
+  }
+  if (arenas) {
+    cape_heap_enter(cape1_me);
+    cape1_in_arena = 1;
   }
   return cape1_me;
 }
@@ -217,6 +244,10 @@ void cape1_cc_join(int me) {
     return;
   }
   exchange(me, 1);
+  if (cape1_in_arena) { /* the master, with every part's blocks: the deferred frees at its next allocator call */
+    cape1_in_arena = 0;
+    cape_heap_leave();
+  }
   cape1_depth--;
   cape1_me = -1;
   /* The master, from target: the region's files are done with (alone, the other parts'

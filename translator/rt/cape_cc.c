@@ -465,8 +465,19 @@ void cape_cc_add_statics(void (*fn)(void)) {
   statics[nstatics++] = fn;
 }
 
+/* TICKPT: block-scope static variables (cc.h's CAPE_CC_STATIC_LOCAL entries, from every
+ * translated file; none: the weak bounds are 0). CAPE_TICKPT_STATIC_LOCALS=0: not registered
+ * (the old way). */
+extern const struct cape_cc_static_local __start_cape_cc_static_locals[] __attribute__((weak, visibility("hidden")));
+extern const struct cape_cc_static_local __stop_cape_cc_static_locals[] __attribute__((weak, visibility("hidden")));
+
 void cape_cc_share_statics(void) {
   for (int i = 0; i < nstatics; i++) statics[i]();
+  const struct cape_cc_static_local *v = __start_cape_cc_static_locals, *end = __stop_cape_cc_static_locals;
+  if (v == end) return;
+  const char *off = getenv("CAPE_TICKPT_STATIC_LOCALS");
+  if (off && strcmp(off, "0") == 0) return;
+  for (; v < end; v++) cape_set_shared(v->addr, v->size);
 }
 
 int cape_cc_mine(int j) {

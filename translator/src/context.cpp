@@ -73,6 +73,7 @@ void TranslationContext::emit_range(int b, int e, const std::vector<Construct*>&
       em.raw(tok.trivia);
     }
     em.raw(tok.text);
+    if (auto a = after_tok.find(i); a != after_tok.end()) em.raw(a->second);
     if (i == main_body)  // the model, told before the first region (cape-cc --ckpt)
       em.raw(std::string(" cape_set_ckpt_model(") + (opt.tickpt ? "CAPE_CKPT_TICKPT" : "CAPE_CKPT_DICKPT") + ");");
     first = false;

@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <set>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,7 @@ class TranslationContext {
   const Tokens t;
   Emitter em;
   std::set<int> last;                          // ids of the program's last parallel region
+  std::map<int, std::string> after_tok;       // text emitted right after a user token (TICKPT's static locals)
   int main_body = -1;                          // the '{' of main's body: the model is told there
   std::vector<ThreadPrivate> threadprivates;   // the threadprivate directives met so far
   std::set<int> atomic_reductions;             // atomics lowered to their region's reduction (critical.cpp)

@@ -249,6 +249,16 @@ int Declarations::array_dims(const std::string& n, int at) const {
   return dims;
 }
 
+std::string Declarations::first_extent(const std::string& n, int at) const {
+  const VarDecl* found = nullptr;
+  for (auto& d : decls_)
+    if (d.name == n && d.tok < at && at < d.scope_end) found = &d;
+  if (!found || found->param) return "";
+  int k = found->tok + 1;
+  if (!t_.punct(k, "[") || !t_.opens(k)) return "";
+  return t_.text(k + 1, t_.match(k));
+}
+
 bool Declarations::file_scope_var(const std::string& n, int at) const {
   const VarDecl* found = nullptr;
   for (auto& d : decls_)

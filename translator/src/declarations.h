@@ -62,6 +62,8 @@ class Declarations {
   // for a scalar, a pointer or a parameter (whose array type is a pointer), -1 when no
   // declaration of n is visible (declared by a typedef'd array type, or not seen).
   int array_dims(const std::string& n, int at) const;
+  // The text of the first bracket of that declaration (`double y[210][3]`: "210"), "" if none.
+  std::string first_extent(const std::string& n, int at) const;
 
   // The variable named n visible at token `at` is a file-scope (or block-scope static) one.
   bool file_scope_var(const std::string& n, int at) const;

@@ -130,9 +130,10 @@ std::string translate(Driver& drv, const Options& options) {
   auto fns = function_bodies(cx.t);
   if (auto m = fns.find("main"); m != fns.end() && (any || options.tickpt)) cx.main_body = m->second.b;
   std::string statics = statics_function(cx);
-  if (!any && (cx.main_body >= 0 || !statics.empty())) {
+  static_locals(cx);
+  if (!any && (cx.main_body >= 0 || !statics.empty() || !cx.after_tok.empty())) {
     // No directive, but main (where the program tells its monitor the model) or static
-    // variables (shared under TICKPT): only under --ckpt=tickpt.
+    // variables, file-scope or block-scope (shared under TICKPT): only under --ckpt=tickpt.
     cx.em.raw("/* cape-translate --ckpt=tickpt: the model and this file's static variables. */\n"
               "#include <cape/cc.h>\n");
   } else if (any) {

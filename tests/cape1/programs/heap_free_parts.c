@@ -1,6 +1,8 @@
-/* Every part frees the blocks of its iterations inside one step: under CAPE-1 the parts all use
- * the cape heap's arena 0, whose state two parts change differently. Not supported: the run must
- * fail with a message naming the heap (docs/cape1.md), never give a wrong result. */
+/* Every part frees the blocks of its iterations inside one step. Each part allocates from its
+ * own arena of the cape heap between a region's fork and join, and defers its frees of arena 0's
+ * blocks (translator/rt/cape1_cc.c): as gcc -fopenmp's. With CAPE1_PART_ARENAS=0 (all parts in
+ * arena 0, as before session 15) the run must fail with a message naming the heap, never give a
+ * wrong result (cape1.refused.heap_free_parts). */
 #include <stdio.h>
 #include <stdlib.h>
 int main(void) {

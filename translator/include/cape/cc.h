@@ -83,6 +83,16 @@ void cape_cc_share(cape_share_t *out, unsigned long long n, unsigned long long c
  * every region's cape_start() (docs/translator.md, TICKPT). */
 void cape_cc_add_statics(void (*fn)(void));
 void cape_cc_share_statics(void);
+/* TICKPT: the block-scope static variables of every translated file, one entry each in the
+ * section cape_cc_static_locals (an address constant, put after the declaration by the
+ * translator: nothing runs), registered by cape_cc_share_statics() too. */
+struct cape_cc_static_local {
+  void *addr;
+  unsigned long size;
+};
+#define CAPE_CC_STATIC_LOCAL(name, x)                                                             \
+  static const struct cape_cc_static_local name                                                  \
+      __attribute__((used, section("cape_cc_static_locals"), aligned(sizeof(void *)))) = {(void *)&(x), sizeof(x)}
 /* 1 when the share holds iteration n-1, the sequentially last one (lastprivate). */
 int cape_cc_last(const cape_share_t *s, unsigned long long n);
 /* lastprivate: this thread's order for cape_set_order(): the number of threads for the

@@ -19,11 +19,10 @@ namespace {
 // Clauses whose meaning Fig. 2's merge keeps: private data stays in each process; shared
 // data is merged; firstprivate values are in the master's checkpoint. Reductions combine
 // each part's partial result (rt/cape1_values.c), lastprivate keeps the last part's value.
-// collapse and if are refused.
+// collapse(n) deals the collapsed space as the default model does (shares.cpp). if is refused.
 bool cape1_clauses(TranslationContext& cx, Construct* c, const Clauses& cl) {
   std::string what;
-  if (cl.collapse > 1) what = "collapse";
-  else if (cl.cond != "1") what = "if";
+  if (cl.cond != "1") what = "if";
   if (what.empty()) return true;
   cx.d.error_at(name_tok(c->dir), "'" + what + "' is not supported by --model=cape1 yet; use the default model");
   return false;
@@ -64,9 +63,13 @@ void cape1_parallel_for(TranslationContext& cx, Construct* c, const Enclosing& e
   bool var_last = std::find(cl.lastpriv.begin(), cl.lastpriv.end(), L.var) != cl.lastpriv.end();
   auto priv = without(privates_of(cl), L.var);
   if (!var_last && L.type.empty()) priv = with(priv, L.var);  // (declared by the loop: a local of the block)
+  if (!nest_privates(cx, c, L, cl, priv)) return cx.emit_stmt(c->stmt, enc);  // collapse: the inner loops' variables
   Holes h = loop_holes(id);
   h.set("chunk", cl.chunk).set("where", cx.where(c)).set("me", gen_name("me", id));
   cx.gen_begin(c, "003_45ed75503520c8f4.txt Fig. 2 (complete checkpoints), by shares");
+  // A shared local that gcc keeps in a register would miss the other parts' writes, which
+  // the merge puts in its stack slot (a flag set by one part only stayed 0: bfs.c).
+  cx.gen(in_memory(cx, c, cl, L.var));
   loop_setup(cx, L, h);
   cx.gen(save_privates(priv, id, false));
   cx.gen(save_privates(cl.lastpriv, id, false));
@@ -101,6 +104,7 @@ void cape1_parallel_sections(TranslationContext& cx, Construct* c, const Enclosi
   auto priv = privates_of(cl);
   Holes h{{"where", cx.where(c)}, {"me", gen_name("me", id)}};
   cx.gen_begin(c, "003_45ed75503520c8f4.txt Fig. 2 (complete checkpoints)");
+  cx.gen(in_memory(cx, c, cl, ""));  // (as in cape1_parallel_for)
   cx.gen(save_privates(priv, id, false));
   cx.gen(save_privates(cl.lastpriv, id, false));
   reduction_checks(cx, cl);

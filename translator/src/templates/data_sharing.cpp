@@ -113,6 +113,15 @@ void resolve_reductions(TranslationContext& cx, Clauses& cl, int at) {
       continue;
     }
     if (cx.opt.tickpt && cx.decls().file_scope_var(x, at)) {
+      // A section that is the whole array (`y[:N]` of `double y[N]`, PolyBench's style) is the
+      // array: reduced whole, like the registration of every file-scope variable.
+      if ((rd.lo.empty() || rd.lo == "0") && (rd.len.empty() || rd.len == cx.decls().first_extent(x, at))) {
+        rd.section = false;
+        rd.addr = "(void *)&" + x;
+        rd.size = "sizeof(" + x + ")";
+        rd.elem = x + "[0]" + zeros;
+        continue;
+      }
       cx.d.error_at(rd.tok, "array section '" + x + "[" + rd.lo + ":" + rd.len + "]' in clause 'reduction' of a file-scope "
                                 "array under --ckpt=tickpt is not supported yet (every file-scope variable is registered "
                                 "shared whole); reduce the whole array, or use --ckpt=dickpt");
@@ -354,6 +363,44 @@ $shares
 }
 __attribute__((constructor)) static void cape_cc_statics_init(void) { cape_cc_add_statics(cape_cc_statics); }
 )c");
+}
+
+// TICKPT: block-scope static variables have static storage too, so they are shared (002
+// Sect. 3.1), but the file's statics function cannot name them: main's `static double a[N]`
+// passed to a kernel function in another function's region was lost, silently
+// (tests/ordinary/programs/polykern.c). After each declaration an entry with its address
+// goes to a section that cape_cc_share_statics() registers (cc.h CAPE_CC_STATIC_LOCAL).
+void static_locals(TranslationContext& cx) {
+  if (!cx.opt.tickpt) return;
+  Names tp;  // threadprivate ones stay out, as in statics_function
+  for (auto& c : cx.d.ast().constructs)
+    if (c.dir.name == "threadprivate" && !c.dir.name_toks.empty())
+      for (int k = c.dir.name_toks.back() + 1; k < c.dir.end_tok; ++k) tp.insert(cx.t[k].text);
+  const int n = static_cast<int>(cx.t.size());
+  for (auto& d : cx.decls().all()) {
+    if (d.storage != VarDecl::Static || cx.decls().file_scope(d) || !d.addressable() || d.vla || d.param ||
+        tp.count(d.name))
+      continue;
+    // Not one declared in a construct (a region's own: its nodes would register different
+    // lists), nor one a clause names by a section (`reduction(+:h[2:5])`: the region registers
+    // the rest of it around the section, which a whole registration would overlap).
+    bool skip = false;
+    for (auto& c : cx.d.ast().constructs) {
+      skip = skip || (d.tok >= c.all.b && d.tok < c.all.e);
+      for (int k = c.dir.first_tok; k < c.dir.end_tok && !skip; ++k)
+        skip = cx.t[k].text == d.name && k + 1 < c.dir.end_tok && cx.t[k + 1].text == "[";  // (pragma tokens)
+    }
+    if (skip) continue;
+    int k = d.tok + 1, depth = 0;  // the ';' ending the declaration
+    for (; k < n; ++k) {
+      if (cx.t.punct(k, "(") || cx.t.punct(k, "[") || cx.t.punct(k, "{")) ++depth;
+      else if (cx.t.punct(k, ")") || cx.t.punct(k, "]") || cx.t.punct(k, "}")) {
+        if (--depth < 0) break;
+      } else if (depth == 0 && cx.t.punct(k, ";")) break;
+    }
+    if (k >= n || !cx.t.punct(k, ";")) continue;
+    cx.after_tok[k] += " CAPE_CC_STATIC_LOCAL(cape_sl_" + std::to_string(d.tok) + ", " + d.name + ");";
+  }
 }
 
 }  // namespace cape::tr

@@ -74,5 +74,8 @@ std::string tickpt_shared(const TranslationContext& cx, Construct* c, const Clau
                           const std::string& loop_var, const std::string& ind);
 // TICKPT: the function registering this file's variables of static storage ("" if none).
 std::string statics_function(const TranslationContext& cx);
+// TICKPT: CAPE_CC_STATIC_LOCAL (cc.h) after each block-scope static variable's declaration
+// outside constructs (cx.after_tok).
+void static_locals(TranslationContext& cx);
 
 }  // namespace cape::tr
