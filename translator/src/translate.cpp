@@ -62,7 +62,9 @@ bool is_known(const std::string& n) {
 
 std::string unsupported_reason(const std::string& name) {
   auto starts = [&](std::string_view p) { return name.rfind(p, 0) == 0; };
-  if (starts("task")) return "tasks need a shared task pool; CAPE distributes only loops and sections";
+  if (starts("task"))
+    return "tasks need a shared task pool; CAPE distributes only loops and sections (write the work as a "
+           "'for' over its items or as 'sections')";
   if (name == "critical" || name == "atomic")
     return "mutual exclusion needs shared memory; nodes exchange their writes only at barriers "
            "and at the end of a region";
@@ -100,7 +102,8 @@ void translate_construct(TranslationContext& cx, Construct* c, const Enclosing& 
       return;
     }
   }
-  if (cx.opt.mt && !mt_supported(cx, c)) {
+  // (A construct no model translates gets the general message below, not "use --model=single".)
+  if (cx.opt.mt && kTemplates.count(n) && !mt_supported(cx, c)) {
     if (c->stmt) cx.emit_stmt(c->stmt, enc);
     return;
   }
