@@ -12,6 +12,8 @@
 #   env: K=V ...          environment of both runs (OMP_SCHEDULE, getenv)
 #   files: a.txt b.txt    files it writes (compared byte for byte, cwd of the run)
 #   refuse: REGEX         cape-cc must refuse it: `PROG.c:L:C: error: ...REGEX`, exit != 0
+# Cells: ok, ok+warn (a node logged a conflict), WRONG (output), EXIT(cape!=gcc), FILE(name),
+# STOPPED (cape failed with its own `cape: ` message where gcc ran), HANG, refused.
 # mt runs 2 threads per node (native: 2N threads).
 set -uo pipefail
 # The tool shell leaks fds 250/251/255 into children; a node would keep them open.
@@ -78,6 +80,8 @@ for model in $models; do
       what=ok
       ws=$(cat nat/status) gs=$(cat cap/status)
       if [ "$gs" = 124 ] || [ "$gs" = 137 ]; then what=HANG
+      # cape stopped with its own message where gcc ran: a refusal at run time, not silent.
+      elif [ "$gs" != "$ws" ] && [ "$gs" != 0 ] && grep -q "^cape: " cap/err; then what=STOPPED
       elif ! cmp -s nat/out cap/out; then what="WRONG"
       elif [ "$ws" != "$gs" ]; then what="EXIT($gs!=$ws)"
       else
