@@ -248,7 +248,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
      CAPE_CC_DEFER_BEGIN (the template writes nothing of the program's before its
      cape_start()), the check rides on the next trap, start()'s: nothing written here
      differs between nodes. */
-  if (!(flags & CAPE_CC_MT) && cape_num_nodes() > 1) tp_register();
+  if (cape_num_nodes() > 1) tp_register();
   if ((flags & CAPE_CC_DEFER_BEGIN) && cape_num_nodes() > 1) cape_defer_next();
   int nodes = loop ? cape_region_begin_loop(where, loop) : cape_region_begin(where);
   if (nodes > CAPE_CC_MAX_NODES) {
@@ -280,7 +280,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   cur.master_idle = master_idle;
   cur.by_node = 1;
   cur.skipping = skipping;
-  if (!(flags & CAPE_CC_MT)) tp_fork(); /* (the two-level model: gcc's TLS copies) */
+  tp_fork(); /* (the two-level model: the main thread's TLS copies, thread 0 of a slave node) */
   return 1;
 }
 
@@ -503,30 +503,42 @@ int cape_cc_mt_mine(int j) {
  * agrees. CAPE_CC_ALL_THREADPRIVATE=0: none of this (the old way). */
 static unsigned long tp_total;
 static unsigned char *tp_init, *tp_mirror;
+static void **tp_addr;        /* every variable's address (the main thread's copy under mt) */
+static unsigned long *tp_size;
+static int tp_n, tp_n_static; /* entries; the first tp_n_static are static storage (registered) */
 static __thread unsigned char *tp_own;
 static __thread int tp_filled, tp_active, tp_registered;
 
 /* Once, before the first distributed region's digest (its region_begin is processed before
  * the region's clause calls): the copies a slave puts in differ from the master's, so the
- * monitor must know them before it compares memory. Program-wide in the monitor (Fig. 6). */
+ * monitor must know them before it compares memory. Program-wide in the monitor (Fig. 6).
+ * (The two-level model's copies are TLS, never tracked: nothing to register.) */
 static void tp_register(void) {
   if (!tp_total || tp_registered) return;
-  for (const struct cape_cc_tp *e = __start_cape_cc_tps; e < __stop_cape_cc_tps; e++)
-    (cape_set_threadprivate)(e->addr, e->size); /* (not cape1_cc.h's macro) */
+  for (int i = 0; i < tp_n_static; i++) (cape_set_threadprivate)(tp_addr[i], tp_size[i]); /* (not cape1_cc.h's macro) */
   tp_registered = 1;
 }
 
 __attribute__((constructor)) static void tp_initial_values(void) {
   if (!cape_cc_all_threadprivates()) return;
+  int n = 0;
   unsigned long total = 0;
-  for (const struct cape_cc_tp *e = __start_cape_cc_tps; e < __stop_cape_cc_tps; e++) total += e->size;
+  for (const struct cape_cc_tp *e = __start_cape_cc_tps; e < __stop_cape_cc_tps; e++) n++, total += e->size;
+  for (const struct cape_cc_tpm *e = __start_cape_cc_tpm; e < __stop_cape_cc_tpm; e++) n++, total += e->size;
   if (!total) return;
+  tp_addr = malloc(n * sizeof *tp_addr);
+  tp_size = malloc(n * sizeof *tp_size);
   tp_init = malloc(total);
   tp_mirror = malloc(total);
-  if (!tp_init || !tp_mirror) abort();
+  if (!tp_addr || !tp_size || !tp_init || !tp_mirror) abort();
+  for (const struct cape_cc_tp *e = __start_cape_cc_tps; e < __stop_cape_cc_tps; e++)
+    tp_addr[tp_n] = e->addr, tp_size[tp_n++] = e->size;
+  tp_n_static = tp_n;
+  /* Constructors run on the main thread: its TLS copies are the node's thread 0's. */
+  for (const struct cape_cc_tpm *e = __start_cape_cc_tpm; e < __stop_cape_cc_tpm; e++)
+    tp_addr[tp_n] = e->get(), tp_size[tp_n++] = e->size;
   unsigned long off = 0;
-  for (const struct cape_cc_tp *e = __start_cape_cc_tps; e < __stop_cape_cc_tps; off += e->size, e++)
-    memcpy(tp_init + off, e->addr, e->size);
+  for (int i = 0; i < tp_n; off += tp_size[i], i++) memcpy(tp_init + off, tp_addr[i], tp_size[i]);
   memcpy(tp_mirror, tp_init, total);
   tp_total = total;
 }
@@ -547,15 +559,23 @@ static void tp_fork(void) {
   if (cape_master()) return;
   const unsigned char *from = tp_filled ? tp_own : tp_init;
   unsigned long off = 0;
-  for (const struct cape_cc_tp *e = __start_cape_cc_tps; e < __stop_cape_cc_tps; off += e->size, e++)
-    memcpy(e->addr, from + off, e->size);
+  for (int i = 0; i < tp_n; off += tp_size[i], i++) memcpy(tp_addr[i], from + off, tp_size[i]);
+}
+
+int cape_cc_tp_initial(const void *addr, unsigned long size, void *out) {
+  unsigned long off = 0;
+  for (int i = 0; i < tp_n; off += tp_size[i], i++)
+    if (tp_addr[i] == addr && tp_size[i] == size) {
+      memmove(out, tp_init + off, size);
+      return 1;
+    }
+  return 0;
 }
 
 void cape_cc_tp_out(void) {
   if (!tp_active || !cape_master()) return;
   unsigned long off = 0;
-  for (const struct cape_cc_tp *e = __start_cape_cc_tps; e < __stop_cape_cc_tps; off += e->size, e++)
-    memcpy(tp_mirror + off, e->addr, e->size);
+  for (int i = 0; i < tp_n; off += tp_size[i], i++) memcpy(tp_mirror + off, tp_addr[i], tp_size[i]);
 }
 
 /* A slave after the region's exchange: its copies out, the master's values in. */
@@ -564,9 +584,9 @@ static void tp_join(void) {
   tp_active = 0;
   if (cape_master()) return;
   unsigned long off = 0;
-  for (const struct cape_cc_tp *e = __start_cape_cc_tps; e < __stop_cape_cc_tps; off += e->size, e++) {
-    memcpy(tp_own + off, e->addr, e->size);
-    memcpy(e->addr, tp_mirror + off, e->size);
+  for (int i = 0; i < tp_n; off += tp_size[i], i++) {
+    memcpy(tp_own + off, tp_addr[i], tp_size[i]);
+    memcpy(tp_addr[i], tp_mirror + off, tp_size[i]);
   }
   tp_filled = 1;
 }

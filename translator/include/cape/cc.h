@@ -93,6 +93,16 @@ extern const struct cape_cc_tp __stop_cape_cc_tps[] __attribute__((weak, visibil
 #define CAPE_CC_TP_ENTRY(name, x)                                                                  \
   static const struct cape_cc_tp name __attribute__((used, section("cape_cc_tps"), aligned(sizeof(void *)))) = { \
       (void *)&(x), sizeof(x)}
+/* The two-level model: the variables are gcc's TLS (no address constant), so a file-scope
+ * directive's entry is a function returning the calling thread's copy, called by libcape_cc
+ * on the main thread (a slave node's thread 0, which runs the sequential part too). */
+struct cape_cc_tpm { void *(*get)(void); unsigned long size; };
+extern const struct cape_cc_tpm __start_cape_cc_tpm[] __attribute__((weak, visibility("hidden")));
+extern const struct cape_cc_tpm __stop_cape_cc_tpm[] __attribute__((weak, visibility("hidden")));
+#define CAPE_CC_TPM_ENTRY(name, x)                                                                 \
+  static void *name##_get(void) { return (void *)&(x); }                                           \
+  static const struct cape_cc_tpm name __attribute__((used, section("cape_cc_tpm"), aligned(sizeof(void *)))) = { \
+      name##_get, sizeof(x)}
 /* 0 with CAPE_CC_ALL_THREADPRIVATE=0: only the threadprivates visible at the region, and a
  * slave's copies follow its sequential part (the old way). */
 int cape_cc_all_threadprivates(void);

@@ -27,9 +27,9 @@ constexpr std::string_view kCreate =
 std::string end_code(const TranslationContext& cx, Construct* c) {
   Holes h{{"last", cx.last_of(c)}};
   // The master's threadprivate values travel in its part (libcape_cc: a slave's sequential
-  // part then goes on with them, its own copies kept aside); the two-level model's are TLS.
+  // part then goes on with them, its own copies kept aside).
   std::string create(kCreate);
-  if (!cx.opt.mt) create.replace(create.find("cape_defer_next();"), 0, "cape_cc_tp_out(); ");
+  create.replace(create.find("cape_defer_next();"), 0, "cape_cc_tp_out(); ");
   return h.fill(R"c(  if (cape_cc_distributed())
 )c") + create +
          h.fill(R"c(  cape_cc_end($last); /* lines 7-12, 19-25; $last = last_parallel(), decided when translating */

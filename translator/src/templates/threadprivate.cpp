@@ -53,6 +53,11 @@ void threadprivate(TranslationContext& cx, Construct* c, const Enclosing& enc) {
   // the variables thread-local; thread stacks and TLS are never tracked).
   if (cx.opt.mt) {
     cx.em.raw("#pragma omp threadprivate(" + list + ")\n");
+    // A file-scope variable: an entry whose function gives libcape_cc the main thread's copy
+    // (a slave node's thread 0 keeps its own apart from the sequential part's writes). A
+    // function's static has no file-scope name: left as it was (docs/translator.md, Limits).
+    if (scope_end == static_cast<int>(t.size()))
+      for (auto& v : vars) cx.em.raw("CAPE_CC_TPM_ENTRY(" + gen_name("tpm", c->dir.first_tok, v) + ", " + v + ");\n");
     return;
   }
   // Regions where the variables are not visible (another file's, or any region for a
