@@ -67,9 +67,6 @@ void cape1_parallel_for(TranslationContext& cx, Construct* c, const Enclosing& e
   Holes h = loop_holes(id);
   h.set("chunk", cl.chunk).set("where", cx.where(c)).set("me", gen_name("me", id));
   cx.gen_begin(c, "003_45ed75503520c8f4.txt Fig. 2 (complete checkpoints), by shares");
-  // The locals the parts write must be in memory when cape1_cc_join() diffs it (at -O2 gcc
-  // kept `int flags[8]` in registers: a slave part's writes were lost, with no message).
-  cx.gen(in_memory(cx, c, cl, L.var));
   loop_setup(cx, L, h);
   cx.gen(save_privates(priv, id, false));
   cx.gen(save_privates(cl.lastpriv, id, false));
@@ -104,7 +101,6 @@ void cape1_parallel_sections(TranslationContext& cx, Construct* c, const Enclosi
   auto priv = privates_of(cl);
   Holes h{{"where", cx.where(c)}, {"me", gen_name("me", id)}};
   cx.gen_begin(c, "003_45ed75503520c8f4.txt Fig. 2 (complete checkpoints)");
-  cx.gen(in_memory(cx, c, cl, ""));  // (as in cape1_parallel_for)
   cx.gen(save_privates(priv, id, false));
   cx.gen(save_privates(cl.lastpriv, id, false));
   reduction_checks(cx, cl);
