@@ -133,15 +133,6 @@ std::string translate(Driver& drv, const Options& options) {
   auto fns = function_bodies(cx.t);
   if (auto m = fns.find("main"); m != fns.end() && (any || options.tickpt)) cx.main_body = m->second.b;
   std::string statics = statics_function(cx);
-  // CAPE-1 has no lock service, as for critical (cape1_unsupported): the lock API stopped at
-  // run time ("lock ... entered outside a parallel region's window", no line) before.
-  if (options.cape1) {
-    static const Names locks = {"omp_set_lock", "omp_test_lock", "omp_set_nest_lock", "omp_test_nest_lock"};
-    for (int i = 0; i < cx.t.size(); ++i)
-      if (cx.t.ident(i) && !cx.t[i].system && locks.count(cx.t[i].text) && cx.t.punct(i + 1, "("))
-        drv.error_at(i, "'" + cx.t[i].text + "' is not supported by --model=cape1: mutual exclusion would need a lock "
-                        "service between the parts' processes (docs/cape1.md); use the default model");
-  }
   if (!any && (cx.main_body >= 0 || !statics.empty())) {
     // No directive, but main (where the program tells its monitor the model) or static
     // variables (shared under TICKPT): only under --ckpt=tickpt.
@@ -160,6 +151,15 @@ std::string translate(Driver& drv, const Options& options) {
     if (options.mt)  // before main, the same on every node: omp_get_max_threads() knows the team
       cx.em.raw("/* cape-cc --model=mt: threads per node, before main (docs/translator.md). */\n"
                 "__attribute__((constructor)) static void cape_cc_mt_file(void) { cape_cc_mt_init(); }\n");
+  }
+  // CAPE-1 has no lock service, as for critical (cape1_unsupported): the lock API stopped at
+  // run time ("lock ... entered outside a parallel region's window", no line) before.
+  if (options.cape1) {
+    static const Names locks = {"omp_set_lock", "omp_test_lock", "omp_set_nest_lock", "omp_test_nest_lock"};
+    for (int i = 0; i < cx.t.size(); ++i)
+      if (cx.t.ident(i) && !cx.t[i].system && locks.count(cx.t[i].text) && cx.t.punct(i + 1, "("))
+        drv.error_at(i, "'" + cx.t[i].text + "' is not supported by --model=cape1: mutual exclusion would need a lock "
+                        "service between the parts' processes (docs/cape1.md); use the default model");
   }
   cx.em.line(drv.filename(), 1);
   if (!ast.unit.empty()) cx.emit_range(ast.unit.b, ast.unit.e, ast.unit.cs, Enclosing{}, true, /*exact=*/true);
