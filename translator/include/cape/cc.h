@@ -83,12 +83,6 @@ void cape_cc_share(cape_share_t *out, unsigned long long n, unsigned long long c
  * every region's cape_start() (docs/translator.md, TICKPT). */
 void cape_cc_add_statics(void (*fn)(void));
 void cape_cc_share_statics(void);
-#define CAPE_CC_THREADPRIVATES()                                                                   \
-  do {                                                                                             \
-    if (cape_cc_all_threadprivates())                                                              \
-      for (const struct cape_cc_tp *cape_tp_ = __start_cape_cc_tps; cape_tp_ < __stop_cape_cc_tps; cape_tp_++) \
-        cape_set_threadprivate(cape_tp_->addr, cape_tp_->size);                                    \
-  } while (0)
 /* 1 when the share holds iteration n-1, the sequentially last one (lastprivate). */
 int cape_cc_last(const cape_share_t *s, unsigned long long n);
 /* Every threadprivate variable of every translated file, block-scope statics too: one entry
@@ -117,6 +111,12 @@ int cape_cc_all_threadprivates(void);
 /* The master's threadprivate values into the region's checkpoint, before its last create():
  * each slave takes them back after the region, keeping its own copies aside for the next. */
 void cape_cc_tp_out(void);
+#define CAPE_CC_THREADPRIVATES()                                                                   \
+  do {                                                                                             \
+    if (cape_cc_all_threadprivates())                                                              \
+      for (const struct cape_cc_tp *cape_tp_ = __start_cape_cc_tps; cape_tp_ < __stop_cape_cc_tps; cape_tp_++) \
+        cape_set_threadprivate(cape_tp_->addr, cape_tp_->size);                                    \
+  } while (0)
 /* lastprivate: this thread's order for cape_set_order(): the number of threads for the
  * thread that runs iteration n-1 of the loop (schedule(static[, chunk])), else its number. */
 unsigned long long cape_cc_order(unsigned long long n, unsigned long long chunk);
