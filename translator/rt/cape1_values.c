@@ -197,6 +197,9 @@ void cape1_cc_threadprivate(void *addr, unsigned long size) {
   /* A slave part's copy from its last region (the master's is the variable itself);
    * copyin: the master's value, which every part has. */
   if (me > 0 && !copied && tps[t].filled[me]) memcpy(addr, tp_slots + tps[t].slot + (unsigned long)me * size, size);
+  /* Its first region: the initial value, not the master's after the sequential part's
+   * writes (OpenMP; session 15: tests/idioms/tp_seq.c). */
+  else if (me > 0 && !copied) (void)cape_cc_tp_initial(addr, size, addr);
 }
 
 void cape1_values_out(int me, int end) {

@@ -19,4 +19,8 @@ void cape1_values_out(int me, int end);
  * part's slot (in part order), threadprivate variables back. */
 void cape1_values_in(int me, int end);
 
+/* cape_cc.c: the value of the threadprivate variable at addr before main (1), or 0 when it
+ * is not one of the translated files' entries. */
+int cape_cc_tp_initial(const void *addr, unsigned long size, void *out);
+
 #endif

@@ -82,6 +82,11 @@ static __thread int mt_joined;        /* ... and joined the node's heap window *
  * from a loop body): serialized, a team of one, never touching the shared team state. */
 static __thread int mt_nested;
 
+/* Threadprivate copies of a slave's thread (below, "Threadprivate variables"). */
+static void tp_register(void);
+static void tp_fork(void);
+static void tp_join(void);
+
 static int env_int(const char *name) {
   const char *s = getenv(name);
   if (!s || !*s) return 0;
@@ -243,6 +248,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
      CAPE_CC_DEFER_BEGIN (the template writes nothing of the program's before its
      cape_start()), the check rides on the next trap, start()'s: nothing written here
      differs between nodes. */
+  if (cape_num_nodes() > 1) tp_register();
   if ((flags & CAPE_CC_DEFER_BEGIN) && cape_num_nodes() > 1) cape_defer_next();
   int nodes = loop ? cape_region_begin_loop(where, loop) : cape_region_begin(where);
   if (nodes > CAPE_CC_MAX_NODES) {
@@ -274,6 +280,7 @@ int cape_cc_fork(int num_threads, int cond, int flags, const char *where) {
   cur.master_idle = master_idle;
   cur.by_node = 1;
   cur.skipping = skipping;
+  tp_fork(); /* (the two-level model: the main thread's TLS copies, thread 0 of a slave node) */
   return 1;
 }
 
@@ -495,6 +502,115 @@ int cape_cc_mt_mine(int j) {
   return t >= tid && t < tid + cape_cc_mt_threads();
 }
 
+/* Threadprivate variables in the single model (docs/translator.md, "threadprivate"). Every
+ * node runs the sequential part, so a slave's variable follows the master thread's writes
+ * there, while OpenMP gives the slave's thread its own copy: the initial value in its first
+ * region, its own value from its previous region after. So a slave keeps its copies aside
+ * (tp_own: a shared anonymous mapping, never tracked) and puts them in at each region's
+ * fork; at the region's end the master copies its values into tp_mirror (the heap: it
+ * travels with the region's checkpoint, under TICKPT too) and each slave takes its own
+ * copies out and the master's values back, so its sequential part goes on as the master's.
+ * tp_init and tp_mirror are written before main or by the master only: every node's heap
+ * agrees. CAPE_CC_ALL_THREADPRIVATE=0: none of this (the old way). */
+static unsigned long tp_total;
+static unsigned char *tp_init, *tp_mirror;
+static void **tp_addr;        /* every variable's address (the main thread's copy under mt) */
+static unsigned long *tp_size;
+static int tp_n, tp_n_static; /* entries; the first tp_n_static are static storage (registered) */
+static __thread unsigned char *tp_own;
+static __thread int tp_filled, tp_active, tp_registered;
+
+/* Once, before the first distributed region's digest (its region_begin is processed before
+ * the region's clause calls): the copies a slave puts in differ from the master's, so the
+ * monitor must know them before it compares memory. Program-wide in the monitor (Fig. 6).
+ * (The two-level model's copies are TLS, never tracked: nothing to register.) */
+static void tp_register(void) {
+  if (!tp_total || tp_registered) return;
+  for (int i = 0; i < tp_n_static; i++) (cape_set_threadprivate)(tp_addr[i], tp_size[i]); /* (not cape1_cc.h's macro) */
+  tp_registered = 1;
+}
+
+__attribute__((constructor)) static void tp_initial_values(void) {
+  if (!cape_cc_all_threadprivates()) return;
+  int n = 0;
+  unsigned long total = 0;
+  for (const struct cape_cc_tp *e = __start_cape_cc_tps; e < __stop_cape_cc_tps; e++) n++, total += e->size;
+  for (const struct cape_cc_tpm *e = __start_cape_cc_tpm; e < __stop_cape_cc_tpm; e++) n++, total += e->size;
+  if (!total) return;
+  tp_addr = malloc(n * sizeof *tp_addr);
+  tp_size = malloc(n * sizeof *tp_size);
+  tp_init = malloc(total);
+  tp_mirror = malloc(total);
+  if (!tp_addr || !tp_size || !tp_init || !tp_mirror) abort();
+  for (const struct cape_cc_tp *e = __start_cape_cc_tps; e < __stop_cape_cc_tps; e++)
+    tp_addr[tp_n] = e->addr, tp_size[tp_n++] = e->size;
+  tp_n_static = tp_n;
+  /* Constructors run on the main thread: its TLS copies are the node's thread 0's. */
+  for (const struct cape_cc_tpm *e = __start_cape_cc_tpm; e < __stop_cape_cc_tpm; e++)
+    tp_addr[tp_n] = e->get(), tp_size[tp_n++] = e->size;
+  unsigned long off = 0;
+  for (int i = 0; i < tp_n; off += tp_size[i], i++) memcpy(tp_init + off, tp_addr[i], tp_size[i]);
+  memcpy(tp_mirror, tp_init, total);
+  tp_total = total;
+}
+
+/* The fork of a distributed region (every node, before its cape_start()): a slave's copies in. */
+static void tp_fork(void) {
+  tp_active = 0;
+  if (!tp_total) return;
+  if (!tp_own) { /* every node at the same fork: the maps stay alike */
+    void *p = mmap(NULL, tp_total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      perror("cape: threadprivate copies");
+      abort();
+    }
+    tp_own = p;
+  }
+  tp_active = 1;
+  if (cape_master()) return;
+  const unsigned char *from = tp_filled ? tp_own : tp_init;
+  unsigned long off = 0;
+  for (int i = 0; i < tp_n; off += tp_size[i], i++) memcpy(tp_addr[i], from + off, tp_size[i]);
+}
+
+int cape_cc_tp_initial(const void *addr, unsigned long size, void *out) {
+  unsigned long off = 0;
+  for (int i = 0; i < tp_n; off += tp_size[i], i++)
+    if (tp_addr[i] == addr && tp_size[i] == size) {
+      memmove(out, tp_init + off, size);
+      return 1;
+    }
+  return 0;
+}
+
+void cape_cc_tp_out(void) {
+  if (!tp_active || !cape_master()) return;
+  unsigned long off = 0;
+  for (int i = 0; i < tp_n; off += tp_size[i], i++) memcpy(tp_mirror + off, tp_addr[i], tp_size[i]);
+}
+
+/* A slave after the region's exchange: its copies out, the master's values in. */
+static void tp_join(void) {
+  if (!tp_active) return;
+  tp_active = 0;
+  if (cape_master()) return;
+  unsigned long off = 0;
+  for (int i = 0; i < tp_n; off += tp_size[i], i++) {
+    memcpy(tp_own + off, tp_addr[i], tp_size[i]);
+    memcpy(tp_addr[i], tp_mirror + off, tp_size[i]);
+  }
+  tp_filled = 1;
+}
+
+int cape_cc_all_threadprivates(void) {
+  static int on = -1; /* read once, before the first window (never in a checkpoint: same on every node) */
+  if (on < 0) {
+    const char *s = getenv("CAPE_CC_ALL_THREADPRIVATE");
+    on = !(s && s[0] == '0' && !s[1]);
+  }
+  return on;
+}
+
 int cape_cc_distributed(void) { return !mt_nested && cur.distributed && level == 1; }
 
 void cape_cc_private(void *x, const void *orig, unsigned long size) {
@@ -630,6 +746,7 @@ void cape_cc_end(int last) {
       cape_receive("after");      /* line 22 */
       cape_inject("after");       /* line 23 */
     }
+    tp_join();
   }
   cape_cc_join();
 }

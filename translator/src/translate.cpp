@@ -62,7 +62,9 @@ bool is_known(const std::string& n) {
 
 std::string unsupported_reason(const std::string& name) {
   auto starts = [&](std::string_view p) { return name.rfind(p, 0) == 0; };
-  if (starts("task")) return "tasks need a shared task pool; CAPE distributes only loops and sections";
+  if (starts("task"))
+    return "tasks need a shared task pool; CAPE distributes only loops and sections (write the work as a "
+           "'for' over its items or as 'sections')";
   if (name == "critical" || name == "atomic")
     return "mutual exclusion needs shared memory; nodes exchange their writes only at barriers "
            "and at the end of a region";
@@ -100,7 +102,8 @@ void translate_construct(TranslationContext& cx, Construct* c, const Enclosing& 
       return;
     }
   }
-  if (cx.opt.mt && !mt_supported(cx, c)) {
+  // (A construct no model translates gets the general message below, not "use --model=single".)
+  if (cx.opt.mt && kTemplates.count(n) && !mt_supported(cx, c)) {
     if (c->stmt) cx.emit_stmt(c->stmt, enc);
     return;
   }
@@ -149,6 +152,15 @@ std::string translate(Driver& drv, const Options& options) {
     if (options.mt)  // before main, the same on every node: omp_get_max_threads() knows the team
       cx.em.raw("/* cape-cc --model=mt: threads per node, before main (docs/translator.md). */\n"
                 "__attribute__((constructor)) static void cape_cc_mt_file(void) { cape_cc_mt_init(); }\n");
+  }
+  // CAPE-1 has no lock service, as for critical (cape1_unsupported): the lock API stopped at
+  // run time ("lock ... entered outside a parallel region's window", no line) before.
+  if (options.cape1) {
+    static const Names locks = {"omp_set_lock", "omp_test_lock", "omp_set_nest_lock", "omp_test_nest_lock"};
+    for (int i = 0; i < cx.t.size(); ++i)
+      if (cx.t.ident(i) && !cx.t[i].system && locks.count(cx.t[i].text) && cx.t.punct(i + 1, "("))
+        drv.error_at(i, "'" + cx.t[i].text + "' is not supported by --model=cape1: mutual exclusion would need a lock "
+                        "service between the parts' processes (docs/cape1.md); use the default model");
   }
   cx.em.line(drv.filename(), 1);
   if (!ast.unit.empty()) cx.emit_range(ast.unit.b, ast.unit.e, ast.unit.cs, Enclosing{}, true, /*exact=*/true);

@@ -29,6 +29,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   static __thread unsigned long long cape_b_1, cape_k_1;
   if (cape_cc_fork_loop(0, 1, CAPE_CC_DEFER_BEGIN, "clauses_for.c:7", cape_n_1, 0)) {
     cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_set_default_none();
     cape_set_shared((void *)&a, sizeof(__typeof__(a)));
     cape_set_shared((void *)&b, sizeof(__typeof__(b)));
@@ -68,7 +69,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   cape_b_1 = cape_k_1 = 0;
   cape_sh_1 = (cape_share_t){0, 0, 0, 0};
   if (cape_cc_distributed())
-    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
+    { cape_cc_tp_out(); cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(1); /* lines 7-12, 19-25; 1 = last_parallel(), decided when translating */
 }
 #line 13 "clauses_for.c"

@@ -19,6 +19,7 @@ void work(int t, long *out, struct pt *p, int i) {
   CAPE_CC_IN_MEMORY(p);
   CAPE_CC_IN_MEMORY(i);
   if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM | CAPE_CC_DEFER_BEGIN | CAPE_CC_SHRINK, "critical_writes.c:13")) {
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_critical_shared((void *)&t, sizeof(__typeof__(t))); /* may be written under a lock */
     cape_critical_shared((void *)&out, sizeof(__typeof__(out))); /* may be written under a lock */
     cape_critical_shared((void *)&p, sizeof(__typeof__(p))); /* may be written under a lock */
@@ -237,7 +238,7 @@ cape_skip_20_1:;
 #line 81 "critical_writes.c"
   }
   if (cape_cc_distributed())
-    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
+    { cape_cc_tp_out(); cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(0); /* lines 7-12, 19-25; 0 = last_parallel(), decided when translating */
 }
 #line 81 "critical_writes.c"

@@ -17,6 +17,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   static __thread cape_share_t cape_sh_1;
   static __thread unsigned long long cape_b_1, cape_k_1;
   if (cape_cc_fork_loop(0, 1, CAPE_CC_DEFER_BEGIN, "parallel_for.c:6", cape_n_1, (8))) {
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_start_own_share();                 /* Fig. 3 lines 2, 16 */
     cape_cc_own_share(&cape_sh_1, cape_n_1, (8));    /* line 3: this node's share, dealt here */
   } else {
@@ -33,7 +34,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   cape_b_1 = cape_k_1 = 0;
   cape_sh_1 = (cape_share_t){0, 0, 0, 0};
   if (cape_cc_distributed())
-    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
+    { cape_cc_tp_out(); cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(1); /* lines 7-12, 19-25; 1 = last_parallel(), decided when translating */
 }
 #line 8 "parallel_for.c"

@@ -18,6 +18,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   static __thread unsigned long long cape_b_1, cape_k_1;
   if (cape_cc_fork(0, 1, CAPE_CC_MASTER_IDLE | CAPE_CC_DEFER_BEGIN, "parallel_for.c:6")) {
     if (cape_master()) {                    /* Fig. 3 line 1 */
+      CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
       cape_start();                         /* line 2 */
       while (cape_cc_deal(cape_desc, &cape_sh_1, cape_n_1, (8))) { /* line 3: a share per slave, then the master's */
         cape_create("before");             /* line 4 */
@@ -25,6 +26,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
       }
     } else {
       cape_cc_receive_share(1);             /* lines 14-15 */
+      CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
       cape_start();                         /* line 16 */
       cape_cc_my_share(&cape_sh_1, cape_desc);
     }
@@ -42,7 +44,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   cape_b_1 = cape_k_1 = 0;
   cape_sh_1 = (cape_share_t){0, 0, 0, 0};
   if (cape_cc_distributed())
-    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
+    { cape_cc_tp_out(); cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(1); /* lines 7-12, 19-25; 1 = last_parallel(), decided when translating */
 }
 #line 8 "parallel_for.c"

@@ -42,6 +42,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   static __thread cape_share_t cape_sh_1;
   static __thread unsigned long long cape_b_1, cape_k_1;
   if (cape_cc_fork_loop(0, 1, CAPE_CC_DEFER_BEGIN, "reductions.c:8", cape_n_1, 0)) {
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_reduction((void *)&add, sizeof(add), CAPE_RED_ADD, CAPE_CC_TYPE(add));
     cape_reduction((void *)&mul, sizeof(mul), CAPE_RED_MUL, CAPE_CC_TYPE(mul));
     cape_reduction((void *)&sub, sizeof(sub), CAPE_RED_SUB, CAPE_CC_TYPE(sub));
@@ -73,7 +74,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_DICKPT);
   cape_b_1 = cape_k_1 = 0;
   cape_sh_1 = (cape_share_t){0, 0, 0, 0};
   if (cape_cc_distributed())
-    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
+    { cape_cc_tp_out(); cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(1); /* lines 7-12, 19-25; 1 = last_parallel(), decided when translating */
 }
 #line 13 "reductions.c"

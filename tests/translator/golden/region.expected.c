@@ -9,6 +9,7 @@ void f(int n) {
   CAPE_CC_SAVE(cape_pv_5_n, n);
   static __thread __typeof__(n) cape_pt_5_n __attribute__((unused)); /* for barriers */
   if (cape_cc_fork(0, 1, CAPE_CC_WHOLE_TEAM | CAPE_CC_DEFER_BEGIN | CAPE_CC_SHRINK, "region.c:4")) {
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_set_private((void *)&n, sizeof(__typeof__(n)));
     cape_cc_private((void *)&n, &cape_pv_5_n, sizeof(__typeof__(n)));
     cape_start();
@@ -52,6 +53,7 @@ cape_skip_5_1:;
     { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(n, cape_pt_5_n);
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_start();
   }
 }
@@ -68,13 +70,14 @@ cape_skip_5_1:;
     { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
     cape_cc_barrier();                   /* the exchange: lines 7-12, 19-23 */
     CAPE_CC_RESTORE(n, cape_pt_5_n);
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_start();
   }
 #line 14 "region.c"
   }
   CAPE_CC_RESTORE(n, cape_pv_5_n);
   if (cape_cc_distributed())
-    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
+    { cape_cc_tp_out(); cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(0); /* lines 7-12, 19-25; 0 = last_parallel(), decided when translating */
 }
 #line 14 "region.c"

@@ -4,6 +4,8 @@
 #include <stdio.h>
 static int counter;
 /* cape: #pragma omp threadprivate(counter): each node keeps its own copy; cape_set_threadprivate() before every region's cape_start() (002_2c61c2cb27f62a9a.txt Fig. 6) */
+CAPE_CC_TP_ENTRY(cape_tp_4_counter, counter);
+#line 4 "region_clauses.c"
 int a[64];
 int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
   int x = 3, y = 0, last = 0, z = 0;
@@ -35,6 +37,7 @@ int main(void) { cape_set_ckpt_model(CAPE_CKPT_TICKPT);
     cape_cc_region_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
     cape_cc_region_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
     cape_cc_region_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_set_firstprivate((void *)&x, sizeof(__typeof__(x)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
@@ -65,6 +68,7 @@ cape_skip_7_1:;
     cape_set_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_reduction((void *)&y, sizeof(y), CAPE_RED_MAX, CAPE_CC_TYPE(y));
@@ -113,6 +117,7 @@ cape_skip_7_1:;
     cape_set_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
@@ -147,6 +152,7 @@ cape_skip_7_1:;
     cape_set_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
@@ -169,6 +175,7 @@ cape_skip_7_1:;
     cape_set_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_set_copyprivate((void *)&cape_cp_6_me, sizeof(cape_cp_6_me));
@@ -194,6 +201,7 @@ cape_skip_7_1:;
     cape_set_shared((void *)&y, sizeof(__typeof__(y))); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&last, sizeof(__typeof__(last))); /* implicitly shared (TICKPT) */
     cape_set_shared((void *)&z, sizeof(__typeof__(z))); /* implicitly shared (TICKPT) */
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_set_threadprivate((void *)&counter, sizeof(__typeof__(counter)));
     cape_reduction((void *)&sum, sizeof(sum), CAPE_RED_ADD, CAPE_CC_TYPE(sum));
     cape_start();
@@ -208,7 +216,7 @@ cape_skip_7_2:;
   }
   CAPE_CC_RESTORE(x, cape_pv_7_x);
   if (cape_cc_distributed())
-    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
+    { cape_cc_tp_out(); cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(1); /* lines 7-12, 19-25; 1 = last_parallel(), decided when translating */
 }
 #line 28 "region_clauses.c"

@@ -7,6 +7,7 @@ void p3(void);
 void run(void) {
 { /* cape: #pragma omp parallel sections (sections.c:5), 003_45ed75503520c8f4.txt Fig. 3 */
   if (cape_cc_fork(0, 1, CAPE_CC_DEFER_BEGIN, "sections.c:5")) {
+    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */
     cape_start();
   }
   if (cape_cc_mine(0)) { /* section 0 */
@@ -21,7 +22,7 @@ void run(void) {
     }
   }
   if (cape_cc_distributed())
-    { cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
+    { cape_cc_tp_out(); cape_defer_next(); cape_create("after"); } /* Fig. 3 lines 6, 18: this node's part */
   cape_cc_end(0); /* lines 7-12, 19-25; 0 = last_parallel(), decided when translating */
 }
 #line 14 "sections.c"

@@ -95,6 +95,38 @@ struct cape_cc_static_local {
       __attribute__((used, section("cape_cc_static_locals"), aligned(sizeof(void *)))) = {(void *)&(x), sizeof(x)}
 /* 1 when the share holds iteration n-1, the sequentially last one (lastprivate). */
 int cape_cc_last(const cape_share_t *s, unsigned long long n);
+/* Every threadprivate variable of every translated file, block-scope statics too: one entry
+ * per variable in the section cape_cc_tps (an address constant, so a function's static is
+ * named where its directive is), all registered before every region's and barrier's start():
+ * a region in another file (or a function's own static) must not share them. */
+struct cape_cc_tp { void *addr; unsigned long size; };
+extern const struct cape_cc_tp __start_cape_cc_tps[] __attribute__((weak, visibility("hidden")));
+extern const struct cape_cc_tp __stop_cape_cc_tps[] __attribute__((weak, visibility("hidden")));
+#define CAPE_CC_TP_ENTRY(name, x)                                                                  \
+  static const struct cape_cc_tp name __attribute__((used, section("cape_cc_tps"), aligned(sizeof(void *)))) = { \
+      (void *)&(x), sizeof(x)}
+/* The two-level model: the variables are gcc's TLS (no address constant), so a file-scope
+ * directive's entry is a function returning the calling thread's copy, called by libcape_cc
+ * on the main thread (a slave node's thread 0, which runs the sequential part too). */
+struct cape_cc_tpm { void *(*get)(void); unsigned long size; };
+extern const struct cape_cc_tpm __start_cape_cc_tpm[] __attribute__((weak, visibility("hidden")));
+extern const struct cape_cc_tpm __stop_cape_cc_tpm[] __attribute__((weak, visibility("hidden")));
+#define CAPE_CC_TPM_ENTRY(name, x)                                                                 \
+  static void *name##_get(void) { return (void *)&(x); }                                           \
+  static const struct cape_cc_tpm name __attribute__((used, section("cape_cc_tpm"), aligned(sizeof(void *)))) = { \
+      name##_get, sizeof(x)}
+/* 0 with CAPE_CC_ALL_THREADPRIVATE=0: only the threadprivates visible at the region, and a
+ * slave's copies follow its sequential part (the old way). */
+int cape_cc_all_threadprivates(void);
+/* The master's threadprivate values into the region's checkpoint, before its last create():
+ * each slave takes them back after the region, keeping its own copies aside for the next. */
+void cape_cc_tp_out(void);
+#define CAPE_CC_THREADPRIVATES()                                                                   \
+  do {                                                                                             \
+    if (cape_cc_all_threadprivates())                                                              \
+      for (const struct cape_cc_tp *cape_tp_ = __start_cape_cc_tps; cape_tp_ < __stop_cape_cc_tps; cape_tp_++) \
+        cape_set_threadprivate(cape_tp_->addr, cape_tp_->size);                                    \
+  } while (0)
 /* lastprivate: this thread's order for cape_set_order(): the number of threads for the
  * thread that runs iteration n-1 of the loop (schedule(static[, chunk])), else its number. */
 unsigned long long cape_cc_order(unsigned long long n, unsigned long long chunk);

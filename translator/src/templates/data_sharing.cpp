@@ -65,7 +65,9 @@ std::string clause_calls(const TranslationContext& cx, const Clauses& cl, int at
     for (auto& x : v) r += h.with("fn", fn).with("x", x).fill("${ind}$fn((void *)&$x, sizeof(__typeof__($x)));\n");
     return r;
   };
-  std::string r = set("cape_set_threadprivate", threadprivates_at(cx, at));
+  // Every file's threadprivates first (those not visible here too), then the visible ones.
+  std::string r = cx.opt.mt ? "" : h.fill("${ind}CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */\n");
+  r += set("cape_set_threadprivate", threadprivates_at(cx, at));
   if (cl.default_none) r += h.fill("${ind}cape_set_default_none();\n");
   r += set("cape_set_shared", cl.shared);
   if (with_private) {
@@ -76,14 +78,16 @@ std::string clause_calls(const TranslationContext& cx, const Clauses& cl, int at
   return r + reduction_calls(cl, ind, cx.opt.tickpt);
 }
 
-std::string reduction_calls(const Clauses& cl, const std::string& ind, bool tickpt) {
+std::string reduction_calls(const Clauses& cl, const std::string& ind, bool tickpt,
+                            const std::vector<std::string>& rest_shared) {
   std::string r;
   for (auto& rd : cl.red) {
     Holes h{{"ind", ind}, {"x", rd.var}, {"op", red_op(rd.op)}, {"a", rd.addr}, {"s", rd.size}, {"e", rd.elem}};
     r += h.fill("${ind}cape_reduction($a, $s, $op, CAPE_CC_TYPE($e));\n");
-    // TICKPT: the rest of a section's array is shared as the array would be (registered
-    // around the section: the monitor refuses overlapping registrations).
-    if (tickpt && rd.section)
+    // TICKPT (or a `shared` clause of the region, rest_shared): the rest of a section's
+    // array is shared as the array would be (registered around the section: the monitor
+    // refuses overlapping registrations).
+    if (rd.section && (tickpt || contains(rest_shared, rd.var)))
       r += h.fill(R"c(${ind}{
 ${ind}  char *cape_x_ = (char *)(void *)&$x, *cape_a_ = (char *)$a, *cape_e_ = cape_a_ + $s;
 ${ind}  if (cape_a_ > cape_x_) cape_set_shared(cape_x_, (unsigned long)(cape_a_ - cape_x_));

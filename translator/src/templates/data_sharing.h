@@ -22,8 +22,10 @@ std::vector<std::string> threadprivates_at(const TranslationContext& cx, int at)
 std::string clause_calls(const TranslationContext& cx, const Clauses& cl, int at, const std::string& ind,
                          bool with_private = true);
 // cape_reduction(&v, sizeof v, CAPE_RED_op, CAPE_CC_TYPE(v)) for each reduction variable.
-// TICKPT (`tickpt`): an array section's reduction also registers the rest of its array shared.
-std::string reduction_calls(const Clauses& cl, const std::string& ind, bool tickpt);
+// TICKPT (`tickpt`), or for the arrays in `rest_shared` (a region's `shared` clause names
+// them): an array section's reduction also registers the rest of its array shared.
+std::string reduction_calls(const Clauses& cl, const std::string& ind, bool tickpt,
+                            const std::vector<std::string>& rest_shared = {});
 
 // The bytes each reduction covers and its element (Reduction::addr, size, elem): a whole
 // variable, every element of an array (its dimensions from its declaration), or a section

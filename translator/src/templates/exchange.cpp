@@ -26,8 +26,12 @@ constexpr std::string_view kCreate =
 
 std::string end_code(const TranslationContext& cx, Construct* c) {
   Holes h{{"last", cx.last_of(c)}};
+  // The master's threadprivate values travel in its part (libcape_cc: a slave's sequential
+  // part then goes on with them, its own copies kept aside).
+  std::string create(kCreate);
+  create.replace(create.find("cape_defer_next();"), 0, "cape_cc_tp_out(); ");
   return h.fill(R"c(  if (cape_cc_distributed())
-)c") + std::string(kCreate) +
+)c") + create +
          h.fill(R"c(  cape_cc_end($last); /* lines 7-12, 19-25; $last = last_parallel(), decided when translating */
 }
 )c");
@@ -66,6 +70,8 @@ std::string barrier_code(const TranslationContext& cx, const Enclosing& enc, int
   std::string calls2;
   if (cx.opt.tickpt && !enc.region)  // orphaned: the caller's registrations ended at stop()
     calls2 += "    cape_cc_share_statics(); /* every translated file's static variables (TICKPT) */\n";
+  if (!cx.opt.mt && !enc.region)
+    calls2 += "    CAPE_CC_THREADPRIVATES(); /* every file's threadprivate variables */\n";
   calls2 += calls;  // after: the monitor keeps the later call on a variable
   std::vector<std::string> locals;
   if (enc.region_b >= 0)
@@ -139,10 +145,18 @@ $started  }
 // Every thread of the team meets a worksharing construct, so the added barrier changes no result.
 std::string reduction_window(const TranslationContext& cx, Construct* c, const Enclosing& enc, const Clauses& cl) {
   if (cl.red.empty()) return "";
+  // A section's array that the region registers whole (TICKPT's implicit sharing, or a
+  // `shared(x)` clause under either model) is left out of this window's region calls and
+  // its rest registered around the section: the monitor refuses overlapping registrations
+  // (under DICKPT `shared(cnt)` + `for reduction(+: cnt[2:16])` stopped the job).
   std::vector<std::string> unshare;
-  for (auto& rd : cl.red)
-    if (rd.section && cx.opt.tickpt) unshare.push_back(rd.var);
-  return barrier_code(cx, enc, c->all.b, "", reduction_calls(cl, "    ", cx.opt.tickpt), unshare);
+  for (auto& rd : cl.red) {
+    std::string whole = "cape_set_shared((void *)&" + rd.var + ", sizeof(__typeof__(" + rd.var + ")));";
+    if (rd.section && (cx.opt.tickpt || enc.calls.find(whole) != std::string::npos) &&
+        std::find(unshare.begin(), unshare.end(), rd.var) == unshare.end())
+      unshare.push_back(rd.var);
+  }
+  return barrier_code(cx, enc, c->all.b, "", reduction_calls(cl, "    ", cx.opt.tickpt, unshare), unshare);
 }
 
 void barrier(TranslationContext& cx, Construct* c, const Enclosing& enc) {

@@ -4,6 +4,7 @@
 // region's stop()), so each node's copy persists from region to region and never travels.
 #include <cctype>
 
+#include "code.h"
 #include "templates/templates.h"
 
 namespace cape::tr {
@@ -50,7 +51,18 @@ void threadprivate(TranslationContext& cx, Construct* c, const Enclosing& enc) {
             "cape_set_threadprivate() before every region's cape_start() (002_2c61c2cb27f62a9a.txt Fig. 6) */\n");
   // The two-level model: each of the node's threads its own copy too, in its TLS (gcc makes
   // the variables thread-local; thread stacks and TLS are never tracked).
-  if (cx.opt.mt) cx.em.raw("#pragma omp threadprivate(" + list + ")\n");
+  if (cx.opt.mt) {
+    cx.em.raw("#pragma omp threadprivate(" + list + ")\n");
+    // A file-scope variable: an entry whose function gives libcape_cc the main thread's copy
+    // (a slave node's thread 0 keeps its own apart from the sequential part's writes). A
+    // function's static has no file-scope name: left as it was (docs/translator.md, Limits).
+    if (scope_end == static_cast<int>(t.size()))
+      for (auto& v : vars) cx.em.raw("CAPE_CC_TPM_ENTRY(" + gen_name("tpm", c->dir.first_tok, v) + ", " + v + ");\n");
+    return;
+  }
+  // Regions where the variables are not visible (another file's, or any region for a
+  // function's static) register them too, from this entry (CAPE_CC_THREADPRIVATES()).
+  for (auto& v : vars) cx.em.raw("CAPE_CC_TP_ENTRY(" + gen_name("tp", c->dir.first_tok, v) + ", " + v + ");\n");
 }
 
 }  // namespace cape::tr
