@@ -20,6 +20,12 @@ std::string part_path(const std::string& path, const std::string& rank) { return
 RunTrace::RunTrace(const std::string& path, int nodes) : path_(path), nodes_(nodes) {
   if (path_.empty()) return;
   if (path_.back() == '/') throw UserError("--trace wants a file name, got the directory '" + path_ + "'");
+  // `cape node --trace` takes %r (one file per rank, under mpirun/srun); cape run writes one
+  // joined file, and its parts' names already carry the rank: a %r here made parts named
+  // `t.0.json.node%r.json` and a warning that the parts were missing.
+  if (path_.find("%r") != std::string::npos)
+    throw UserError("--trace " + path_ + ": cape run writes one file for the whole job, one track per node; give "
+                    "it a name without %r (%r, one file per rank, is for `cape node --trace` under mpirun or srun)");
   // Absolute: the nodes' working directory is the same, but the parts' names are read here.
   if (path_[0] != '/') {
     char cwd[4096];

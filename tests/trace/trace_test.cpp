@@ -314,6 +314,12 @@ TEST(Trace, MissingDirectoryIsRefusedBeforeStarting) {
   Job k = run(d, {CAPE_BIN, "run", "-n", "2", "--output-dir", d.path + "/logs", "--trace", d.path, "--", FIG3, "1"});
   EXPECT_NE(k.status, 0);
   EXPECT_NE(k.err.find("is a directory"), std::string::npos) << k.err;
+  // %r is `cape node`'s (one file per rank): cape run joins the nodes' parts into one file.
+  Job r = run(d, {CAPE_BIN, "run", "-n", "2", "--output-dir", d.path + "/logs", "--trace", d.path + "/t.%r.json",
+                  "--", FIG3, "1"});
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("without %r"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "") << "no node ran";
 }
 
 }  // namespace
