@@ -15,14 +15,15 @@ namespace cape::util {
 
 // How cpu_to_spare() decides (CAPE_SPIN_GATE).
 enum class SpinGate {
-  // The default (CAPE_SPIN_GATE=own): as `loadavg`, but the runnable threads of the job's
+  // CAPE_SPIN_GATE=own (session 15): as `loadavg`, but the runnable threads of the job's
   // monitors on this host (this process and the other `cape node` processes the same parent
   // started: local nodes) are not counted. They run in short bursts and then sleep, most of
   // them waiting for what the spinner waits for; on a quiet host they alone filled the count,
   // so the spins never ran (session 14: 0 of 60 grants caught polling). The programs are
-  // counted: a program computing its share holds its CPU for a whole slice.
+  // counted: a program computing its share holds its CPU for a whole slice. Not the default: on
+  // a quiet host it opened the gate in a few checks only, and the first entry did not move.
   own,
-  // CAPE_SPIN_GATE=loadavg (sessions 13-14): the host's runnable tasks, the caller included,
+  // The default (CAPE_SPIN_GATE=loadavg, sessions 13-14): the host's runnable tasks, the caller included,
   // fit on its online CPUs.
   loadavg,
   // CAPE_SPIN_GATE=job (for measurements): as `own`, the nodes' programs left out too.

@@ -9,8 +9,8 @@
 # - CAPE_LOCK_SPIN_US=0 (the master's spin off by default): gcc's output, nothing caught spinning;
 # - the default (grant spin on) beside a busy loop per CPU and one more: gcc's output, no grant
 #   caught spinning (the spins wait for a CPU nobody else wants);
-# - the same beside the busy loops under CAPE_SPIN_GATE=loadavg (the old gate) and =job;
-# - on a quiet host (checked only then), the default gate (own: the job's monitors not counted):
+# - the same beside the busy loops under CAPE_SPIN_GATE=own and =job;
+# - on a quiet host (checked only then), CAPE_SPIN_GATE=own (the job's monitors not counted):
 #   grants caught spinning;
 # - CAPE_MASTER_SPIN_US=abc, CAPE_SPIN_GATE=idle: a clear error.
 #   spins.sh CAPE_CC CAPE PROGRAMS_DIR
@@ -75,7 +75,7 @@ echo "with $(( $(nproc) + 1 )) busy loops beside the job: $s grants caught spinn
 [ "$s" = 0 ] || { echo "FAIL: the slaves spun for their grants while every CPU was wanted"; fail=1; }
 # The same beside the busy loops with the other gates: none may spin either (CAPE_SPIN_GATE=job
 # leaves the programs out of the count too, but never other tasks).
-for gate in loadavg job; do
+for gate in own job; do
   hogs=()
   for ((i = 0; i <= $(nproc); i++)); do timeout 120 sh -c 'while :; do :; done' & hogs+=($!); done
   job crit_first "dickpt.loaded_$gate" 3 CAPE_SPIN_GATE=$gate
@@ -87,7 +87,7 @@ for gate in loadavg job; do
 done
 # A host whose other tasks leave a CPU free (docs/critical.md, "Session 15"): the job's own
 # monitors alone filled /proc/loadavg's runnable count on 3 nodes, so the old gate never let a
-# grant spin (session 14: 0 of 60); the default gate (own) leaves them out. Checked only when
+# grant spin (session 14: 0 of 60); CAPE_SPIN_GATE=own leaves them out. Checked only when
 # the host was quiet before and after (most samples: the runnable tasks, this check's awk
 # included, fit on the CPUs); otherwise said and not counted.
 quiet() {
@@ -111,7 +111,7 @@ else
 fi
 CAPE_SPIN_GATE=idle timeout 60 "$cape" run -n 2 ./crit_first.dickpt > out.badgate 2> err.badgate &&
   { echo "FAIL: CAPE_SPIN_GATE=idle was accepted"; fail=1; }
-grep -q "CAPE_SPIN_GATE='idle': give own" err.badgate ||
+grep -q "CAPE_SPIN_GATE='idle': give loadavg" err.badgate ||
   { echo "FAIL: CAPE_SPIN_GATE=idle: no clear error"; cat err.badgate; fail=1; }
 CAPE_MASTER_SPIN_US=abc timeout 60 "$cape" run -n 2 ./crit_first.dickpt > out.bad 2> err.bad &&
   { echo "FAIL: CAPE_MASTER_SPIN_US=abc was accepted"; fail=1; }
