@@ -28,6 +28,7 @@
 #include "monitor/publish_arena.h"
 #include "monitor/remote_syscall.h"
 #include "protocol.h"
+#include "util/env.h"
 #include "util/error.h"
 #include "util/log.h"
 #include "util/text.h"
@@ -49,11 +50,8 @@ const cpu_set_t kStartCpus = [] {
 // gain measured under the load of session 14, docs/monitor.md) on its node's call CPU, as
 // before. Anything else: a UserError naming the variable.
 bool copy_float_from_env() {
-  const char* e = std::getenv("CAPE_LAZY_COPY_FLOAT");
-  if (e && std::string(e) == "1") return true;
-  if (!e || std::string(e) == "0") return false;
-  throw UserError("CAPE_LAZY_COPY_FLOAT='" + util::printable(e) +
-                  "': give 1 (the program's publishing copy runs on any CPU) or 0 (on its node's CPU)");
+  return util::env_on_off("CAPE_LAZY_COPY_FLOAT", false, "the program's publishing copy runs on any CPU",
+                          "on its node's CPU");
 }
 
 // With more nodes than CPUs (CPU placement "calls", monitor.h), a runtime call's stops keep the
@@ -164,13 +162,8 @@ void LazySync::reset() {
 // CAPE_LAZY_OUTGOING_RANGES: 1 (default) a slave's part sorts its pages by ranges; 0 page by
 // page, as before session 14 (the same pages kept and sent; for A/B runs).
 static bool outgoing_by_ranges() {
-  static const bool on = [] {
-    const char* e = std::getenv("CAPE_LAZY_OUTGOING_RANGES");
-    if (!e || std::string(e) == "1") return true;
-    if (std::string(e) == "0") return false;
-    throw UserError("CAPE_LAZY_OUTGOING_RANGES='" + util::printable(e) +
-                    "': give 1 (a slave's part is sorted by page ranges) or 0 (page by page)");
-  }();
+  static const bool on =
+      util::env_on_off("CAPE_LAZY_OUTGOING_RANGES", true, "a slave's part is sorted by page ranges", "page by page");
   return on;
 }
 
@@ -184,11 +177,8 @@ void check_lazy_env() {
 }
 
 bool slave_cpus_from_env() {
-  const char* e = std::getenv("CAPE_LAZY_SLAVE_CPUS");
-  if (e && std::string(e) == "1") return true;
-  if (!e || std::string(e) == "0") return false;
-  throw UserError("CAPE_LAZY_SLAVE_CPUS='" + util::printable(e) +
-                  "': give 1 (the slaves' runtime calls off the master's CPU) or 0 (each node's by rank)");
+  return util::env_on_off("CAPE_LAZY_SLAVE_CPUS", false, "the slaves' runtime calls off the master's CPU",
+                          "each node's by rank");
 }
 
 int slave_nice_from_env() {

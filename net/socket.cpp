@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "net/auth.h"
+#include "util/env.h"
 #include "util/error.h"
 
 namespace cape::net {
@@ -141,10 +142,7 @@ util::ScopedFd connect_tcp(const HostPort& hp, std::chrono::milliseconds deadlin
 }
 
 bool local_unix_wanted() {
-  const char* e = std::getenv("CAPE_LOCAL_UNIX");
-  if (!e || std::string(e) == "1") return true;
-  if (std::string(e) == "0") return false;
-  throw UserError("CAPE_LOCAL_UNIX='" + std::string(e) + "': give 0 (TCP only) or 1 (local nodes over a Unix socket)");
+  return util::env_on_off("CAPE_LOCAL_UNIX", true, "local nodes over a Unix socket", "TCP only");
 }
 
 std::string local_unix_name(const Secret& secret, uint16_t port) {

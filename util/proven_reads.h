@@ -12,8 +12,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "util/error.h"
-#include "util/text.h"
+#include "util/env.h"
 
 namespace cape::util {
 
@@ -37,11 +36,8 @@ class ProvenReads {
   // CAPE_LAZY_HOT_PROVEN: 1 (default) as above; 0: every fetched page counts as read (the
   // way before session 14, for A/B runs). Anything else: a UserError naming the variable.
   static bool on() {
-    const char* e = std::getenv("CAPE_LAZY_HOT_PROVEN");
-    if (!e || std::string(e) == "1") return true;
-    if (std::string(e) == "0") return false;
-    throw UserError("CAPE_LAZY_HOT_PROVEN='" + printable(e) +
-                    "': give 1 (only pages a node surely read travel to it eagerly) or 0 (every page it fetched)");
+    return env_on_off("CAPE_LAZY_HOT_PROVEN", true, "only pages a node surely read travel to it eagerly",
+                      "every page it fetched");
   }
 
  private:
